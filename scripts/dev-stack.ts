@@ -1,0 +1,142 @@
+/**
+ * `npm start`: the whole stack on embedded defaults. Temporal CLI dev server
+ * (UI on :8233, SQLite under .data/), an embedded Postgres under .data/ (or
+ * the one DATABASE_URL names), migrations, then the API and the worker as
+ * child processes. Ctrl-C stops everything; the data stays for next time.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { runMigrations } from '@activity-core/db';
+import { findTemporalCli, startEmbeddedPostgres, startTemporalDevServer, type RunningPostgres } from '@activity-core/dev-services';
+import pg from 'pg';
+
+const root = process.cwd();
+const dataDir = join(root, '.data');
+const env = process.env;
+const apiPort = env.PORT ?? '3000';
+const temporalPort = Number(env.TEMPORAL_DEV_PORT ?? 7233);
+const uiPort = Number(env.TEMPORAL_UI_PORT ?? 8233);
+const postgresPort = Number(env.EMBEDDED_POSTGRES_PORT ?? 54329);
+
+const children: ChildProcess[] = [];
+const stops: Array<() => Promise<void>> = [];
+let stopping = false;
+
+function log(message: string): void {
+  console.log(`[stack] ${message}`);
+}
+
+async function stopAll(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true;
+    log('stopping…');
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            if (child.exitCode !== null || child.signalCode !== null) return resolve();
+            child.once('exit', () => resolve());
+            child.kill('SIGTERM');
+            setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
+          }),
+      ),
+    );
+    log('API and worker stopped; stopping Temporal and Postgres…');
+    for (const stop of stops.reverse()) await stop().catch((error: unknown) => console.error(error));
+    log('stopped; data kept in .data/');
+  }
+  process.exit(code);
+}
+
+/**
+ * Ours alone: embedded-postgres installs exit hooks (async-exit-hook) that
+ * stop Postgres and call process.exit on SIGINT — before the API and worker
+ * have stopped, which orphaned the worker. Shutdown order is decided here.
+ */
+function installSignalHandlers(): void {
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => void stopAll(0));
+  }
+}
+installSignalHandlers();
+
+function startChild(name: string, script: string, childEnv: NodeJS.ProcessEnv): void {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: root, env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] });
+  children.push(child);
+  child.once('exit', (code, signal) => {
+    if (!stopping) {
+      log(`${name} exited (code ${code}, signal ${signal}); stopping the stack`);
+      void stopAll(code ?? 1);
+    }
+  });
+}
+
+async function ensureDatabase(server: RunningPostgres, name: string): Promise<string> {
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  try {
+    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return server.urlFor(name);
+}
+
+async function main(): Promise<void> {
+  await mkdir(dataDir, { recursive: true });
+  const cli = findTemporalCli(root, env.TEMPORAL_CLI_PATH, env.PATH);
+  if (cli === undefined) throw new Error('Temporal CLI not found; run `npm start` (it installs it)');
+
+  let temporalAddress = env.TEMPORAL_ADDRESS;
+  if (temporalAddress === undefined) {
+    log(`starting the Temporal dev server (${cli})…`);
+    const temporal = await startTemporalDevServer({
+      cliPath: cli,
+      port: temporalPort,
+      uiPort,
+      dbFilename: join(dataDir, 'temporal.sqlite'),
+      namespace: env.TEMPORAL_NAMESPACE ?? 'default',
+      dynamicConfig: { 'limit.maxIDLength': 255 },
+      // Its own process group: a terminal Ctrl-C reaches the API and worker, and
+      // Temporal is stopped after them, so the worker can shut down cleanly.
+      detached: true,
+    });
+    stops.push(() => temporal.stop());
+    temporalAddress = temporal.address;
+  }
+
+  let databaseUrl = env.DATABASE_URL;
+  if (databaseUrl === undefined) {
+    log('starting the embedded Postgres…');
+    const postgres = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: postgresPort, persistent: true });
+    installSignalHandlers();
+    stops.push(() => postgres.stop());
+    databaseUrl = await ensureDatabase(postgres, 'activity_core');
+  }
+
+  log('applying migrations…');
+  await runMigrations(databaseUrl);
+
+  const childEnv = { ...env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, PORT: apiPort, MIGRATE_ON_START: 'false' };
+  startChild('worker', 'apps/worker/src/main.ts', childEnv);
+  startChild('api', 'apps/api/src/main.ts', childEnv);
+
+  const host = env.HOST ?? '127.0.0.1';
+  console.log(`
+  activity-core is starting:
+    API            http://${host}:${apiPort}/v1
+    OpenAPI docs   http://${host}:${apiPort}/docs   (document: /openapi.json)
+    Temporal UI    ${env.TEMPORAL_ADDRESS === undefined ? `http://127.0.0.1:${uiPort}` : '(external Temporal)'}
+    Temporal gRPC  ${temporalAddress}
+    Postgres       ${databaseUrl.replace(/:[^:@/]+@/, ':***@')}
+  Ctrl-C stops everything; data is kept in .data/.
+`);
+}
+
+main().catch(async (error: unknown) => {
+  console.error(error);
+  await stopAll(1);
+});
