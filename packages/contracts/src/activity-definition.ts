@@ -1,0 +1,261 @@
+import { FilterExpression } from '@activity-core/filters';
+import { Cron } from 'croner';
+import { z } from 'zod';
+import { DURATION_PATTERN, parseDurationMs } from './duration';
+import { EventType } from './event-envelope';
+
+/**
+ * Terminology
+ * - activity: a registered unit of recurring or event-driven work.
+ * - definition: the validated body of an activity (triggers, tasks, policies);
+ *   every change stores a new version, and every run records the version it ran.
+ * - trigger: what starts a run — an event type or a cron schedule.
+ * - task: one ordered step of a run, executed as its own child workflow.
+ */
+
+export const Duration = z
+  .string()
+  .regex(DURATION_PATTERN, 'must be a duration such as 500ms, 30s, 5m, 2h or 1d');
+export type Duration = z.infer<typeof Duration>;
+
+export const MisfirePolicy = z.enum(['skip', 'catchup', 'compress']);
+export type MisfirePolicy = z.infer<typeof MisfirePolicy>;
+
+/** Exact type (`order.paid`) or a prefix wildcard (`order.*`). */
+export const EventTypePattern = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(
+    /^(\*|[A-Za-z0-9][A-Za-z0-9_.:/-]*?(\.\*)?)$/,
+    'must be an exact event type (order.paid) or a prefix wildcard (order.*)',
+  );
+
+export const EventTrigger = z
+  .object({
+    type: z.literal('event'),
+    event_type: EventTypePattern,
+    /** When set, only events from this source match. */
+    source: z.string().min(1).max(500).optional(),
+    /**
+     * A CEL expression over the envelope that must be true for the event to
+     * start a run, e.g. `data.amount > 100`. Checked at registration (a bad
+     * expression is a 400); an event it rejects, or on which it fails, is
+     * recorded in the event's decision log as `filtered` / `filter_error`.
+     */
+    filter: FilterExpression.optional(),
+  })
+  .strict();
+export type EventTrigger = z.infer<typeof EventTrigger>;
+
+function isValidTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const CronTrigger = z
+  .object({
+    type: z.literal('cron'),
+    /** 5 fields (minute precision) or 6 fields (leading seconds). */
+    cron: z.string().min(1).max(200),
+    /** IANA zone the expression is read in. @default "UTC" */
+    timezone: z.string().default('UTC'),
+    /** What happens to fire times that passed without a run. @default "skip" */
+    misfire_policy: MisfirePolicy.default('skip'),
+    /** Most missed fire times a catch-up replays; older ones are recorded as skipped. @default 10 */
+    max_catchup: z.number().int().min(1).max(1000).default(10),
+    /** How late a fire may start and still count as on time. @default "60s" */
+    misfire_grace: Duration.default('60s'),
+    /** Random delay added to each fire to spread load; the nominal time is unchanged. */
+    jitter: Duration.optional(),
+  })
+  .strict()
+  .superRefine((trigger, ctx) => {
+    const fields = trigger.cron.trim().split(/\s+/);
+    if (fields.length !== 5 && fields.length !== 6) {
+      ctx.addIssue({ code: 'custom', path: ['cron'], message: `cron must have 5 or 6 fields, got ${fields.length}` });
+      return;
+    }
+    if (!isValidTimeZone(trigger.timezone)) {
+      ctx.addIssue({ code: 'custom', path: ['timezone'], message: `unknown IANA timezone: ${trigger.timezone}` });
+      return;
+    }
+    try {
+      const cron = new Cron(trigger.cron, { timezone: trigger.timezone, paused: true });
+      if (cron.nextRun() === null) {
+        ctx.addIssue({ code: 'custom', path: ['cron'], message: 'cron expression never fires' });
+      }
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', path: ['cron'], message: `invalid cron expression: ${(error as Error).message}` });
+    }
+  });
+export type CronTrigger = z.infer<typeof CronTrigger>;
+
+export const Trigger = z.discriminatedUnion('type', [EventTrigger, CronTrigger], {
+  error: (issue) => (issue.code === 'invalid_union' ? 'trigger type must be one of: event, cron' : undefined),
+});
+export type Trigger = z.infer<typeof Trigger>;
+
+/** Temporal retry policy for a task's activities, in definition terms. */
+export const RetryPolicy = z
+  .object({
+    /** Attempts in total, first included. @default 3 */
+    max_attempts: z.number().int().min(1).max(100).default(3),
+    /** Wait before the first retry. @default "1s" */
+    initial_interval: Duration.default('1s'),
+    /** Each wait is the previous one times this. @default 2 */
+    backoff_coefficient: z.number().min(1).max(10).default(2),
+    /** Ceiling for the wait between attempts. @default "1m" */
+    maximum_interval: Duration.default('1m'),
+    /** Error codes that are never retried (e.g. `http_status_404`). */
+    non_retryable_errors: z.array(z.string().min(1)).max(50).default([]),
+  })
+  .strict();
+export type RetryPolicy = z.infer<typeof RetryPolicy>;
+
+export const HttpMethod = z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']);
+
+export const HttpTaskConfig = z
+  .object({
+    method: HttpMethod.default('POST'),
+    /**
+     * May contain `{{path.to.value}}` placeholders over the run context, in
+     * the path and query only: the scheme and host are fixed at registration,
+     * so event data can never point the worker at another host.
+     */
+    url: z
+      .string()
+      .min(1)
+      .max(2000)
+      .superRefine((url, ctx) => {
+        const origin = /^(https?):\/\/([^/?#]*)/i.exec(url);
+        if (origin === null) ctx.addIssue({ code: 'custom', message: 'url must start with http:// or https://' });
+        else if (origin[2]!.includes('{{') || origin[2]!.length === 0) {
+          ctx.addIssue({ code: 'custom', message: 'placeholders are allowed in the path and query only; the host must be fixed' });
+        }
+      }),
+    headers: z.record(z.string(), z.string()).default({}),
+    /** JSON body; string values may contain placeholders. */
+    body: z.unknown().optional(),
+    /** Per-attempt timeout. @default "30s" */
+    timeout: Duration.default('30s'),
+    /** Statuses that count as success. @default 2xx */
+    success_statuses: z.array(z.number().int().min(100).max(599)).min(1).optional(),
+  })
+  .strict();
+export type HttpTaskConfig = z.infer<typeof HttpTaskConfig>;
+
+export const DelayTaskConfig = z.object({ duration: Duration }).strict();
+export type DelayTaskConfig = z.infer<typeof DelayTaskConfig>;
+
+export const EmitEventTaskConfig = z
+  .object({
+    /** Validated like a posted event's type, so the emitted event is one the ingress would accept. */
+    event_type: EventType,
+    /** Source of the emitted event. @default "activity-core" */
+    source: z.string().min(1).max(500).default('activity-core'),
+    subject: z.string().min(1).max(500).optional(),
+    /** Event data; string values may contain placeholders. */
+    data: z.record(z.string(), z.unknown()).default({}),
+  })
+  .strict();
+export type EmitEventTaskConfig = z.infer<typeof EmitEventTaskConfig>;
+
+export const NoopTaskConfig = z.object({}).strict().default({});
+
+const taskCommon = {
+  /** Human label shown in the run's task list and the Temporal UI. */
+  name: z.string().min(1).max(200).optional(),
+  /** Overrides the definition's retry policy for this task. */
+  retry: RetryPolicy.optional(),
+  /** When true a failure of this task is recorded and the run goes on. @default false */
+  continue_on_failure: z.boolean().default(false),
+};
+
+export const HttpTask = z.object({ type: z.literal('http'), config: HttpTaskConfig, ...taskCommon }).strict();
+export const DelayTask = z.object({ type: z.literal('delay'), config: DelayTaskConfig, ...taskCommon }).strict();
+export const EmitEventTask = z
+  .object({ type: z.literal('emit_event'), config: EmitEventTaskConfig, ...taskCommon })
+  .strict();
+export const NoopTask = z.object({ type: z.literal('noop'), config: NoopTaskConfig, ...taskCommon }).strict();
+
+export const Task = z.discriminatedUnion('type', [HttpTask, DelayTask, EmitEventTask, NoopTask], {
+  error: (issue) => (issue.code === 'invalid_union' ? 'task type must be one of: http, delay, emit_event, noop' : undefined),
+});
+export type Task = z.infer<typeof Task>;
+export type TaskType = Task['type'];
+export const TASK_TYPES = ['http', 'delay', 'emit_event', 'noop'] as const satisfies readonly TaskType[];
+
+export const ActivityName = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[a-z0-9][a-z0-9._-]*$/, 'name may contain lowercase letters, digits and . _ - and must start with a letter or digit');
+
+const ActivityDefinitionShape = z
+  .object({
+    name: ActivityName,
+    description: z.string().max(2000).optional(),
+    /** Disabled activities match no events and their schedules are paused. @default true */
+    enabled: z.boolean().default(true),
+    triggers: z.array(Trigger).max(50).default([]),
+    tasks: z.array(Task).min(1).max(100),
+    /**
+     * How missed cron fire times are deduplicated; must equal every cron
+     * trigger's `misfire_policy` (derived from them when omitted).
+     */
+    dedupe_key_strategy: MisfirePolicy.optional(),
+    /** Default retry policy for every task. */
+    retry: RetryPolicy.optional(),
+    /** Wall-clock limit for one run; none by default. */
+    run_timeout: Duration.optional(),
+  })
+  .strict();
+
+export const ActivityDefinition = ActivityDefinitionShape
+  .superRefine((definition, ctx) => {
+    const cronTriggers = definition.triggers
+      .map((trigger, index) => ({ trigger, index }))
+      .filter((entry): entry is { trigger: CronTrigger; index: number } => entry.trigger.type === 'cron');
+    const policies = new Set(cronTriggers.map(({ trigger }) => trigger.misfire_policy));
+    if (definition.dedupe_key_strategy !== undefined) {
+      for (const { trigger, index } of cronTriggers) {
+        if (trigger.misfire_policy !== definition.dedupe_key_strategy) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['dedupe_key_strategy'],
+            message: `dedupe_key_strategy "${definition.dedupe_key_strategy}" must equal the misfire_policy "${trigger.misfire_policy}" of triggers[${index}]`,
+          });
+        }
+      }
+    } else if (policies.size > 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['triggers'],
+        message: 'all cron triggers of one activity must share a misfire_policy (it is the activity dedupe_key_strategy)',
+      });
+    }
+  })
+  .transform((definition) => {
+    const cron = definition.triggers.find((t): t is CronTrigger => t.type === 'cron');
+    return cron !== undefined && definition.dedupe_key_strategy === undefined
+      ? { ...definition, dedupe_key_strategy: cron.misfire_policy }
+      : definition;
+  })
+  .meta({ id: 'ActivityDefinition', title: 'Activity definition', description: 'A registered unit of event-driven or scheduled work.' });
+
+/**
+ * The stored, validated form as responses carry it: the same fields with no
+ * input transforms, so response serialisation can encode it.
+ */
+export const StoredActivityDefinition = ActivityDefinitionShape.meta({ id: 'StoredActivityDefinition' });
+
+export type ActivityDefinitionInput = z.input<typeof ActivityDefinition>;
+export type ActivityDefinition = z.output<typeof ActivityDefinition>;
+
+/** Milliseconds of a definition duration (re-exported for callers that only know contracts). */
+export { parseDurationMs };

@@ -1,0 +1,147 @@
+import { z } from 'zod';
+import { StoredActivityDefinition } from './activity-definition';
+import { CronScheduleSummary } from './schedules';
+
+/** Statuses as the API reports them. */
+export const RunStatus = z.enum(['running', 'succeeded', 'failed', 'cancelled']);
+export const TaskStatus = z.enum(['running', 'succeeded', 'failed', 'cancelled']);
+export const TriggerType = z.enum(['event', 'cron', 'manual', 'backfill']);
+export type RunStatus = z.infer<typeof RunStatus>;
+export type TaskStatus = z.infer<typeof TaskStatus>;
+export type TriggerType = z.infer<typeof TriggerType>;
+
+const Timestamp = z.string().meta({ format: 'date-time' });
+
+export const ActivityRecord = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    version: z.number().int(),
+    enabled: z.boolean(),
+    definition: StoredActivityDefinition,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    /** One entry per cron trigger, with its next fire times (UTC and local). */
+    schedules: z.array(CronScheduleSummary).optional(),
+  })
+  .meta({ id: 'ActivityRecord' });
+export type ActivityRecord = z.infer<typeof ActivityRecord>;
+
+export const ErrorInfo = z.object({ message: z.string(), type: z.string().optional() }).passthrough();
+
+export const TaskInstanceRecord = z
+  .object({
+    id: z.uuid(),
+    run_id: z.uuid(),
+    task_type: z.string(),
+    task_index: z.number().int(),
+    workflow_id: z.string(),
+    status: TaskStatus,
+    attempt_count: z.number().int(),
+    result: z.unknown().nullable(),
+    error: ErrorInfo.nullable(),
+    started_at: Timestamp.nullable(),
+    finished_at: Timestamp.nullable(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ id: 'TaskInstance' });
+export type TaskInstanceRecord = z.infer<typeof TaskInstanceRecord>;
+
+export const RunRecord = z
+  .object({
+    run_id: z.uuid(),
+    workflow_id: z.string(),
+    activity_id: z.uuid(),
+    activity_version: z.number().int(),
+    trigger_type: TriggerType,
+    scheduled_for: z.string().nullable(),
+    event_id: z.string().nullable(),
+    window_start: Timestamp.nullable(),
+    window_end: Timestamp.nullable(),
+    status: RunStatus,
+    error: ErrorInfo.nullable(),
+    started_at: Timestamp,
+    finished_at: Timestamp.nullable(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ id: 'Run' });
+export type RunRecord = z.infer<typeof RunRecord>;
+
+export const RunWithTasks = RunRecord.extend({ tasks: z.array(TaskInstanceRecord) }).meta({ id: 'RunWithTasks' });
+export type RunWithTasks = z.infer<typeof RunWithTasks>;
+
+/**
+ * What routing decided for one event and one activity whose trigger matched
+ * its type and source:
+ * - `pending`: a run is due; Temporal has not confirmed the start yet (it is
+ *   retried until it does).
+ * - `started`: this event started the run.
+ * - `duplicate`: the run already existed (a redelivery); nothing new started.
+ * - `filtered`: the trigger's filter was false for this event; no run.
+ * - `filter_error`: the filter could not be evaluated on this event (e.g. a
+ *   missing key); no run, and `detail` says why.
+ */
+export const RouteOutcome = z.enum(['started', 'duplicate', 'pending', 'filtered', 'filter_error']);
+export type RouteOutcome = z.infer<typeof RouteOutcome>;
+
+/** The outcomes of routes that lead to a run. */
+export const RunRouteOutcome = z.enum(['started', 'duplicate', 'pending']);
+export type RunRouteOutcome = z.infer<typeof RunRouteOutcome>;
+
+/** The outcomes of routes a filter stopped. */
+export const FilteredRouteOutcome = z.enum(['filtered', 'filter_error']);
+export type FilteredRouteOutcome = z.infer<typeof FilteredRouteOutcome>;
+
+export const EventRunResult = z.object({
+  activity_id: z.uuid(),
+  activity_name: z.string(),
+  workflow_id: z.string(),
+  run_id: z.uuid(),
+  status: RunRouteOutcome,
+});
+export type EventRunResult = z.infer<typeof EventRunResult>;
+
+/** An activity whose trigger matched the event's type but whose filter stopped it. */
+export const EventFilteredResult = z.object({
+  activity_id: z.uuid(),
+  activity_name: z.string(),
+  status: FilteredRouteOutcome,
+  /** The filter that said no, or the evaluation error. */
+  detail: z.string(),
+});
+export type EventFilteredResult = z.infer<typeof EventFilteredResult>;
+
+export const EventAcceptedResponse = z
+  .object({
+    event_id: z.string(),
+    /** True when the ingress assigned the id because the delivery carried none. */
+    event_id_assigned: z.boolean(),
+    status: z.enum(['accepted', 'duplicate']),
+    /** One entry per activity that runs for this event. */
+    runs: z.array(EventRunResult),
+    /** Activities whose filter stopped this event (no run); the full story is at GET /v1/events/{event_id}. */
+    filtered: z.array(EventFilteredResult),
+  })
+  .meta({ id: 'EventAccepted' });
+export type EventAcceptedResponse = z.infer<typeof EventAcceptedResponse>;
+
+/** RFC 9457 problem details with field-level errors. */
+export const Problem = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string().optional(),
+    instance: z.string().optional(),
+    request_id: z.string().optional(),
+    errors: z
+      .array(z.object({ path: z.string(), message: z.string(), code: z.string().optional() }))
+      .optional(),
+  })
+  .meta({ id: 'Problem' });
+export type Problem = z.infer<typeof Problem>;
+
+export const Page = <T extends z.ZodType>(item: T) =>
+  z.object({ items: z.array(item), next_cursor: z.string().nullable() });

@@ -1,0 +1,77 @@
+/**
+ * Domain errors with stable codes. Services throw these; exactly one mapper
+ * per boundary (the API's error handler, the activities' failure conversion)
+ * turns them into status codes or Temporal failures.
+ */
+export type DomainErrorCode =
+  | 'not_found'
+  | 'conflict'
+  | 'invalid_input'
+  | 'event_id_reused'
+  | 'unauthorized'
+  | 'payload_too_large'
+  | 'unavailable';
+
+export interface FieldIssue {
+  path: string;
+  message: string;
+  code?: string;
+}
+
+export abstract class DomainError extends Error {
+  abstract readonly code: DomainErrorCode;
+  override readonly name: string = this.constructor.name;
+}
+
+export class NotFoundError extends DomainError {
+  readonly code = 'not_found';
+  constructor(
+    readonly resource: string,
+    readonly id: string,
+  ) {
+    super(`${resource} ${id} does not exist`);
+  }
+}
+
+export class ConflictError extends DomainError {
+  readonly code = 'conflict';
+}
+
+export class InvalidInputError extends DomainError {
+  readonly code = 'invalid_input';
+  constructor(
+    message: string,
+    readonly issues: FieldIssue[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** The same event id arrived with different content: the id was reused for another event. */
+export class EventIdReusedError extends DomainError {
+  readonly code = 'event_id_reused';
+  constructor(readonly eventId: string) {
+    super(
+      `event_id ${eventId} was already accepted with a different payload; an event id (or Idempotency-Key) must identify one event`,
+    );
+  }
+}
+
+export class UnauthorizedError extends DomainError {
+  readonly code = 'unauthorized';
+}
+
+/** A dependency (Postgres, Temporal) is down; the caller should retry later. */
+export class UnavailableError extends DomainError {
+  readonly code = 'unavailable';
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 5,
+  ) {
+    super(message);
+  }
+}
+
+export function assertNever(value: never): never {
+  throw new Error(`unexpected value: ${JSON.stringify(value)}`);
+}

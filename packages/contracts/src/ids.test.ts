@@ -1,0 +1,101 @@
+import { v5 as referenceUuidv5 } from 'uuid';
+import { describe, expect, test } from 'vitest';
+import {
+  ACTIVITY_CORE_UUID_NAMESPACE,
+  reservedEventIdReason,
+  cronRunWorkflowId,
+  emittedEventId,
+  eventRunWorkflowId,
+  formatScheduledFor,
+  manualRunWorkflowId,
+  parseScheduledFor,
+  runIdFor,
+  taskInstanceIdFor,
+  taskWorkflowId,
+  uuidv5,
+} from './ids';
+
+const ACTIVITY = '550e8400-e29b-41d4-a716-446655440000';
+
+describe('run workflow ids', () => {
+  test('a cron run id matches the seed example exactly', () => {
+    expect(cronRunWorkflowId(ACTIVITY, new Date('2026-03-01T09:00:00Z'))).toBe(
+      'activity-550e8400-e29b-41d4-a716-446655440000:2026-03-01T09:00:00+00:00',
+    );
+  });
+
+  test('an event run id matches the seed example exactly', () => {
+    expect(eventRunWorkflowId(ACTIVITY, 'evt_abc123')).toBe('activity-550e8400-e29b-41d4-a716-446655440000:evt_abc123');
+  });
+
+  test('scheduled_for drops milliseconds instead of rounding them', () => {
+    expect(formatScheduledFor(new Date('2026-03-01T09:00:00.999Z'))).toBe('2026-03-01T09:00:00+00:00');
+  });
+
+  test('scheduled_for is always rendered in UTC whatever offset the instant was written with', () => {
+    expect(formatScheduledFor(new Date('2026-03-01T10:00:00+01:00'))).toBe('2026-03-01T09:00:00+00:00');
+    expect(formatScheduledFor(new Date('2026-10-25T02:30:00+02:00'))).toBe('2026-10-25T00:30:00+00:00');
+  });
+
+  test('scheduled_for uses +00:00 and never Z', () => {
+    expect(formatScheduledFor(new Date(Date.UTC(2026, 0, 1)))).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$/);
+  });
+
+  test('parseScheduledFor accepts only the canonical form', () => {
+    expect(parseScheduledFor('2026-03-01T09:00:00+00:00').toISOString()).toBe('2026-03-01T09:00:00.000Z');
+    expect(() => parseScheduledFor('2026-03-01T09:00:00Z')).toThrow();
+    expect(() => parseScheduledFor('2026-03-01T09:00:00.000+00:00')).toThrow();
+    expect(() => parseScheduledFor('2026-02-30T09:00:00+00:00')).toThrow();
+  });
+
+  test('an activity id that is not a lowercase uuid is refused', () => {
+    expect(() => eventRunWorkflowId(ACTIVITY.toUpperCase(), 'e')).toThrow(/lowercase UUID/);
+    expect(() => cronRunWorkflowId('not-a-uuid', new Date())).toThrow();
+  });
+
+  test('manual run ids can never collide with cron or event run ids', () => {
+    const manual = manualRunWorkflowId(ACTIVITY, '2026-03-01T09:00:00+00:00');
+    expect(manual).toBe(`manual-${ACTIVITY}:2026-03-01T09:00:00+00:00`);
+    expect(manual.startsWith('activity-')).toBe(false);
+  });
+});
+
+describe('derived uuids', () => {
+  test('uuidv5 agrees with the reference implementation', () => {
+    for (const name of ['', 'a', 'activity-x:evt_1', 'ünïcödé ✓', 'x'.repeat(1000)]) {
+      expect(uuidv5(name)).toBe(referenceUuidv5(name, ACTIVITY_CORE_UUID_NAMESPACE));
+    }
+    expect(uuidv5('www.example.com', '6ba7b810-9dad-11d1-80b4-00c04fd430c8')).toBe(
+      '2ed6657d-e927-568b-95e1-2665a8aea6a2',
+    );
+  });
+
+  test('the run id is the uuidv5 of the run workflow id and is stable', () => {
+    const workflowId = eventRunWorkflowId(ACTIVITY, 'evt_abc123');
+    expect(runIdFor(workflowId)).toBe(referenceUuidv5(workflowId, ACTIVITY_CORE_UUID_NAMESPACE));
+    expect(runIdFor(workflowId)).toBe(runIdFor(`${workflowId}`));
+    expect(runIdFor(workflowId)).not.toBe(runIdFor(eventRunWorkflowId(ACTIVITY, 'evt_abc124')));
+  });
+
+  test('task workflow ids follow task-{run_id}:{type}:{index}', () => {
+    const runId = runIdFor('activity-x:1');
+    expect(taskWorkflowId(runId, 'http', 0)).toBe(`task-${runId}:http:0`);
+    expect(() => taskWorkflowId(runId, 'http', -1)).toThrow();
+    expect(() => taskWorkflowId(runId, 'http', 1.5)).toThrow();
+    expect(taskInstanceIdFor(taskWorkflowId(runId, 'http', 0))).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  test('an emitted event id is derived from the run and the task index', () => {
+    const runId = runIdFor('activity-x:1');
+    expect(emittedEventId(runId, 2)).toBe(`emit-${runId}:2`);
+  });
+});
+
+describe('reserved event ids', () => {
+  test('ids shaped like a cron fire time and emit- ids are reserved; ordinary ids are not', () => {
+    expect(reservedEventIdReason('2026-03-01T09:00:00+00:00')).toMatch(/cron fire time/);
+    expect(reservedEventIdReason('emit-x:0')).toMatch(/emit_event/);
+    expect(reservedEventIdReason('evt_abc123')).toBeUndefined();
+    expect(reservedEventIdReason('2026-03-01T09:00:00Z')).toBeUndefined();
+  });
+});

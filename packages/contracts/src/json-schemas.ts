@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { ActivityDefinition } from './activity-definition';
+import { CloudEvent, EventEnvelope, EventEnvelopeInput } from './event-envelope';
+
+/**
+ * JSON Schemas published in `schemas/`, generated from the zod models (never
+ * the reverse). Input mode: they describe what a client may send, defaults
+ * included. Cross-field rules (dedupe_key_strategy ↔ misfire_policy, cron
+ * syntax, timezones) are enforced by the API and stated in descriptions.
+ */
+export function generateJsonSchemas(): Record<string, unknown> {
+  const schema = (model: z.ZodType, id: string, title: string) => ({
+    $id: `https://activity-core.local/schemas/${id}`,
+    title,
+    ...z.toJSONSchema(model, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' }),
+  });
+  return {
+    'event-envelope.schema.json': schema(EventEnvelope, 'event-envelope.schema.json', 'Event envelope'),
+    'event-envelope-input.schema.json': schema(EventEnvelopeInput, 'event-envelope-input.schema.json', 'Event envelope as posted (event_id optional)'),
+    'cloudevent.schema.json': schema(CloudEvent, 'cloudevent.schema.json', 'CloudEvents 1.0 structured JSON accepted by POST /v1/events'),
+    'activity-definition.schema.json': schema(ActivityDefinition, 'activity-definition.schema.json', 'Activity definition'),
+  };
+}
+
+export function renderJsonSchema(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}

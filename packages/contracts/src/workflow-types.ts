@@ -1,0 +1,73 @@
+/**
+ * Types that cross the Temporal boundary: workflow inputs and results. Type
+ * declarations only, so workflow code can import them freely.
+ */
+import type { ActivityDefinition, Task } from './activity-definition';
+import type { TaskStatus, TriggerType } from './api';
+import type { EventEnvelope } from './event-envelope';
+
+/** The definition version a run executes, captured when the run was triggered. */
+export interface ActivitySnapshot {
+  id: string;
+  name: string;
+  version: number;
+  definition: ActivityDefinition;
+}
+
+export type RunTrigger =
+  | { type: 'event'; event: EventEnvelope }
+  | {
+      type: 'cron' | 'backfill';
+      /** Nominal fire time, `YYYY-MM-DDTHH:MM:SS+00:00`. */
+      scheduled_for: string;
+      /** Context window `[window_start, window_end)`; window_end is scheduled_for. */
+      window_start: string;
+      window_end: string;
+    }
+  | { type: 'manual'; key: string; requested_at: string; requested_by?: string };
+
+export interface RunActivityInput {
+  activity: ActivitySnapshot;
+  trigger: RunTrigger;
+}
+
+/** What templating in task configs can read. */
+export interface RunContext {
+  run: {
+    run_id: string;
+    workflow_id: string;
+    trigger_type: TriggerType;
+    scheduled_for?: string;
+    window_start?: string;
+    window_end?: string;
+  };
+  activity: { id: string; name: string; version: number };
+  event?: EventEnvelope;
+  /** Results of earlier tasks by index. */
+  tasks: Array<{ index: number; type: string; status: TaskStatus; result?: unknown }>;
+}
+
+export interface TaskWorkflowInput {
+  runId: string;
+  runWorkflowId: string;
+  index: number;
+  task: Task;
+  /** The definition's default retry policy, applied when the task has none. */
+  defaultRetry?: ActivityDefinition['retry'];
+  context: RunContext;
+}
+
+export interface TaskOutcome {
+  index: number;
+  type: string;
+  workflowId: string;
+  status: 'succeeded' | 'failed';
+  result?: unknown;
+  error?: { message: string; type?: string };
+}
+
+export interface RunOutcome {
+  runId: string;
+  status: 'succeeded' | 'failed';
+  tasks: TaskOutcome[];
+}
