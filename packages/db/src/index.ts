@@ -1,0 +1,44 @@
+export { createDatabase, isConnectionError, isInvalidTextError, type Database, type DatabaseOptions, type Db } from './client';
+export { runMigrations, MIGRATIONS_FOLDER } from './migrate';
+export { encodeCursor, decodeCursor, type Cursor } from './cursor';
+export {
+  createDefinitionsRepository,
+  DefinitionIdTakenError,
+  DefinitionNameTakenError,
+  type DefinitionRow,
+  type DefinitionsRepository,
+} from './repositories/definitions-repository';
+export {
+  createRunsRepository,
+  type ErrorInfo,
+  type NewRun,
+  type RunRow,
+  type RunsRepository,
+  type TaskInstanceRow,
+  type TaskInstanceUpsert,
+} from './repositories/runs-repository';
+export {
+  createEventsRepository,
+  type AcceptResult,
+  type EventRouteRow,
+  type EventRow,
+  type EventsRepository,
+  type NewRoute,
+} from './repositories/events-repository';
+export {
+  createSchedulesRepository,
+  type FireReason,
+  type FireStatus,
+  type NewScheduleFire,
+  type NewScheduleState,
+  type ScheduleFireRow,
+  type ScheduleQueries,
+  type SchedulesRepository,
+  type ScheduleStatePatch,
+  type ScheduleStateRow,
+} from './repositories/schedules-repository';
+export {
+  createWebhookSourcesRepository,
+  type WebhookSourceRow,
+  type WebhookSourcesRepository,
+} from './repositories/webhook-sources-repository';

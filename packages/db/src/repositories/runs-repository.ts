@@ -1,0 +1,179 @@
+import type { RunStatus, TaskStatus, TriggerType } from '@activity-core/contracts';
+import { and, asc, desc, eq, isNull, lt, ne, or, sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../client';
+import type { Cursor } from '../cursor';
+import { activityRuns, taskInstances } from '../schema';
+
+export type RunRow = typeof activityRuns.$inferSelect;
+export type TaskInstanceRow = typeof taskInstances.$inferSelect;
+
+export interface NewRun {
+  runId: string;
+  workflowId: string;
+  activityId: string;
+  activityVersion: number;
+  triggerType: TriggerType;
+  scheduledFor?: Date | null;
+  eventId?: string | null;
+  windowStart?: Date | null;
+  windowEnd?: Date | null;
+}
+
+export interface ErrorInfo {
+  message: string;
+  type?: string;
+  [key: string]: unknown;
+}
+
+export interface TaskInstanceUpsert {
+  id: string;
+  runId: string;
+  taskType: string;
+  taskIndex: number;
+  workflowId: string;
+  status: TaskStatus;
+  attemptCount?: number;
+  result?: unknown;
+  error?: ErrorInfo | null;
+}
+
+const TERMINAL: TaskStatus[] = ['succeeded', 'failed', 'cancelled'];
+
+export function createRunsRepository(db: Db) {
+  return {
+    /** `INSERT ... ON CONFLICT DO NOTHING`: a retried log_run never makes a second row. */
+    async insertRun(run: NewRun): Promise<{ inserted: boolean }> {
+      const rows = await db
+        .insert(activityRuns)
+        .values({ ...run, status: 'running' })
+        .onConflictDoNothing({ target: activityRuns.runId })
+        .returning({ runId: activityRuns.runId });
+      return { inserted: rows.length > 0 };
+    },
+
+    /**
+     * Records a run's outcome. Writing the same outcome again changes nothing
+     * (finished_at keeps its first value), so activity retries are harmless.
+     */
+    async setRunStatus(runId: string, status: Exclude<RunStatus, 'running'>, error: ErrorInfo | null): Promise<void> {
+      await db
+        .update(activityRuns)
+        .set({ status, error, finishedAt: sql`coalesce(${activityRuns.finishedAt}, now())`, updatedAt: sql`now()` })
+        .where(and(eq(activityRuns.runId, runId), ne(activityRuns.status, status)));
+    },
+
+    /**
+     * `running` rows not confirmed since `checkedBefore` (never-checked ones
+     * first): the run reconciler asks Temporal about each.
+     */
+    async listRunningToCheck(checkedBefore: Date, startedBefore: Date, limit: number): Promise<RunRow[]> {
+      return await db
+        .select()
+        .from(activityRuns)
+        .where(
+          and(
+            eq(activityRuns.status, 'running'),
+            lt(activityRuns.startedAt, startedBefore),
+            or(isNull(activityRuns.checkedAt), lt(activityRuns.checkedAt, checkedBefore)),
+          ),
+        )
+        .orderBy(sql`${activityRuns.checkedAt} ASC NULLS FIRST`, asc(activityRuns.startedAt))
+        .limit(limit);
+    },
+
+    async markChecked(runId: string): Promise<void> {
+      await db.update(activityRuns).set({ checkedAt: sql`now()` }).where(eq(activityRuns.runId, runId));
+    },
+
+    async getRun(runId: string): Promise<RunRow | undefined> {
+      const [row] = await db.select().from(activityRuns).where(eq(activityRuns.runId, runId));
+      return row;
+    },
+
+    async getRunByWorkflowId(workflowId: string): Promise<RunRow | undefined> {
+      const [row] = await db.select().from(activityRuns).where(eq(activityRuns.workflowId, workflowId));
+      return row;
+    },
+
+    async listRuns(options: {
+      limit: number;
+      cursor?: Cursor;
+      activityId?: string;
+      status?: RunStatus;
+      triggerType?: TriggerType;
+      eventId?: string;
+    }): Promise<RunRow[]> {
+      const conditions: SQL[] = [];
+      if (options.activityId !== undefined) conditions.push(eq(activityRuns.activityId, options.activityId));
+      if (options.status !== undefined) conditions.push(eq(activityRuns.status, options.status));
+      if (options.triggerType !== undefined) conditions.push(eq(activityRuns.triggerType, options.triggerType));
+      if (options.eventId !== undefined) conditions.push(eq(activityRuns.eventId, options.eventId));
+      if (options.cursor !== undefined) {
+        conditions.push(
+          or(
+            lt(activityRuns.createdAt, options.cursor.createdAt),
+            and(eq(activityRuns.createdAt, options.cursor.createdAt), lt(activityRuns.runId, options.cursor.id)),
+          )!,
+        );
+      }
+      return await db
+        .select()
+        .from(activityRuns)
+        .where(conditions.length > 0 ? and(...conditions) : undefined)
+        .orderBy(desc(activityRuns.createdAt), desc(activityRuns.runId))
+        .limit(options.limit);
+    },
+
+    /**
+     * Upsert on the deterministic id. A terminal status is never overwritten
+     * by `running` (a late retry of the first write cannot resurrect a task),
+     * and attempt_count only grows.
+     */
+    async upsertTaskInstance(task: TaskInstanceUpsert): Promise<void> {
+      const terminal = TERMINAL.includes(task.status);
+      await db
+        .insert(taskInstances)
+        .values({
+          id: task.id,
+          runId: task.runId,
+          taskType: task.taskType,
+          taskIndex: task.taskIndex,
+          workflowId: task.workflowId,
+          status: task.status,
+          attemptCount: task.attemptCount ?? 0,
+          result: task.result ?? null,
+          error: task.error ?? null,
+          startedAt: sql`now()`,
+          finishedAt: terminal ? sql`now()` : null,
+        })
+        .onConflictDoUpdate({
+          target: taskInstances.id,
+          set: {
+            status: sql`excluded.status`,
+            attemptCount: sql`greatest(${taskInstances.attemptCount}, excluded.attempt_count)`,
+            result: sql`coalesce(excluded.result, ${taskInstances.result})`,
+            error: sql`excluded.error`,
+            finishedAt: terminal ? sql`coalesce(${taskInstances.finishedAt}, now())` : sql`${taskInstances.finishedAt}`,
+            updatedAt: sql`now()`,
+          },
+          setWhere: terminal
+            ? sql`${taskInstances.status} IS DISTINCT FROM excluded.status OR ${taskInstances.finishedAt} IS NULL`
+            : sql`${taskInstances.status} NOT IN ('succeeded','failed','cancelled')`,
+        });
+    },
+
+    /** Notes that attempt N of a task's work has begun. */
+    async recordTaskAttempt(taskInstanceId: string, attempt: number): Promise<void> {
+      await db
+        .update(taskInstances)
+        .set({ attemptCount: sql`greatest(${taskInstances.attemptCount}, ${attempt})`, updatedAt: sql`now()` })
+        .where(eq(taskInstances.id, taskInstanceId));
+    },
+
+    async listTasks(runId: string): Promise<TaskInstanceRow[]> {
+      return await db.select().from(taskInstances).where(eq(taskInstances.runId, runId)).orderBy(asc(taskInstances.taskIndex));
+    },
+  };
+}
+
+export type RunsRepository = ReturnType<typeof createRunsRepository>;

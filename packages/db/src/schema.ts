@@ -1,0 +1,246 @@
+import { sql } from 'drizzle-orm';
+import {
+  boolean,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+/**
+ * Millisecond precision: exactly what a JavaScript Date holds. With Postgres'
+ * default microseconds, a keyset cursor built from a Date could not name a
+ * row exactly and pages skipped rows created within one millisecond.
+ */
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
+const createdAt = () => ts('created_at').notNull().defaultNow();
+const updatedAt = () => ts('updated_at').notNull().defaultNow();
+
+/** The current version of every registered activity. Deleted ones stay (soft delete) so run history keeps its name. */
+export const activityDefinitions = pgTable(
+  'activity_definitions',
+  {
+    id: uuid('id').primaryKey(),
+    name: text('name').notNull(),
+    version: integer('version').notNull(),
+    enabled: boolean('enabled').notNull(),
+    definition: jsonb('definition').notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    deletedAt: ts('deleted_at'),
+  },
+  (t) => [
+    uniqueIndex('activity_definitions_name_live_uq').on(t.name).where(sql`${t.deletedAt} IS NULL`),
+    index('activity_definitions_enabled_idx').on(t.enabled).where(sql`${t.deletedAt} IS NULL`),
+  ],
+);
+
+/** Every version an activity ever had: a run's definition snapshot can always be looked up. */
+export const activityDefinitionVersions = pgTable(
+  'activity_definition_versions',
+  {
+    activityId: uuid('activity_id').notNull(),
+    version: integer('version').notNull(),
+    name: text('name').notNull(),
+    enabled: boolean('enabled').notNull(),
+    definition: jsonb('definition').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.activityId, t.version] })],
+);
+
+export const activityRuns = pgTable(
+  'activity_runs',
+  {
+    runId: uuid('run_id').primaryKey(),
+    workflowId: text('workflow_id').notNull(),
+    activityId: uuid('activity_id').notNull(),
+    activityVersion: integer('activity_version').notNull(),
+    triggerType: text('trigger_type').notNull(),
+    scheduledFor: ts('scheduled_for'),
+    eventId: text('event_id'),
+    windowStart: ts('window_start'),
+    windowEnd: ts('window_end'),
+    status: text('status').notNull(),
+    error: jsonb('error'),
+    startedAt: ts('started_at').notNull().defaultNow(),
+    finishedAt: ts('finished_at'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    /** When the run reconciler last confirmed with Temporal that a `running` row is really running. */
+    checkedAt: ts('checked_at'),
+  },
+  (t) => [
+    uniqueIndex('activity_runs_workflow_id_uq').on(t.workflowId),
+    index('activity_runs_running_checked_idx').on(t.checkedAt).where(sql`${t.status} = 'running'`),
+    index('activity_runs_activity_created_idx').on(t.activityId, t.createdAt, t.runId),
+    index('activity_runs_created_idx').on(t.createdAt, t.runId),
+    check('activity_runs_status_ck', sql`${t.status} IN ('running','succeeded','failed','cancelled')`),
+    check('activity_runs_trigger_ck', sql`${t.triggerType} IN ('event','cron','manual','backfill')`),
+  ],
+);
+
+export const taskInstances = pgTable(
+  'task_instances',
+  {
+    id: uuid('id').primaryKey(),
+    runId: uuid('run_id').notNull(),
+    taskType: text('task_type').notNull(),
+    taskIndex: integer('task_index').notNull(),
+    workflowId: text('workflow_id').notNull(),
+    status: text('status').notNull(),
+    attemptCount: integer('attempt_count').notNull().default(0),
+    result: jsonb('result'),
+    error: jsonb('error'),
+    startedAt: ts('started_at'),
+    finishedAt: ts('finished_at'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex('task_instances_workflow_id_uq').on(t.workflowId),
+    uniqueIndex('task_instances_run_index_uq').on(t.runId, t.taskIndex),
+    check('task_instances_status_ck', sql`${t.status} IN ('running','succeeded','failed','cancelled')`),
+  ],
+);
+
+/** Every accepted event. A row here is the promise behind a 2xx. */
+export const events = pgTable(
+  'events',
+  {
+    eventId: text('event_id').primaryKey(),
+    source: text('source').notNull(),
+    eventType: text('event_type').notNull(),
+    subject: text('subject'),
+    occurredAt: ts('occurred_at').notNull(),
+    payload: jsonb('payload').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    idOrigin: text('id_origin').notNull(),
+    receivedAt: ts('received_at').notNull().defaultNow(),
+    /** pending → routed; retried by the dispatcher while pending. */
+    routingState: text('routing_state').notNull().default('pending'),
+    routingAttempts: integer('routing_attempts').notNull().default(0),
+    nextAttemptAt: ts('next_attempt_at').notNull().defaultNow(),
+    routedAt: ts('routed_at'),
+    lastError: text('last_error'),
+  },
+  (t) => [
+    index('events_pending_idx').on(t.nextAttemptAt).where(sql`${t.routingState} = 'pending'`),
+    index('events_received_idx').on(t.receivedAt),
+    check('events_routing_state_ck', sql`${t.routingState} IN ('pending','routed')`),
+  ],
+);
+
+/** The routing decision for one event and one matching activity: the answer to "why did this run". */
+export const eventRoutes = pgTable(
+  'event_routes',
+  {
+    eventId: text('event_id').notNull(),
+    activityId: uuid('activity_id').notNull(),
+    activityVersion: integer('activity_version').notNull(),
+    activityName: text('activity_name').notNull(),
+    workflowId: text('workflow_id').notNull(),
+    runId: uuid('run_id').notNull(),
+    /**
+     * pending until Temporal answered; then started or duplicate. `filtered`
+     * and `filter_error` record activities whose type matched but whose
+     * filter said no (or failed): no run, and the reason is kept in `detail`.
+     */
+    outcome: text('outcome').notNull().default('pending'),
+    detail: text('detail'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.eventId, t.activityId] }),
+    check('event_routes_outcome_ck', sql`${t.outcome} IN ('pending','started','duplicate','filtered','filter_error')`),
+  ],
+);
+
+/** Webhook sources configured over the API: how to verify and read deliveries from one provider. */
+export const webhookSources = pgTable('webhook_sources', {
+  name: text('name').primaryKey(),
+  scheme: text('scheme').notNull(),
+  /** The validated source config, secret included (needed to verify signatures; never returned by the API). */
+  config: jsonb('config').notNull(),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+/**
+ * The schedule manager's durable state for one cron trigger (one Temporal
+ * Schedule). `processed_through` is the promise behind "exactly once": every
+ * nominal fire time at or before it has a decision in `schedule_fires`, and
+ * the row lock on this row serialises everyone who makes decisions.
+ */
+export const scheduleStates = pgTable(
+  'schedule_states',
+  {
+    activityId: uuid('activity_id').notNull(),
+    triggerIndex: integer('trigger_index').notNull(),
+    scheduleId: text('schedule_id').notNull(),
+    /** The cron trigger as last applied; a change resets `processed_through` to the time of the change. */
+    trigger: jsonb('trigger').notNull(),
+    /** Every nominal fire time up to and including this instant has been decided (run or skipped). */
+    processedThrough: ts('processed_through').notNull(),
+    /** `scheduled_for` of the latest run this trigger started: where a compressed window starts. */
+    lastWindowEnd: ts('last_window_end'),
+    /** Whether the activity was enabled when this row was last synced (detects re-enabling). */
+    active: boolean('active').notNull(),
+    /** Paused by an operator over the API (independent of the activity being disabled). */
+    paused: boolean('paused').notNull().default(false),
+    pauseNote: text('pause_note'),
+    pausedAt: ts('paused_at'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [primaryKey({ columns: [t.activityId, t.triggerIndex] }), uniqueIndex('schedule_states_schedule_id_uq').on(t.scheduleId)],
+);
+
+/**
+ * One decision per nominal fire time of a cron trigger: the answer to "why
+ * did / didn't this run". A row with `range_end` stands for every nominal
+ * time from `scheduled_for` to `range_end` (a long outage, a disabled period).
+ */
+export const scheduleFires = pgTable(
+  'schedule_fires',
+  {
+    activityId: uuid('activity_id').notNull(),
+    triggerIndex: integer('trigger_index').notNull(),
+    scheduledFor: ts('scheduled_for').notNull(),
+    rangeEnd: ts('range_end'),
+    /** pending → started | duplicate for runs; skipped for fire times that get no run. */
+    status: text('status').notNull(),
+    reason: text('reason').notNull(),
+    /** `cron` or `backfill` for runs; null for skips. */
+    triggerType: text('trigger_type'),
+    workflowId: text('workflow_id'),
+    runId: uuid('run_id'),
+    windowStart: ts('window_start'),
+    windowEnd: ts('window_end'),
+    /** For `compressed` skips: the workflow id of the run whose window covers this time. */
+    coveredBy: text('covered_by'),
+    /** How late the decision was made, relative to the nominal time. */
+    lateByMs: integer('late_by_ms'),
+    detail: text('detail'),
+    decidedAt: ts('decided_at').notNull().defaultNow(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.activityId, t.triggerIndex, t.scheduledFor] }),
+    index('schedule_fires_activity_time_idx').on(t.activityId, t.scheduledFor),
+    index('schedule_fires_pending_idx').on(t.activityId, t.triggerIndex).where(sql`${t.status} = 'pending'`),
+    check('schedule_fires_status_ck', sql`${t.status} IN ('pending','started','duplicate','skipped')`),
+    check(
+      'schedule_fires_reason_ck',
+      sql`${t.reason} IN ('on_time','misfire_catchup','misfire_compress','backfill','misfire_skip','catchup_limit','compressed','activity_disabled','trigger_changed')`,
+    ),
+    check('schedule_fires_trigger_type_ck', sql`${t.triggerType} IS NULL OR ${t.triggerType} IN ('cron','backfill')`),
+  ],
+);
