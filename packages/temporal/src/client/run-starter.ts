@@ -1,0 +1,74 @@
+import { parseDurationMs, type ActivitySnapshot, type RunTrigger } from '@activity-core/contracts';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import { RUN_ACTIVITY_WORKFLOW } from '../names';
+import { runSearchAttributes } from '../search-attributes';
+
+export interface StartRunRequest {
+  workflowId: string;
+  activity: ActivitySnapshot;
+  trigger: RunTrigger;
+}
+
+export interface StartRunOptions {
+  /**
+   * When the start call gives up. The client retries an unreachable server
+   * until this deadline and then fails with DEADLINE_EXCEEDED; the call is
+   * cancelled on the wire, so no start lingers in the background to succeed
+   * later. Without one, the client keeps retrying for a long time.
+   */
+  deadline?: Date;
+}
+
+/** `duplicate` is an expected outcome of a redelivered trigger, never an error. */
+export type StartOutcome = 'started' | 'duplicate';
+
+function summaryFor(request: StartRunRequest): string {
+  const { trigger, activity } = request;
+  switch (trigger.type) {
+    case 'event':
+      return `${activity.name} · event ${trigger.event.event_type} (${trigger.event.event_id})`;
+    case 'cron':
+    case 'backfill':
+      return `${activity.name} · ${trigger.type} ${trigger.scheduled_for}`;
+    case 'manual':
+      return `${activity.name} · manual ${trigger.key}`;
+  }
+}
+
+/**
+ * Starts run workflows with the deterministic id and REJECT_DUPLICATE, the
+ * search attributes and a human summary for the Temporal UI.
+ */
+export function createRunStarter(deps: { client: Client; taskQueue: string }) {
+  return {
+    async start(request: StartRunRequest, options: StartRunOptions = {}): Promise<StartOutcome> {
+      const { trigger, activity } = request;
+      const start = () => deps.client.workflow.start(RUN_ACTIVITY_WORKFLOW, {
+        workflowId: request.workflowId,
+        taskQueue: deps.taskQueue,
+        args: [{ activity, trigger }],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        // The run's wall-clock limit; the run reconciler records the timeout as the run's outcome.
+        ...(activity.definition.run_timeout === undefined ? {} : { workflowExecutionTimeout: parseDurationMs(activity.definition.run_timeout) }),
+        typedSearchAttributes: runSearchAttributes({
+          activityId: activity.id,
+          activityName: activity.name,
+          triggerType: trigger.type,
+          ...(trigger.type === 'cron' || trigger.type === 'backfill' ? { scheduledFor: new Date(trigger.scheduled_for) } : {}),
+          ...(trigger.type === 'event' ? { eventId: trigger.event.event_id } : {}),
+        }),
+        staticSummary: summaryFor(request),
+        staticDetails: `activity ${activity.id} version ${activity.version}`,
+      });
+      try {
+        await (options.deadline === undefined ? start() : deps.client.withDeadline(options.deadline, start));
+        return 'started';
+      } catch (error) {
+        if (error instanceof WorkflowExecutionAlreadyStartedError) return 'duplicate';
+        throw error;
+      }
+    },
+  };
+}
+
+export type RunStarter = ReturnType<typeof createRunStarter>;

@@ -1,0 +1,29 @@
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+
+/** Custom search attributes on every run (SPEC §4), filterable in the Temporal UI. */
+export const ActivityIdKey = defineSearchAttributeKey('ActivityId', SearchAttributeType.KEYWORD);
+export const ActivityNameKey = defineSearchAttributeKey('ActivityName', SearchAttributeType.KEYWORD);
+export const TriggerTypeKey = defineSearchAttributeKey('TriggerType', SearchAttributeType.KEYWORD);
+export const ScheduledForKey = defineSearchAttributeKey('ScheduledFor', SearchAttributeType.DATETIME);
+export const EventIdKey = defineSearchAttributeKey('EventId', SearchAttributeType.KEYWORD);
+
+export const SEARCH_ATTRIBUTE_KEYS = [ActivityIdKey, ActivityNameKey, TriggerTypeKey, ScheduledForKey, EventIdKey];
+
+export interface RunSearchAttributeValues {
+  activityId: string;
+  activityName: string;
+  triggerType: string;
+  scheduledFor?: Date;
+  eventId?: string;
+}
+
+export function runSearchAttributes(values: RunSearchAttributeValues): SearchAttributePair[] {
+  const pairs: SearchAttributePair[] = [
+    { key: ActivityIdKey, value: values.activityId },
+    { key: ActivityNameKey, value: values.activityName },
+    { key: TriggerTypeKey, value: values.triggerType },
+  ];
+  if (values.scheduledFor !== undefined) pairs.push({ key: ScheduledForKey, value: values.scheduledFor });
+  if (values.eventId !== undefined) pairs.push({ key: EventIdKey, value: values.eventId });
+  return pairs;
+}
