@@ -1,0 +1,20 @@
+/**
+ * Event-trigger filters: CEL expressions over the event envelope, validated at
+ * registration and evaluated at routing without running arbitrary code or
+ * hanging.
+ *
+ * Terminology
+ * - filter expression: the CEL source an operator registers on an event trigger.
+ * - compiled filter: an expression that passed validation and is ready to run.
+ * - outcome: `match`, `no_match`, or `error` (no boolean value for this event).
+ * - cost: the counted work of one evaluation, capped so none can run long.
+ */
+export { compileFilter } from './compile-filter';
+export type { CompileFilterResult, FilterCompileError } from './compile-filter';
+export type { CompiledFilter } from './compiled-filter';
+export { ENVELOPE_VARIABLES } from './envelope-variables';
+export type { EnvelopeVariable, FilterableEnvelope } from './envelope-variables';
+export { evaluateFilter } from './evaluate-filter';
+export type { FilterOutcome } from './evaluate-filter';
+export { FilterExpression } from './filter-expression-schema';
+export { MAX_FILTER_AST_NODES, MAX_FILTER_EVALUATION_COST, MAX_FILTER_EXPRESSION_LENGTH, MAX_FILTER_NESTING_DEPTH } from './filter-limits';

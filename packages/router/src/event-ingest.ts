@@ -1,0 +1,261 @@
+import {
+  EventIdReusedError,
+  InvalidInputError,
+  eventRunWorkflowId,
+  runIdFor,
+  UnavailableError,
+  type ActivityDefinition,
+  type EventAcceptedResponse,
+  type EventEnvelope,
+  type EventFilteredResult,
+  type EventIdOrigin,
+  type EventRunResult,
+  type RouteOutcome,
+} from '@activity-core/contracts';
+import {
+  isConnectionError,
+  isInvalidTextError,
+  type DefinitionsRepository,
+  type EventRouteRow,
+  type EventsRepository,
+  type NewRoute,
+  type RunsRepository,
+} from '@activity-core/db';
+import type { RunStarter } from '@activity-core/temporal';
+import { createAvailabilityGate, isTemporalUnreachable, StartTimeoutError, type AvailabilityGate } from './availability-gate';
+import { eventFingerprint } from './fingerprint';
+import type { Logger } from './logger';
+import { decideForActivity } from './matching';
+
+export interface EventIngestDeps {
+  definitions: Pick<DefinitionsRepository, 'listEnabled' | 'getVersion'>;
+  events: Pick<EventsRepository, 'accept' | 'setRouteOutcome' | 'markRoutedIfSettled' | 'recordRoutingFailure'>;
+  starter: RunStarter;
+  /**
+   * The run records: a route whose run row already exists is a duplicate
+   * without asking Temporal, whose memory of closed runs ends with namespace
+   * retention while ours does not.
+   */
+  runs: Pick<RunsRepository, 'getRunByWorkflowId'>;
+  logger: Logger;
+  /** How long an inline dispatch keeps background dispatchers away. @default 30000 */
+  inlineLeaseMs?: number;
+  /**
+   * Deadline for one Temporal start call; past it the route is left to the
+   * dispatcher. It is also the longest a request waits on an unreachable
+   * Temporal, and only the first requests of an outage (or one probe per
+   * retry window) wait at all — see AvailabilityGate. @default 5000
+   */
+  startTimeoutMs?: number;
+  /**
+   * Deadline for a probe: the one start call per retry window that tests
+   * whether an unreachable Temporal is back. Short, so a Temporal that
+   * returns is noticed within about this plus the gate's retry window.
+   * @default 2000
+   */
+  probeTimeoutMs?: number;
+  /** Shared knowledge of whether Temporal answers. @default a new gate with its defaults */
+  gate?: AvailabilityGate;
+}
+
+/**
+ * Backoff for routing retries of one event that Temporal refused (as opposed
+ * to Temporal being unreachable, which the gate handles for all events at
+ * once): 1 s, 2 s, 4 s ... capped at 60 s.
+ */
+export function routingBackoffMs(attempt: number): number {
+  return Math.min(60_000, 1_000 * 2 ** Math.max(0, attempt - 1));
+}
+
+/** Shortest wait before a deferred event is retried, so a flapping gate cannot spin the dispatcher. */
+const MIN_DEFERRED_RETRY_MS = 200;
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StartTimeoutError(`${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+const isRunRoute = (route: EventRouteRow): boolean => route.outcome === 'pending' || route.outcome === 'started' || route.outcome === 'duplicate';
+
+function filteredResults(routes: EventRouteRow[]): EventFilteredResult[] {
+  return routes
+    .filter((route) => route.outcome === 'filtered' || route.outcome === 'filter_error')
+    .map((route) => ({
+      activity_id: route.activityId,
+      activity_name: route.activityName,
+      status: route.outcome as EventFilteredResult['status'],
+      detail: route.detail ?? '',
+    }));
+}
+
+/**
+ * Durable accept, then route. The event and the list of activities it
+ * matched (filter decisions included) are committed in one transaction
+ * before anything is started, so a 2xx always means "on disk", and
+ * redeliveries see the first decision instead of making a new one.
+ */
+export function createEventIngest(deps: EventIngestDeps) {
+  const leaseMs = deps.inlineLeaseMs ?? 30_000;
+  const startTimeoutMs = deps.startTimeoutMs ?? 5_000;
+  const probeTimeoutMs = deps.probeTimeoutMs ?? 2_000;
+  const gate = deps.gate ?? createAvailabilityGate();
+
+  async function matchRoutes(envelope: EventEnvelope): Promise<NewRoute[]> {
+    const definitions = await deps.definitions.listEnabled();
+    const routes: NewRoute[] = [];
+    for (const row of definitions) {
+      const decision = decideForActivity(row.definition.triggers, envelope);
+      if (decision === undefined) continue;
+      const workflowId = eventRunWorkflowId(row.id, envelope.event_id);
+      routes.push({
+        activityId: row.id,
+        activityVersion: row.version,
+        activityName: row.name,
+        // For filtered routes: the run this event would have had, for the record.
+        workflowId,
+        runId: runIdFor(workflowId),
+        outcome: decision.outcome,
+        ...(decision.outcome === 'pending' ? {} : { detail: decision.detail }),
+      });
+    }
+    return routes;
+  }
+
+  /**
+   * Starts every pending route of one event. Never throws: routes that could
+   * not be started stay pending, and the event is given a retry time for the
+   * dispatcher — soon when Temporal was unreachable (the gate's next probe),
+   * with per-event backoff when Temporal refused the start.
+   */
+  async function dispatch(envelope: EventEnvelope, routes: EventRouteRow[], attempt = 1): Promise<Map<string, RouteOutcome>> {
+    const outcomes = new Map<string, RouteOutcome>();
+    let failure: { message: string; unreachable: boolean } | undefined;
+    for (const route of routes) {
+      if (route.outcome !== 'pending') {
+        outcomes.set(route.activityId, route.outcome as RouteOutcome);
+        continue;
+      }
+      outcomes.set(route.activityId, 'pending');
+      let snapshot;
+      try {
+        snapshot = await deps.definitions.getVersion(route.activityId, route.activityVersion);
+        if (snapshot === undefined) throw new Error(`activity ${route.activityId} version ${route.activityVersion} is missing`);
+      } catch (error) {
+        // Our own store, not Temporal: the gate learns nothing from it.
+        failure = { message: (error as Error).message, unreachable: false };
+        deps.logger.warn({ eventId: envelope.event_id, workflowId: route.workflowId, err: error }, 'routing failed; the dispatcher will retry');
+        continue;
+      }
+      try {
+        if ((await deps.runs.getRunByWorkflowId(route.workflowId)) !== undefined) {
+          await deps.events.setRouteOutcome(route.eventId, route.activityId, 'duplicate');
+          outcomes.set(route.activityId, 'duplicate');
+          deps.logger.info({ eventId: envelope.event_id, workflowId: route.workflowId }, 'run already recorded (duplicate)');
+          continue;
+        }
+      } catch (error) {
+        failure = { message: (error as Error).message, unreachable: false };
+        deps.logger.warn({ eventId: envelope.event_id, workflowId: route.workflowId, err: error }, 'routing failed; the dispatcher will retry');
+        continue;
+      }
+      const pass = gate.tryEnter();
+      if (pass === undefined) {
+        failure ??= { message: 'Temporal is unreachable; routing deferred until it answers', unreachable: true };
+        continue;
+      }
+      const timeoutMs = pass.probe ? probeTimeoutMs : startTimeoutMs;
+      try {
+        const outcome = await withTimeout(
+          deps.starter.start(
+            {
+              workflowId: route.workflowId,
+              activity: { id: snapshot.id, name: snapshot.name, version: snapshot.version, definition: snapshot.definition as ActivityDefinition },
+              trigger: { type: 'event', event: envelope },
+            },
+            { deadline: new Date(Date.now() + timeoutMs) },
+          ),
+          // A backstop only: the deadline above normally ends the call first.
+          timeoutMs + 2_000,
+          'starting the run workflow',
+        );
+        gate.reachable(pass);
+        await deps.events.setRouteOutcome(route.eventId, route.activityId, outcome);
+        outcomes.set(route.activityId, outcome);
+        deps.logger.info({ eventId: envelope.event_id, workflowId: route.workflowId, outcome }, outcome === 'started' ? 'run started' : 'run already existed (duplicate)');
+      } catch (error) {
+        const unreachable = isTemporalUnreachable(error);
+        if (unreachable) gate.unreachable(pass);
+        else gate.reachable(pass);
+        failure = { message: (error as Error).message, unreachable: unreachable && (failure?.unreachable ?? true) };
+        deps.logger.warn({ eventId: envelope.event_id, workflowId: route.workflowId, err: error }, 'routing failed; the dispatcher will retry');
+      }
+    }
+    if (failure === undefined) {
+      // If this write is lost the event stays pending, and the dispatcher's next pass settles it.
+      await deps.events.markRoutedIfSettled(envelope.event_id).catch((error: unknown) => {
+        deps.logger.warn({ eventId: envelope.event_id, err: error }, 'could not mark the event routed; the dispatcher will');
+      });
+    } else {
+      const retryInMs = failure.unreachable ? Math.max(MIN_DEFERRED_RETRY_MS, gate.retryInMs()) : routingBackoffMs(attempt);
+      await deps.events.recordRoutingFailure(envelope.event_id, failure.message, retryInMs).catch(() => undefined);
+    }
+    return outcomes;
+  }
+
+  function response(
+    envelope: EventEnvelope,
+    idOrigin: EventIdOrigin,
+    status: 'accepted' | 'duplicate',
+    routes: EventRouteRow[],
+    outcomeOf: (route: EventRouteRow) => EventRunResult['status'],
+  ): EventAcceptedResponse {
+    return {
+      event_id: envelope.event_id,
+      event_id_assigned: idOrigin === 'assigned',
+      status,
+      runs: routes.filter(isRunRoute).map((route) => ({
+        activity_id: route.activityId,
+        activity_name: route.activityName,
+        workflow_id: route.workflowId,
+        run_id: route.runId,
+        status: outcomeOf(route),
+      })),
+      filtered: filteredResults(routes),
+    };
+  }
+
+  return {
+    dispatch,
+    gate,
+    /**
+     * Accepts one event. Throws EventIdReusedError when the id is taken by
+     * different content, UnavailableError when Postgres cannot store it.
+     */
+    async ingest(envelope: EventEnvelope, idOrigin: EventIdOrigin): Promise<EventAcceptedResponse> {
+      const fingerprint = eventFingerprint(envelope);
+      let result;
+      try {
+        const routes = await matchRoutes(envelope);
+        result = await deps.events.accept({ envelope, fingerprint, idOrigin, routes, leaseMs });
+      } catch (error) {
+        if (isConnectionError(error)) throw new UnavailableError('the event store is unreachable; nothing was accepted, retry later');
+        if (isInvalidTextError(error)) throw new InvalidInputError('the event contains text Postgres cannot store (e.g. a NUL character \\u0000)', [{ path: 'data', message: 'contains a character that cannot be stored' }]);
+        throw error;
+      }
+      if (result.kind === 'fingerprint_mismatch') throw new EventIdReusedError(envelope.event_id);
+      // A redelivery starts nothing: every run it matched is a duplicate (SPEC §5.1, §7),
+      // even one the first delivery has not got Temporal to start yet.
+      if (result.kind === 'duplicate') return response(envelope, idOrigin, 'duplicate', result.routes, () => 'duplicate');
+      const outcomes = await dispatch(envelope, result.routes);
+      return response(envelope, idOrigin, 'accepted', result.routes, (route) => {
+        const outcome = outcomes.get(route.activityId);
+        return outcome === 'started' || outcome === 'duplicate' ? outcome : 'pending';
+      });
+    },
+  };
+}
+
+export type EventIngest = ReturnType<typeof createEventIngest>;

@@ -1,0 +1,35 @@
+/**
+ * Webhook ingress, framework-free: verify a delivery's signature, then read
+ * the event out of it. The HTTP route does, per request to
+ * `POST /v1/webhooks/{source}`:
+ *
+ * ```ts
+ * const config = WebhookSourceConfig.parse(stored);        // defaults per scheme
+ * verifyWebhook(config, request.headers, rawBody, now);    // WebhookVerificationError → 401
+ * const { envelope, idOrigin } = extractEvent(config, request.headers, rawBody, now); // WebhookPayloadError → 400
+ * ```
+ *
+ * The `sign*` helpers produce valid deliveries, for tests and for senders.
+ */
+export {
+  EventTypeLocation,
+  FieldLocation,
+  GithubSourceConfig,
+  HmacSha256SourceConfig,
+  StandardWebhooksSourceConfig,
+  WebhookSourceConfig,
+  WebhookSourceName,
+} from './source-config';
+export { verifyWebhook } from './verify';
+export { extractEvent, type ExtractedEvent } from './extract';
+export {
+  WebhookPayloadError,
+  WebhookVerificationError,
+  type WebhookPayloadErrorCode,
+  type WebhookVerificationErrorCode,
+} from './errors';
+export type { WebhookHeaders } from './headers';
+export { signStandardWebhook, type StandardWebhookHeaders } from './standard-webhooks';
+export { signGithub } from './github';
+export { signHmac } from './hmac';
+export { createSecretBox, isSealedSecret, SecretBoxError, type SealedSecret, type SecretBox } from './secret-box';
