@@ -1,0 +1,180 @@
+import type { Config } from '@activity-core/config';
+import {
+  createDatabase,
+  createDefinitionsRepository,
+  createEventsRepository,
+  createRunsRepository,
+  createSchedulesRepository,
+  createWebhookSourcesRepository,
+  runMigrations,
+} from '@activity-core/db';
+import { createDispatcher, createEventIngest, createEventRetention, type Dispatcher, type Logger } from '@activity-core/router';
+import { createScheduleManager, scheduleIssues } from '@activity-core/schedule-manager';
+import { createSecretBox } from '@activity-core/webhooks';
+import { checkSearchAttributes, createRunStarter, MissingSearchAttributesError } from '@activity-core/temporal';
+import { Client, Connection } from '@temporalio/client';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { buildServer } from './server';
+import { createActivityService } from './services/activity-service';
+import { createEventService } from './services/event-service';
+import { createRunService } from './services/run-service';
+import { createScheduleObserver, createScheduleService } from './services/schedule-service';
+import { createWebhookService } from './services/webhook-service';
+
+function forwardingLogger(): Logger & { target: Logger | undefined } {
+  const forward =
+    (level: keyof Logger) =>
+    (obj: object, message?: string): void => {
+      holder.target?.[level](obj, message);
+    };
+  const holder: Logger & { target: Logger | undefined } = {
+    target: undefined,
+    debug: forward('debug'),
+    info: forward('info'),
+    warn: forward('warn'),
+    error: forward('error'),
+  };
+  return holder;
+}
+
+export interface ApiApp {
+  server: FastifyInstance;
+  /** The background dispatcher (started unless `dispatcher: false`). */
+  dispatcher: Dispatcher;
+  close(): Promise<void>;
+}
+
+export interface ApiAppOptions {
+  logger?: FastifyServerOptions['logger'];
+  /** Run the background dispatcher in this process. @default true */
+  dispatcher?: boolean;
+  dispatcherIntervalMs?: number;
+  /** Events the dispatcher claims per round. @default 50 */
+  dispatcherBatchSize?: number;
+  /** Run the event retention sweeper in this process. @default true */
+  retention?: boolean;
+}
+
+/**
+ * The API's composition root: every dependency is built here from the
+ * parsed config and handed to the services that need it.
+ */
+export async function createApiApp(config: Config, options: ApiAppOptions = {}): Promise<ApiApp> {
+  if (config.migrateOnStart) await runMigrations(config.databaseUrl);
+  const database = createDatabase({ url: config.databaseUrl, max: config.databasePoolSize, applicationName: 'activity-core-api' });
+  // Lazy: the API starts (and keeps accepting events durably) while Temporal is down.
+  const connection = Connection.lazy({
+    address: config.temporal.address,
+    // gRPC's reconnect backoff grows to 2 minutes by default, so a Temporal that
+    // comes back after an outage could wait that long for the first routed
+    // event. Capped at 2 s, in line with the ingest's availability probe.
+    channelArgs: { 'grpc.initial_reconnect_backoff_ms': 250, 'grpc.max_reconnect_backoff_ms': 2_000 },
+  });
+  const client = new Client({ connection, namespace: config.temporal.namespace });
+
+  const definitions = createDefinitionsRepository(database.db);
+  const events = createEventsRepository(database.db);
+  const runs = createRunsRepository(database.db);
+  const webhookSources = createWebhookSourcesRepository(database.db);
+  const secretBox = config.webhooks.secretKeys.length > 0 ? createSecretBox(config.webhooks.secretKeys) : undefined;
+  const starter = createRunStarter({ client, taskQueue: config.temporal.taskQueue });
+  // The ingest is built before the server that owns the logger; it logs through this forwarder.
+  const logger = forwardingLogger();
+  const silentUntilServer = logger;
+
+  const ingest = createEventIngest({ definitions, events, starter, runs, logger: silentUntilServer });
+  const scheduleManager = createScheduleManager({
+    client,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    schedules: createSchedulesRepository(database.db),
+    definitions,
+    runs,
+    starter,
+    logger,
+    temporalUiUrl: config.temporal.uiUrl,
+  });
+  let server: FastifyInstance;
+  try {
+    server = await buildServer(
+      {
+        activities: createActivityService({
+          definitions,
+          observers: [createScheduleObserver({ manager: scheduleManager, client, logger: () => logger })],
+          validators: [scheduleIssues],
+        }),
+        schedules: createScheduleService({ manager: scheduleManager, client }),
+        events: createEventService({ ingest, events }),
+        runs: createRunService({ runs, client, temporalUiUrl: config.temporal.uiUrl, namespace: config.temporal.namespace }),
+        webhooks: createWebhookService({ sources: webhookSources, ingest, logger, ...(secretBox === undefined ? {} : { secretBox }) }),
+        probes: [
+          { name: 'postgres', check: async () => void (await database.pool.query('SELECT 1')) },
+          {
+            name: 'temporal',
+            // A deadline, so a probe against an unreachable server ends instead of retrying past the request.
+            check: async () => void (await connection.withDeadline(Date.now() + 2_500, () => connection.healthService.check({}))),
+          },
+        ],
+      },
+      {
+        auth: config.auth,
+        bodyLimitBytes: config.http.bodyLimitBytes,
+        logger: options.logger ?? { level: config.logLevel },
+        rateLimit: config.rateLimit,
+      },
+    );
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+  logger.target = server.log;
+  if (secretBox === undefined) {
+    server.log.warn('WEBHOOK_SECRET_KEYS is empty: webhook secrets are stored in plain text in Postgres');
+  }
+
+  try {
+    await checkSearchAttributes(connection, config.temporal.namespace);
+  } catch (error) {
+    if (error instanceof MissingSearchAttributesError) {
+      await database.close();
+      throw error;
+    }
+    server.log.warn({ err: error }, 'Temporal is not reachable yet; events are stored and routed once it is');
+  }
+
+  // Make Temporal Schedules match Postgres. In the background: the API serves while Temporal is down, and workers reconcile periodically.
+  const startupReconcile = client
+    .withDeadline(new Date(Date.now() + 30_000), () => scheduleManager.reconcile())
+    .then(
+      (changes) => {
+        if (changes.created.length + changes.updated.length + changes.deleted.length > 0) server.log.info({ ...changes }, 'schedules reconciled');
+      },
+      (error: unknown) => server.log.warn({ err: error }, 'schedule reconciliation at start-up failed; workers retry it periodically'),
+    );
+
+  const dispatcher = createDispatcher({
+    events,
+    ingest,
+    logger: server.log,
+    ...(options.dispatcherIntervalMs === undefined ? {} : { intervalMs: options.dispatcherIntervalMs }),
+    ...(options.dispatcherBatchSize === undefined ? {} : { batchSize: options.dispatcherBatchSize }),
+  });
+  if (options.dispatcher ?? true) dispatcher.start();
+  // Only when an operator chose a retention: by default event ids are remembered forever.
+  const retentionDays = config.events.retentionDays;
+  const retention = retentionDays === null ? undefined : createEventRetention({ events, logger: server.log, retentionMs: retentionDays * 86_400_000 });
+  if (options.retention ?? true) retention?.start();
+
+  return {
+    server,
+    dispatcher,
+    close: async () => {
+      await server.close();
+      await dispatcher.stop();
+      await retention?.stop();
+      await startupReconcile;
+      await connection.close().catch(() => undefined);
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,71 @@
+import { ActivityDefinition, ActivityRecord, Page, Problem } from '@activity-core/contracts';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { ActivityService } from '../services/activity-service';
+
+const IdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
+const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().optional(),
+  enabled: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
+});
+const errors = { 400: Problem, 401: Problem, 404: Problem, 409: Problem };
+
+export const activityRoutes = (service: ActivityService): FastifyPluginAsyncZod =>
+  async (app) => {
+    const config = { auth: 'management' as const };
+    const tags = ['activities'];
+
+    app.post(
+      '/v1/activities',
+      { config, schema: { tags, summary: 'Register an activity', body: ActivityDefinition, response: { 201: ActivityRecord, ...errors } } },
+      async (request, reply) => reply.status(201).send(await service.create(request.body)),
+    );
+
+    app.put(
+      '/v1/activities/:id',
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Create or replace an activity by id (safe to repeat: an identical body changes nothing)',
+          params: IdParams,
+          body: ActivityDefinition,
+          response: { 200: ActivityRecord, 201: ActivityRecord, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const { record, created } = await service.put(request.params.id, request.body);
+        return reply.status(created ? 201 : 200).send(record);
+      },
+    );
+
+    app.get(
+      '/v1/activities/:id',
+      { config, schema: { tags, summary: 'Get an activity', params: IdParams, response: { 200: ActivityRecord, ...errors } } },
+      async (request) => await service.get(request.params.id),
+    );
+
+    app.get(
+      '/v1/activities',
+      { config, schema: { tags, summary: 'List activities, newest first', querystring: ListQuery, response: { 200: Page(ActivityRecord), ...errors } } },
+      async (request) => await service.list(request.query),
+    );
+
+    app.delete(
+      '/v1/activities/:id',
+      { config, schema: { tags, summary: 'Delete an activity and its schedules; run history stays', params: IdParams, response: { 204: z.null(), ...errors } } },
+      async (request, reply) => {
+        await service.remove(request.params.id);
+        return reply.status(204).send(null);
+      },
+    );
+
+    for (const [action, enabled] of [['enable', true], ['disable', false]] as const) {
+      app.post(
+        `/v1/activities/:id/${action}`,
+        { config, schema: { tags, summary: `${action === 'enable' ? 'Enable' : 'Disable'} an activity (idempotent)`, params: IdParams, response: { 200: ActivityRecord, ...errors } } },
+        async (request) => await service.setEnabled(request.params.id, enabled),
+      );
+    }
+  };

@@ -1,0 +1,156 @@
+import {
+  ActivitySchedules,
+  BackfillRequest,
+  BackfillResponse,
+  FireExplanation,
+  FireRecord,
+  Page,
+  PauseScheduleRequest,
+  Problem,
+  ReconcileResponse,
+  ResumeResponse,
+  TriggerNowResponse,
+} from '@activity-core/contracts';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { ScheduleService } from '../services/schedule-service';
+
+const IdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
+const Rfc3339 = z.iso.datetime({ offset: true, message: 'must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z' });
+const FireParams = IdParams.extend({ scheduled_for: Rfc3339 });
+const FiresQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  /** Only fire times at or after this instant. */
+  from: Rfc3339.optional(),
+  /** Only fire times at or before this instant. */
+  to: Rfc3339.optional(),
+  cursor: z.string().optional(),
+});
+const TriggerHeaders = z.object({
+  'idempotency-key': z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
+    .optional(),
+});
+/** Pause and resume take an optional JSON body; none at all is fine too. */
+const OptionalNote = PauseScheduleRequest.nullish().transform((body) => body ?? {});
+const errors = { 400: Problem, 401: Problem, 404: Problem, 409: Problem, 503: Problem };
+
+export const scheduleRoutes = (service: ScheduleService): FastifyPluginAsyncZod =>
+  async (app) => {
+    const config = { auth: 'management' as const };
+    const tags = ['schedules'];
+
+    app.get(
+      '/v1/activities/:id/schedules',
+      {
+        config,
+        schema: { tags, summary: 'The Temporal Schedules of an activity\'s cron triggers, their state and next fire times', params: IdParams, response: { 200: ActivitySchedules, ...errors } },
+      },
+      async (request) => await service.describe(request.params.id),
+    );
+
+    app.post(
+      '/v1/activities/:id/schedules/pause',
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Pause the activity\'s schedules with a note (kept across reconciliation; idempotent)',
+          params: IdParams,
+          body: OptionalNote,
+          response: { 200: ActivitySchedules, ...errors },
+        },
+      },
+      async (request) => await service.pause(request.params.id, request.body.note),
+    );
+
+    app.post(
+      '/v1/activities/:id/schedules/resume',
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Resume paused schedules; the misfire policy decides what was missed while paused (idempotent)',
+          params: IdParams,
+          body: OptionalNote,
+          response: { 200: ResumeResponse, ...errors },
+        },
+      },
+      async (request) => await service.resume(request.params.id, request.body.note),
+    );
+
+    app.post(
+      '/v1/activities/:id/schedules/trigger',
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Trigger one run now: manual-{activity_id}:{Idempotency-Key} (a repeated key is the same run)',
+          params: IdParams,
+          headers: TriggerHeaders,
+          response: { 202: TriggerNowResponse, ...errors },
+        },
+      },
+      async (request, reply) => reply.status(202).send(await service.trigger(request.params.id, request.headers['idempotency-key'])),
+    );
+
+    app.post(
+      '/v1/activities/:id/schedules/backfill',
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Run every nominal fire time in [start, end] that has no run yet (safe to repeat)',
+          params: IdParams,
+          body: BackfillRequest,
+          response: { 200: BackfillResponse, ...errors },
+        },
+      },
+      async (request) => await service.backfill(request.params.id, request.body),
+    );
+
+    app.get(
+      '/v1/activities/:id/fires',
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Every decision about the activity\'s cron fire times, newest first: which ran, which did not, and why',
+          params: IdParams,
+          querystring: FiresQuery,
+          response: { 200: Page(FireRecord), ...errors },
+        },
+      },
+      async (request) => await service.fires(request.params.id, request.query),
+    );
+
+    app.get(
+      '/v1/activities/:id/fires/:scheduled_for',
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Why did (or didn\'t) this nominal fire time run?',
+          params: FireParams,
+          response: { 200: FireExplanation, ...errors },
+        },
+      },
+      async (request) => await service.explain(request.params.id, request.params.scheduled_for),
+    );
+
+    app.post(
+      '/v1/schedules/reconcile',
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Make Temporal Schedules match Postgres now (also done at start-up and periodically by workers; idempotent)',
+          response: { 200: ReconcileResponse, 401: Problem, 503: Problem },
+        },
+      },
+      async () => await service.reconcile(),
+    );
+  };

@@ -1,0 +1,144 @@
+import { EventAcceptedResponse, InvalidInputError, Problem } from '@activity-core/contracts';
+import {
+  GithubSourceConfig,
+  HmacSha256SourceConfig,
+  StandardWebhooksSourceConfig,
+  WebhookSourceConfig,
+  WebhookSourceName,
+} from '@activity-core/webhooks';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { WebhookService } from '../services/webhook-service';
+
+const NameParams = z.object({ name: WebhookSourceName });
+const SourceParams = z.object({ source: WebhookSourceName });
+
+const shown = {
+  secret_hint: z.string().nullable().meta({ description: 'The last four characters of the secret (null for secrets under 16 characters); the secret itself is never returned.' }),
+  secret_encrypted: z.boolean().meta({ description: 'Whether the secret is stored encrypted (WEBHOOK_SECRET_KEYS).' }),
+  created_at: z.string(),
+  updated_at: z.string(),
+};
+
+/** A source as responses show it: the config without its secret. */
+const WebhookSourceRecord = z
+  .discriminatedUnion('scheme', [
+    StandardWebhooksSourceConfig.omit({ secret: true }).extend(shown),
+    GithubSourceConfig.omit({ secret: true }).extend(shown),
+    HmacSha256SourceConfig.omit({ secret: true }).extend(shown),
+  ])
+  .meta({ id: 'WebhookSource' });
+
+/** PUT takes the name from the path; a name in the body must agree. */
+const optionalName = { name: WebhookSourceName.optional() };
+const WebhookSourcePutBody = z.discriminatedUnion('scheme', [
+  StandardWebhooksSourceConfig.extend(optionalName),
+  GithubSourceConfig.extend(optionalName),
+  HmacSha256SourceConfig.extend(optionalName),
+]);
+
+const errors = { 400: Problem, 401: Problem, 404: Problem, 409: Problem, 429: Problem };
+
+/** Management of webhook sources: management API keys only. */
+export const webhookSourceRoutes = (service: WebhookService): FastifyPluginAsyncZod =>
+  async (app) => {
+    const config = { auth: 'management' as const };
+    const tags = ['webhooks'];
+
+    app.post(
+      '/v1/webhook-sources',
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Configure a webhook source',
+          description: 'Deliveries are then accepted at `POST /v1/webhooks/{name}`. The secret is write-only.',
+          body: WebhookSourceConfig,
+          response: { 201: WebhookSourceRecord, ...errors },
+        },
+      },
+      async (request, reply) => reply.status(201).send(await service.create(request.body)),
+    );
+
+    app.put(
+      '/v1/webhook-sources/:name',
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Create or replace a webhook source (this is how a secret is rotated)',
+          params: NameParams,
+          body: WebhookSourcePutBody,
+          response: { 200: WebhookSourceRecord, 201: WebhookSourceRecord, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const { name } = request.params;
+        if (request.body.name !== undefined && request.body.name !== name) {
+          throw new InvalidInputError(`the body names source ${request.body.name} but the path names ${name}`, [
+            { path: 'name', message: 'must equal the name in the path' },
+          ]);
+        }
+        const { view, created } = await service.put({ ...request.body, name });
+        return reply.status(created ? 201 : 200).send(view);
+      },
+    );
+
+    app.get(
+      '/v1/webhook-sources',
+      { config, schema: { tags, summary: 'List webhook sources', response: { 200: z.object({ items: z.array(WebhookSourceRecord) }), ...errors } } },
+      async () => ({ items: await service.list() }),
+    );
+
+    app.get(
+      '/v1/webhook-sources/:name',
+      { config, schema: { tags, summary: 'Get a webhook source (without its secret)', params: NameParams, response: { 200: WebhookSourceRecord, ...errors } } },
+      async (request) => await service.get(request.params.name),
+    );
+
+    app.delete(
+      '/v1/webhook-sources/:name',
+      {
+        config,
+        schema: { tags, summary: 'Remove a webhook source; its deliveries are refused from then on', params: NameParams, response: { 204: z.null(), ...errors } },
+      },
+      async (request, reply) => {
+        await service.remove(request.params.name);
+        return reply.status(204).send(null);
+      },
+    );
+  };
+
+/**
+ * `POST /v1/webhooks/{source}`: authenticated by the source's signature, not
+ * by an API key. Its own encapsulated context takes every body as raw bytes,
+ * because a signature covers the exact bytes sent — re-serialised JSON would
+ * not verify.
+ */
+export const webhookIngestRoutes = (service: WebhookService): FastifyPluginAsyncZod =>
+  async (app) => {
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+    app.post(
+      '/v1/webhooks/:source',
+      {
+        config: { auth: 'webhook' },
+        schema: {
+          tags: ['webhooks'],
+          summary: 'Receive a webhook delivery from a configured source',
+          description:
+            'The raw body is verified against the source\'s signature scheme (Standard Webhooks, GitHub, or HMAC-SHA256) before anything is stored; ' +
+            'a bad or missing signature is a 401. The event id is the provider\'s delivery id, so redeliveries answer `duplicate`.',
+          params: SourceParams,
+          response: { 202: EventAcceptedResponse, 400: Problem, 401: Problem, 404: Problem, 413: Problem, 422: Problem, 429: Problem, 503: Problem },
+        },
+      },
+      async (request, reply) => {
+        const receivedAt = new Date();
+        const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const result = await service.receive(request.params.source, request.headers, raw, receivedAt);
+        return reply.status(202).send(result);
+      },
+    );
+  };

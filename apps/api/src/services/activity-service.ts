@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { NotFoundError, type ActivityDefinition, type ActivityRecord } from '@activity-core/contracts';
+import { decodeCursor, DefinitionIdTakenError, encodeCursor, type DefinitionRow, type DefinitionsRepository } from '@activity-core/db';
+import { keysetPage, type Page } from './pagination';
+import { InvalidInputError, type FieldIssue } from '@activity-core/contracts';
+import { cronScheduleSummaries } from '@activity-core/schedule-manager';
+
+export function toActivityRecord(row: DefinitionRow): ActivityRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    version: row.version,
+    enabled: row.enabled,
+    definition: row.definition,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    schedules: cronScheduleSummaries(row, new Date()),
+  };
+}
+
+/** Hooks other parts (the schedule manager) attach to definition changes. */
+export interface DefinitionObserver {
+  onChanged(row: DefinitionRow): Promise<void>;
+  onDeleted(row: DefinitionRow): Promise<void>;
+}
+
+export function createActivityService(deps: {
+  definitions: DefinitionsRepository;
+  observers?: DefinitionObserver[];
+  /** Checks beyond the definition schema (e.g. cron syntax Temporal supports); any issue is a 400. */
+  validators?: Array<(definition: ActivityDefinition) => FieldIssue[]>;
+}) {
+  const observers = deps.observers ?? [];
+  const validate = (definition: ActivityDefinition): void => {
+    const issues = (deps.validators ?? []).flatMap((check) => check(definition));
+    if (issues.length > 0) throw new InvalidInputError(issues.map((issue) => `${issue.path}: ${issue.message}`).join('; '), issues);
+  };
+  const changed = async (row: DefinitionRow): Promise<void> => {
+    for (const observer of observers) await observer.onChanged(row);
+  };
+
+  async function requireRow(id: string): Promise<DefinitionRow> {
+    const row = await deps.definitions.get(id);
+    if (row === undefined) throw new NotFoundError('activity', id);
+    return row;
+  }
+
+  return {
+    async create(definition: ActivityDefinition): Promise<ActivityRecord> {
+      validate(definition);
+      const row = await deps.definitions.insert(randomUUID(), definition);
+      await changed(row);
+      return toActivityRecord(row);
+    },
+
+    /** PUT: creates the activity with this id, or replaces it. Repeating it changes nothing. */
+    async put(id: string, definition: ActivityDefinition): Promise<{ record: ActivityRecord; created: boolean }> {
+      validate(definition);
+      // Two passes at most: an identical PUT racing us may create the id between our replace and our insert.
+      for (let pass = 0; ; pass++) {
+        const replaced = await deps.definitions.replace(id, () => definition);
+        if (replaced !== undefined) {
+          if (replaced.changed) await changed(replaced.row);
+          return { record: toActivityRecord(replaced.row), created: false };
+        }
+        try {
+          const row = await deps.definitions.insert(id, definition);
+          await changed(row);
+          return { record: toActivityRecord(row), created: true };
+        } catch (error) {
+          if (error instanceof DefinitionIdTakenError && pass === 0) continue;
+          throw error;
+        }
+      }
+    },
+
+    async get(id: string): Promise<ActivityRecord> {
+      return toActivityRecord(await requireRow(id));
+    },
+
+    async list(query: { limit: number; cursor?: string; enabled?: boolean }): Promise<Page<ActivityRecord>> {
+      return await keysetPage({
+        limit: query.limit,
+        cursor: query.cursor,
+        decode: decodeCursor,
+        encode: (last: DefinitionRow) => encodeCursor({ createdAt: last.createdAt, id: last.id }),
+        fetch: ({ limit, cursor }) =>
+          deps.definitions.list({ limit, ...(cursor ? { cursor } : {}), ...(query.enabled === undefined ? {} : { enabled: query.enabled }) }),
+        toItem: toActivityRecord,
+      });
+    },
+
+    async setEnabled(id: string, enabled: boolean): Promise<ActivityRecord> {
+      const replaced = await deps.definitions.replace(id, (current) => ({ ...current.definition, enabled }));
+      if (replaced === undefined) throw new NotFoundError('activity', id);
+      if (replaced.changed) await changed(replaced.row);
+      return toActivityRecord(replaced.row);
+    },
+
+    /** Removes the activity and its schedules; runs and their history stay. */
+    async remove(id: string): Promise<void> {
+      const row = await deps.definitions.softDelete(id);
+      if (row === undefined) throw new NotFoundError('activity', id);
+      for (const observer of observers) await observer.onDeleted(row);
+    },
+  };
+}
+
+export type ActivityService = ReturnType<typeof createActivityService>;

@@ -1,0 +1,121 @@
+import {
+  formatScheduledFor,
+  NotFoundError,
+  UnavailableError,
+  type RunRecord,
+  type RunStatus,
+  type RunWithTasks,
+  type TaskInstanceRecord,
+  type TriggerType,
+} from '@activity-core/contracts';
+import { decodeCursor, encodeCursor, type RunRow, type RunsRepository, type TaskInstanceRow } from '@activity-core/db';
+import { isGrpcServiceError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { keysetPage, type Page } from './pagination';
+
+/** gRPC UNAVAILABLE (14) and DEADLINE_EXCEEDED (4): Temporal did not answer. */
+const UNAVAILABLE_CODES = new Set<number>([14, 4]);
+
+const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
+
+export function toRunRecord(row: RunRow): RunRecord {
+  return {
+    run_id: row.runId,
+    workflow_id: row.workflowId,
+    activity_id: row.activityId,
+    activity_version: row.activityVersion,
+    trigger_type: row.triggerType as TriggerType,
+    scheduled_for: row.scheduledFor === null ? null : formatScheduledFor(row.scheduledFor),
+    event_id: row.eventId,
+    window_start: iso(row.windowStart),
+    window_end: iso(row.windowEnd),
+    status: row.status as RunStatus,
+    error: (row.error as RunRecord['error']) ?? null,
+    started_at: row.startedAt.toISOString(),
+    finished_at: iso(row.finishedAt),
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+export function toTaskRecord(row: TaskInstanceRow): TaskInstanceRecord {
+  return {
+    id: row.id,
+    run_id: row.runId,
+    task_type: row.taskType,
+    task_index: row.taskIndex,
+    workflow_id: row.workflowId,
+    status: row.status as TaskInstanceRecord['status'],
+    attempt_count: row.attemptCount,
+    result: row.result ?? null,
+    error: (row.error as TaskInstanceRecord['error']) ?? null,
+    started_at: iso(row.startedAt),
+    finished_at: iso(row.finishedAt),
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+export function createRunService(deps: { runs: RunsRepository; client: Client; temporalUiUrl: string; namespace: string }) {
+  async function requireRun(runId: string): Promise<RunRow> {
+    const row = await deps.runs.getRun(runId);
+    if (row === undefined) throw new NotFoundError('run', runId);
+    return row;
+  }
+
+  return {
+    async list(query: {
+      limit: number;
+      cursor?: string;
+      activity_id?: string;
+      status?: RunStatus;
+      trigger_type?: TriggerType;
+      event_id?: string;
+    }): Promise<Page<RunRecord>> {
+      return await keysetPage({
+        limit: query.limit,
+        cursor: query.cursor,
+        decode: decodeCursor,
+        encode: (last: RunRow) => encodeCursor({ createdAt: last.createdAt, id: last.runId }),
+        fetch: ({ limit, cursor }) =>
+          deps.runs.listRuns({
+            limit,
+            ...(cursor ? { cursor } : {}),
+            ...(query.activity_id ? { activityId: query.activity_id } : {}),
+            ...(query.status ? { status: query.status } : {}),
+            ...(query.trigger_type ? { triggerType: query.trigger_type } : {}),
+            ...(query.event_id ? { eventId: query.event_id } : {}),
+          }),
+        toItem: toRunRecord,
+      });
+    },
+
+    async get(runId: string): Promise<RunWithTasks & { temporal_ui_url: string }> {
+      const row = await requireRun(runId);
+      const tasks = await deps.runs.listTasks(runId);
+      return {
+        ...toRunRecord(row),
+        tasks: tasks.map(toTaskRecord),
+        temporal_ui_url: `${deps.temporalUiUrl}/namespaces/${encodeURIComponent(deps.namespace)}/workflows/${encodeURIComponent(row.workflowId)}`,
+      };
+    },
+
+    /** Requests cancellation; the workflow records `cancelled` itself when it stops. */
+    async cancel(runId: string): Promise<{ run_id: string; cancel_requested: boolean }> {
+      const row = await requireRun(runId);
+      if (row.status !== 'running') return { run_id: runId, cancel_requested: false };
+      try {
+        await deps.client.withDeadline(Date.now() + 5_000, () => deps.client.workflow.getHandle(row.workflowId).cancel());
+      } catch (error) {
+        // Already closed in Temporal (terminated, timed out): nothing to cancel; the run reconciler records its end.
+        if (error instanceof WorkflowNotFoundError) return { run_id: runId, cancel_requested: false };
+        if (isGrpcServiceError(error) && UNAVAILABLE_CODES.has(error.code)) {
+          throw new UnavailableError('Temporal is unreachable; the cancellation was not requested, retry later');
+        }
+        throw error;
+      }
+      return { run_id: runId, cancel_requested: true };
+    },
+  };
+}
+
+export type RunService = ReturnType<typeof createRunService>;

@@ -1,0 +1,139 @@
+import {
+  DomainError,
+  parseIdempotencyKey,
+  parseScheduledFor,
+  InvalidInputError,
+  UnavailableError,
+  type ActivitySchedules,
+  type BackfillRequest,
+  type BackfillResponse,
+  type FireExplanation,
+  type FireRecord,
+  type ReconcileResponse,
+  type TriggerNowResponse,
+} from '@activity-core/contracts';
+import type { DefinitionRow } from '@activity-core/db';
+import type { Logger, ScheduleManager } from '@activity-core/schedule-manager';
+import type { Client } from '@temporalio/client';
+import type { DefinitionObserver } from './activity-service';
+import { keysetPage, type Page } from './pagination';
+
+/** How long an API request waits for Temporal before answering 503. */
+const TEMPORAL_DEADLINE_MS = 10_000;
+/** A backfill starts up to a thousand runs, one after another. */
+const BACKFILL_DEADLINE_MS = 120_000;
+
+/** gRPC DEADLINE_EXCEEDED and UNAVAILABLE: Temporal did not answer in time. */
+const UNREACHABLE_CODES = new Set([4, 14]);
+
+function isTemporalUnreachable(error: unknown): boolean {
+  for (let current: unknown = error, depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'number' && UNREACHABLE_CODES.has(code)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+async function withTemporal<T>(client: Client, deadlineMs: number, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await client.withDeadline(new Date(Date.now() + deadlineMs), fn);
+  } catch (error) {
+    if (!(error instanceof DomainError) && isTemporalUnreachable(error)) {
+      throw new UnavailableError('Temporal is unreachable; retry later (the request is safe to repeat)');
+    }
+    throw error;
+  }
+}
+
+/**
+ * Operator actions on cron schedules. Every Temporal call made while serving
+ * a request carries a deadline, so an unreachable Temporal makes a request
+ * fail in seconds instead of hanging.
+ */
+export function createScheduleService(deps: { manager: ScheduleManager; client: Client }) {
+  const withDeadline = <T>(fn: () => Promise<T>): Promise<T> => withTemporal(deps.client, TEMPORAL_DEADLINE_MS, fn);
+
+  return {
+    describe: (activityId: string): Promise<ActivitySchedules> => withDeadline(() => deps.manager.describe(activityId)),
+    pause: (activityId: string, note: string | undefined): Promise<ActivitySchedules> => withDeadline(() => deps.manager.pause(activityId, note ?? null)),
+    resume: (activityId: string, note: string | undefined) => withDeadline(() => deps.manager.resume(activityId, note ?? null)),
+    /** `header` is the raw Idempotency-Key (quoted Structured Field string or bare token). */
+    trigger: (activityId: string, header: string | undefined): Promise<TriggerNowResponse> => {
+      const key = header === undefined ? undefined : parseIdempotencyKey(header);
+      if (key === '') throw new InvalidInputError('Idempotency-Key is empty', [{ path: 'headers.idempotency-key', message: 'must not be empty' }]);
+      return withDeadline(() => deps.manager.triggerNow(activityId, key));
+    },
+    backfill: (activityId: string, request: BackfillRequest): Promise<BackfillResponse> =>
+      withTemporal(deps.client, BACKFILL_DEADLINE_MS, () => deps.manager.backfill(activityId, request)),
+    reconcile: (): Promise<ReconcileResponse> => withDeadline(() => deps.manager.reconcile()),
+
+    async fires(
+      activityId: string,
+      query: { limit: number; from?: string; to?: string; cursor?: string },
+    ): Promise<Page<FireRecord>> {
+      return await keysetPage({
+        limit: query.limit,
+        cursor: query.cursor,
+        decode: decodeFireCursor,
+        encode: (last: FireRecord) => encodeFireCursor(last.scheduled_for, last.trigger_index),
+        fetch: ({ limit, cursor }) =>
+          deps.manager.fires(activityId, {
+            limit,
+            ...(query.from === undefined ? {} : { from: new Date(query.from) }),
+            ...(query.to === undefined ? {} : { to: new Date(query.to) }),
+            ...(cursor === undefined ? {} : { before: cursor }),
+          }),
+        toItem: (fire) => fire,
+      });
+    },
+
+    async explain(activityId: string, scheduledFor: string): Promise<FireExplanation> {
+      const at = new Date(scheduledFor);
+      return await deps.manager.explain(activityId, new Date(Math.floor(at.getTime() / 1000) * 1000));
+    },
+  };
+}
+
+export type ScheduleService = ReturnType<typeof createScheduleService>;
+
+function encodeFireCursor(scheduledFor: string, triggerIndex: number): string {
+  return Buffer.from(`${scheduledFor}|${triggerIndex}`).toString('base64url');
+}
+
+function decodeFireCursor(cursor: string): { scheduledFor: Date; triggerIndex: number } | undefined {
+  try {
+    const [at, index] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+    const triggerIndex = Number(index);
+    if (!Number.isInteger(triggerIndex) || triggerIndex < 0) return undefined;
+    return { scheduledFor: parseScheduledFor(at ?? ''), triggerIndex };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Keeps schedules in step with definition writes. A Temporal failure here
+ * does not fail the write (the definition is stored and acknowledged): it is
+ * logged, and the worker's periodic reconciliation creates or fixes the
+ * schedule once Temporal answers.
+ */
+export function createScheduleObserver(deps: { manager: ScheduleManager; client: Client; logger: () => Logger }): DefinitionObserver {
+  const withDeadline = <T>(fn: () => Promise<T>): Promise<T> => withTemporal(deps.client, TEMPORAL_DEADLINE_MS, fn);
+  return {
+    async onChanged(row: DefinitionRow): Promise<void> {
+      try {
+        await withDeadline(() => deps.manager.sync(row));
+      } catch (error) {
+        deps.logger().warn({ err: error, activityId: row.id }, 'could not update the schedules of this activity now; reconciliation will');
+      }
+    },
+    async onDeleted(row: DefinitionRow): Promise<void> {
+      try {
+        await withDeadline(() => deps.manager.remove(row));
+      } catch (error) {
+        deps.logger().warn({ err: error, activityId: row.id }, 'could not delete the schedules of this activity now; reconciliation will');
+      }
+    },
+  };
+}

@@ -1,0 +1,35 @@
+import { ConfigError, loadConfig } from '@activity-core/config';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { pino } from 'pino';
+import { createWorkerApp } from './worker-app';
+
+async function main(): Promise<void> {
+  const config = loadConfig(process.env);
+  const logger = pino({ level: config.logLevel, base: { service: 'activity-core-worker' } });
+  // The SDK's own logs (bundling, state changes) only when asked for with LOG_LEVEL=debug|trace.
+  const verbose = config.logLevel === 'debug' || config.logLevel === 'trace';
+  Runtime.install({ logger: new DefaultLogger(verbose ? 'DEBUG' : 'WARN') });
+  const app = await createWorkerApp(config, { logger });
+  logger.info({ taskQueue: config.temporal.taskQueue, namespace: config.temporal.namespace, address: config.temporal.address }, 'worker started');
+
+  // Temporal's Runtime installs SIGINT/SIGTERM handlers that shut the worker down gracefully.
+  // If Temporal is already gone, that shutdown can wait on it for a long time: a signal
+  // starts a watchdog so the process always ends.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      setTimeout(() => {
+        logger.error({ signal }, 'graceful shutdown took longer than 30 s; exiting');
+        process.exit(1);
+      }, 30_000).unref();
+    });
+  }
+  await app.run();
+  await app.close();
+  logger.info('worker stopped');
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) console.error(error.message);
+  else console.error(error);
+  process.exit(1);
+});
