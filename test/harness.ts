@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createApiApp, type ApiApp } from '../apps/api/src/app';
+import { createWorkerApp, type WorkerApp } from '../apps/worker/src/worker-app';
+import { loadConfig, type Config } from '@activity-core/config';
+import { Client, Connection } from '@temporalio/client';
+import pg from 'pg';
+import { inject } from 'vitest';
+
+export const silentLogger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
+export function postgresUrl(database: string): string {
+  return `postgres://postgres:postgres@127.0.0.1:${inject('postgresPort')}/${database}`;
+}
+
+/** A fresh database cloned from the migrated template: milliseconds, and isolated. */
+export async function createTestDatabase(): Promise<{ url: string; name: string; drop(): Promise<void> }> {
+  const name = `t_${randomUUID().replace(/-/g, '')}`;
+  const admin = new pg.Client({ connectionString: postgresUrl('postgres') });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject('templateDatabase')}`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    url: postgresUrl(name),
+    name,
+    drop: async () => {
+      const client = new pg.Client({ connectionString: postgresUrl('postgres') });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+export function testConfig(databaseUrl: string, overrides: Record<string, string> = {}): Config {
+  return loadConfig({
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
+    MIGRATE_ON_START: 'false',
+    LOG_LEVEL: 'silent',
+    ...overrides,
+  });
+}
+
+let bundle: { code: string } | undefined;
+export async function workflowBundle(): Promise<{ code: string }> {
+  bundle ??= { code: await readFile(inject('workflowBundlePath'), 'utf8') };
+  return bundle;
+}
+
+export interface TestStack {
+  config: Config;
+  api: ApiApp;
+  worker: WorkerApp | undefined;
+  client: Client;
+  sql: pg.Pool;
+  close(): Promise<void>;
+}
+
+/**
+ * The real API and (optionally) a real worker in this process, on a fresh
+ * database and a task queue of their own.
+ */
+export async function startStack(options: { worker?: boolean; env?: Record<string, string> } = {}): Promise<TestStack> {
+  const database = await createTestDatabase();
+  const config = testConfig(database.url, options.env);
+  const api = await createApiApp(config, { logger: process.env.TEST_LOG ? { level: process.env.TEST_LOG } : false, dispatcherIntervalMs: 200 });
+  const worker = options.worker === false ? undefined : await createWorkerApp(config, { logger: silentLogger, workflowBundle: await workflowBundle() });
+  void worker?.run();
+  const connection = await Connection.connect({ address: config.temporal.address });
+  const client = new Client({ connection, namespace: config.temporal.namespace });
+  const sql = new pg.Pool({ connectionString: database.url, max: 3 });
+  return {
+    config,
+    api,
+    worker,
+    client,
+    sql,
+    close: async () => {
+      await worker?.close();
+      await api.close();
+      await connection.close();
+      await sql.end();
+      await database.drop();
+    },
+  };
+}
+
+/** Polls until `check` returns a value that is not undefined, or fails after `timeoutMs`. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export const AUTH = { authorization: 'Bearer test-key' };

@@ -1,0 +1,192 @@
+import { randomUUID } from 'node:crypto';
+import { ScheduleNotFoundError, type ScheduleDescription } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createWorkerApp } from '../apps/worker/src/worker-app';
+import { silentLogger, startStack, waitFor, workflowBundle, type TestStack } from './harness';
+import { registerActivity } from './schedule-helpers';
+
+let stack: TestStack;
+
+beforeAll(async () => {
+  // No worker: nothing here fires (daily crons), and workers reconcile on their own schedule.
+  stack = await startStack({ worker: false });
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+const daily = (name: string, cron = '0 3 * * *') => ({ name, triggers: [{ type: 'cron', cron, timezone: 'UTC' }], tasks: [{ type: 'noop' }] });
+
+async function reconcile(): Promise<{ created: string[]; updated: string[]; deleted: string[]; unchanged: number }> {
+  const response = await stack.api.server.inject({ method: 'POST', url: '/v1/schedules/reconcile' });
+  expect(response.statusCode, response.body).toBe(200);
+  return response.json();
+}
+
+/** A schedule shaped like ours but with no activity behind it. */
+async function createStraySchedule(taskQueue: string): Promise<string> {
+  const activityId = randomUUID();
+  const scheduleId = `schedule-${activityId}-0`;
+  await stack.client.schedule.create({
+    scheduleId,
+    spec: { cronExpressions: ['0 4 * * *'] },
+    action: { type: 'startWorkflow', workflowType: 'ScheduleTickWorkflow', taskQueue, args: [{ activityId, triggerIndex: 0, definitionVersion: 1, revision: 'x' }] },
+    memo: { managedBy: 'activity-core', taskQueue, activityId, triggerIndex: 0 },
+    state: { paused: true },
+  });
+  // Listing is eventually consistent; reconciliation finds orphans by listing.
+  await waitFor('the stray schedule to be listed', async () => {
+    for await (const summary of stack.client.schedule.list()) if (summary.scheduleId === scheduleId) return true;
+    return undefined;
+  });
+  return scheduleId;
+}
+
+const describeSchedule = (id: string): Promise<ScheduleDescription> => stack.client.schedule.getHandle(id).describe();
+
+describe('reconciliation', () => {
+  test('creates missing schedules, updates changed ones, removes orphans, and a second run changes nothing', async () => {
+    const missing = await registerActivity(stack, daily('reconcile-missing'));
+    const changed = await registerActivity(stack, daily('reconcile-changed'));
+    const deleted = await registerActivity(stack, daily('reconcile-deleted'));
+    const untouched = await registerActivity(stack, daily('reconcile-untouched'));
+    const id = (activity: { id: string }) => `schedule-${activity.id}-0`;
+
+    // Drift behind the API's back: a schedule lost, a definition edited and one deleted directly in Postgres, a stray schedule.
+    await stack.client.schedule.getHandle(id(missing)).delete();
+    await stack.sql.query(
+      `UPDATE activity_definitions SET definition = jsonb_set(definition, '{triggers,0,cron}', '"15 5 * * *"'), version = version + 1 WHERE id = $1`,
+      [changed.id],
+    );
+    await stack.sql.query('UPDATE activity_definitions SET deleted_at = now() WHERE id = $1', [deleted.id]);
+    const stray = await createStraySchedule(stack.config.temporal.taskQueue);
+    const foreign = await createStraySchedule(`another-deployment-${randomUUID()}`);
+    const untouchedBefore = await describeSchedule(id(untouched));
+
+    const first = await reconcile();
+    expect(first.created).toEqual([id(missing)]);
+    expect(first.updated).toEqual([id(changed)]);
+    expect([...first.deleted].sort()).toEqual([id(deleted), stray].sort());
+
+    await describeSchedule(id(missing));
+    expect((await describeSchedule(id(changed))).info.nextActionTimes[0]?.toISOString()).toMatch(/T05:15:00\.000Z$/);
+    await expect(describeSchedule(id(deleted))).rejects.toBeInstanceOf(ScheduleNotFoundError);
+    await expect(describeSchedule(stray)).rejects.toBeInstanceOf(ScheduleNotFoundError);
+    // Schedules of another deployment (another task queue) in the same namespace are not ours to remove.
+    await describeSchedule(foreign);
+
+    const snapshot = async () =>
+      Promise.all([missing, changed, untouched].map(async (activity) => (await describeSchedule(id(activity))).info.lastUpdatedAt?.getTime() ?? 0));
+    const before = await snapshot();
+    const second = await reconcile();
+    expect(second).toEqual({ created: [], updated: [], deleted: [], unchanged: second.unchanged });
+    expect(second.unchanged).toBeGreaterThanOrEqual(3);
+    expect(await snapshot()).toEqual(before);
+    expect((await describeSchedule(id(untouched))).info.lastUpdatedAt).toEqual(untouchedBefore.info.lastUpdatedAt);
+
+    await stack.client.schedule.getHandle(foreign).delete();
+  });
+
+  test('a worker reconciles when it starts', async () => {
+    const activity = await registerActivity(stack, daily('reconcile-at-start'));
+    const scheduleId = `schedule-${activity.id}-0`;
+    await stack.client.schedule.getHandle(scheduleId).delete();
+
+    const worker = await createWorkerApp(stack.config, { logger: silentLogger, workflowBundle: await workflowBundle(), scheduleSweepIntervalMs: 0 });
+    void worker.run();
+    try {
+      const description = await waitFor('the worker to recreate the schedule', () => describeSchedule(scheduleId));
+      expect(description.action.workflowType).toBe('ScheduleTickWorkflow');
+      expect(description.state.note).toContain('reconcile-at-start');
+    } finally {
+      await worker.close();
+    }
+  });
+
+  test('a pause recorded in Postgres survives reconciliation, and a schedule unpaused behind its back is paused again', async () => {
+    const activity = await registerActivity(stack, daily('reconcile-paused'));
+    const scheduleId = `schedule-${activity.id}-0`;
+    const paused = await stack.api.server.inject({ method: 'POST', url: `/v1/activities/${activity.id}/schedules/pause`, payload: { note: 'quarter close' } });
+    expect(paused.statusCode).toBe(200);
+    await stack.client.schedule.getHandle(scheduleId).unpause('someone clicked resume in the UI');
+
+    const result = await reconcile();
+    expect(result.updated).toContain(scheduleId);
+    const description = await describeSchedule(scheduleId);
+    expect(description.state.paused).toBe(true);
+    expect(description.state.note).toContain('quarter close');
+  });
+});
+
+describe('a reconcile holding an old definition', () => {
+  test('never rolls a trigger back to the version it read, so the newer schedule keeps its next fire', async () => {
+    const { createDatabase, createDefinitionsRepository, createRunsRepository, createSchedulesRepository } = await import('@activity-core/db');
+    const { createScheduleManager } = await import('@activity-core/schedule-manager');
+    const { createRunStarter } = await import('@activity-core/temporal');
+    const database = createDatabase({ url: stack.config.databaseUrl, max: 3 });
+    try {
+      const definitions = createDefinitionsRepository(database.db);
+      const manager = createScheduleManager({
+        client: stack.client,
+        namespace: stack.config.temporal.namespace,
+        taskQueue: stack.config.temporal.taskQueue,
+        schedules: createSchedulesRepository(database.db),
+        definitions,
+        runs: createRunsRepository(database.db),
+        starter: createRunStarter({ client: stack.client, taskQueue: stack.config.temporal.taskQueue }),
+        logger: silentLogger,
+      });
+      const activity = await registerActivity(stack, daily('stale-reader', '0 3 * * *'));
+      // A reconcile reads version 1 ...
+      const staleRow = await definitions.get(activity.id);
+      // ... an operator changes the cron (version 2, applied by the API) ...
+      const put = await stack.api.server.inject({ method: 'PUT', url: `/v1/activities/${activity.id}`, payload: daily('stale-reader', '30 3 * * *') });
+      expect(put.json().version).toBe(2);
+      // ... and only then does the reconcile apply what it read.
+      await manager.sync(staleRow!);
+      const state = await stack.sql.query('SELECT trigger FROM schedule_states WHERE activity_id = $1', [activity.id]);
+      expect(state.rows[0].trigger.cron).toBe('30 3 * * *');
+      const schedule = await stack.client.schedule.getHandle(`schedule-${activity.id}-0`).describe();
+      expect(JSON.stringify(schedule.spec)).toContain('30');
+    } finally {
+      await database.close();
+    }
+  });
+});
+
+describe('the fire log', () => {
+  test('pages through fires of two triggers at the same instant without skipping either', async () => {
+    const activity = await registerActivity(stack, {
+      name: 'two-triggers-one-instant',
+      triggers: [
+        { type: 'cron', cron: '0 3 * * *', timezone: 'UTC' },
+        { type: 'cron', cron: '0 3 * * *', timezone: 'Europe/London' },
+      ],
+      tasks: [{ type: 'noop' }],
+    });
+    for (const at of ['2026-01-01T03:00:00Z', '2026-01-02T03:00:00Z']) {
+      for (const triggerIndex of [0, 1]) {
+        await stack.sql.query(
+          `INSERT INTO schedule_fires (activity_id, trigger_index, scheduled_for, status, reason) VALUES ($1, $2, $3, 'skipped', 'misfire_skip')`,
+          [activity.id, triggerIndex, at],
+        );
+      }
+    }
+    const seen: string[] = [];
+    let url = `/v1/activities/${activity.id}/fires?limit=1`;
+    for (let i = 0; i < 10; i++) {
+      const response = await stack.api.server.inject({ method: 'GET', url });
+      expect(response.statusCode, response.body).toBe(200);
+      const page = response.json();
+      seen.push(...page.items.map((fire: { scheduled_for: string; trigger_index: number }) => `${fire.scheduled_for}#${fire.trigger_index}`));
+      if (page.next_cursor === null) break;
+      url = `/v1/activities/${activity.id}/fires?limit=1&cursor=${page.next_cursor}`;
+    }
+    expect(seen).toEqual([
+      '2026-01-02T03:00:00+00:00#1',
+      '2026-01-02T03:00:00+00:00#0',
+      '2026-01-01T03:00:00+00:00#1',
+      '2026-01-01T03:00:00+00:00#0',
+    ]);
+  });
+});
