@@ -1,6 +1,6 @@
 import type { MisfirePolicy } from '@activity-core/contracts';
 import { describe, expect, test } from 'vitest';
-import { startStack, type TestStack } from './harness';
+import { startStack, waitFor, type TestStack } from './harness';
 import {
   everySeconds,
   isoOf,
@@ -59,6 +59,10 @@ async function withOutage(stack: TestStack, policy: MisfirePolicy): Promise<Outa
   try {
     const next = utc(new Date(lastBefore.getTime() + (MISSED + 1) * PERIOD_MS));
     await waitForRun(stack, activity.id, (run) => run.scheduled_for === next && run.status === 'succeeded');
+    // Caught-up runs start in order but may finish after the on-time one; read the record once all have ended.
+    await waitFor('every run up to the next on-time one to end', async () =>
+      (await listRuns(stack, activity.id)).every((run) => run.scheduled_for! > next || run.status !== 'running') ? true : undefined,
+    );
     const disabled = await stack.api.server.inject({ method: 'POST', url: `/v1/activities/${activity.id}/disable` });
     expect(disabled.statusCode).toBe(200);
     return { activityId: activity.id, lastBefore, missed, next, runs: await listRuns(stack, activity.id), fires: await settledFires(stack, activity.id) };
