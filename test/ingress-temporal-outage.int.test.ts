@@ -95,7 +95,8 @@ describe('Temporal down during a burst', () => {
     // Only the requests in flight when Temporal went away wait for the start
     // deadline (5 s); after that one call at a time probes, so at most one
     // more request per deadline's worth of outage waits. The rest answer at once.
-    const slow = answers.filter((a) => a.ms > 1_000).length;
+    // "Slow" means it waited on Temporal (the 2 s probe or the 5 s deadline), not a busy machine.
+    const slow = answers.filter((a) => a.ms >= 1_900).length;
     expect(slow).toBeLessThanOrEqual(EVENTS / WAVES + Math.ceil(OUTAGE_MS / 5_000));
     const median = answers.map((a) => a.ms).sort((a, b) => a - b)[EVENTS / 2]!;
     expect(median).toBeLessThan(1_000);

@@ -52,7 +52,9 @@ describe('runs that cannot record their own end', () => {
   });
 
   test('a run over its run_timeout is recorded as failed with timed_out, and its task as cancelled', async () => {
-    const { workflowId, runId } = await fire('too-slow', { run_timeout: '2s' });
+    const { workflowId, runId } = await fire('too-slow', { run_timeout: '8s' });
+    // The run has its row and a running task before its timeout ends it.
+    await expect.poll(async () => (await run(runId)).tasks?.[0]?.status, { timeout: 7_000 }).toBe('running');
     await expect(stack.client.workflow.getHandle(workflowId).result()).rejects.toThrow();
     const settled = await reconciler().reconcileOnce();
     expect(settled).toContainEqual(expect.objectContaining({ runId, status: 'failed' }));

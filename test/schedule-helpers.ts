@@ -60,6 +60,21 @@ export async function settledFires(stack: TestStack, activityId: string): Promis
   });
 }
 
+/**
+ * The runs, once every run the fire log started at or before `through` has a row that has ended.
+ * Runs decided together start in order but may finish in any order, and a run's row is written by
+ * the run itself, a moment after its fire is recorded.
+ */
+export async function runsEndedThrough(stack: TestStack, activityId: string, through: string): Promise<RunView[]> {
+  return await waitFor(`every run decided up to ${through} to end`, async () => {
+    const fires = (await listFires(stack, activityId)).filter((fire) => fire.scheduled_for <= through);
+    if (fires.some((fire) => fire.status === 'pending')) return undefined;
+    const runs = await listRuns(stack, activityId);
+    const ended = (workflowId: string | null) => runs.some((run) => run.workflow_id === workflowId && run.status !== 'running');
+    return fires.every((fire) => fire.status !== 'started' || ended(fire.workflow_id)) ? runs : undefined;
+  });
+}
+
 /** Waits until the activity has a run whose nominal time satisfies `predicate`, and returns it. */
 export async function waitForRun(stack: TestStack, activityId: string, predicate: (run: RunView) => boolean, timeoutMs = 20_000): Promise<RunView> {
   return await waitFor(

@@ -71,7 +71,7 @@ describe('backfill', () => {
     const again = await backfill();
     expect(again.statusCode).toBe(200);
     expect(again.json()).toMatchObject({ started: 0, duplicate: expected.length });
-    expect((await listRuns(stack, activity.id)).length).toBe(runs.length);
+    expect(inRangeOf(await listRuns(stack, activity.id))).toHaveLength(inRange.length);
 
     // The fire log says which times ran by backfill and which were already there.
     const fires = await settledFires(stack, activity.id);
@@ -122,18 +122,22 @@ describe('the same nominal time delivered twice', () => {
     const firesBefore = (await settledFires(stack, activity.id)).filter((fire) => fire.scheduled_for <= second.scheduled_for!);
 
     const scheduleId = `schedule-${activity.id}-0`;
-    const ticksFor = async () => {
-      const ids: string[] = [];
-      const query = `WorkflowType = 'ScheduleTickWorkflow' AND TemporalScheduledById = '${scheduleId}' AND ExecutionStatus = 'Completed'`;
-      for await (const execution of stack.client.workflow.list({ query })) ids.push(execution.workflowId);
-      return ids;
+    // Count only ticks started by this backfill, for the two nominal times: the schedule keeps firing every 2 s.
+    // (A strict bound one second on: the dev server's SQLite visibility compares datetimes as text, so `<=` misses equal ones.)
+    const since = new Date();
+    const redeliveredTicks = async () => {
+      let count = 0;
+      const query =
+        `WorkflowType = 'ScheduleTickWorkflow' AND TemporalScheduledById = '${scheduleId}' AND ExecutionStatus = 'Completed'` +
+        ` AND StartTime >= '${since.toISOString()}' AND TemporalScheduledStartTime < '${new Date(Date.parse(second.scheduled_for!) + 1000).toISOString()}'`;
+      for await (const _ of stack.client.workflow.list({ query })) count += 1;
+      return count;
     };
-    const ticksBefore = (await ticksFor()).length;
     await stack.client.schedule
       .getHandle(scheduleId)
       .backfill({ start: new Date(first.scheduled_for!), end: new Date(second.scheduled_for!), overlap: 'ALLOW_ALL' });
     // Both redelivered ticks ran to completion...
-    await waitFor('the redelivered ticks to complete', async () => ((await ticksFor()).length >= ticksBefore + 2 ? true : undefined));
+    await waitFor('the redelivered ticks to complete', async () => ((await redeliveredTicks()) >= 2 ? true : undefined));
     const disabled = await stack.api.server.inject({ method: 'POST', url: `/v1/activities/${activity.id}/disable` });
     expect(disabled.statusCode).toBe(200);
     // ...and found those nominal times decided: no second run, no changed decision.

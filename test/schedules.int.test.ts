@@ -125,7 +125,7 @@ describe('run ids of cron fires', () => {
 
   test('a trigger in a DST-observing timezone gets the UTC nominal instant in its id, not the wall-clock time', async () => {
     // A fixed Paris wall-clock time a few seconds from now, as a daily 6-field cron.
-    const target = new Date(Math.ceil((Date.now() + 4000) / 1000) * 1000);
+    const target = new Date(Math.ceil((Date.now() + 10_000) / 1000) * 1000);
     const local = formatFireTime(target, 'Europe/Paris').local; // e.g. 2026-11-22T15:04:05+01:00
     const [hour, minute, second] = local.slice(11, 19).split(':').map(Number);
     const cron = `${second} ${minute} ${hour} * * *`;

@@ -97,7 +97,7 @@ describe('a worker that dies while an http request is in flight', () => {
         name: 'crash-in-flight',
         triggers: [{ type: 'event', event_type: 'crash.in-flight' }],
         // A short per-attempt timeout: Temporal notices the dead worker when the attempt times out.
-        tasks: [{ type: 'http', config: { url: `${target.url}/held`, timeout: '1s' }, retry: { max_attempts: 3, initial_interval: '100ms' } }],
+        tasks: [{ type: 'http', config: { url: `${target.url}/held`, timeout: '3s' }, retry: { max_attempts: 3, initial_interval: '100ms' } }],
       },
     });
     const activity = created.json();
