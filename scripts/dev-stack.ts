@@ -122,7 +122,8 @@ async function main(): Promise<void> {
 
   const childEnv = { ...env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, PORT: apiPort, MIGRATE_ON_START: 'false' };
   startChild('worker', 'apps/worker/src/main.ts', childEnv);
-  startChild('api', 'apps/api/src/main.ts', childEnv);
+  // Task secrets are the worker's alone: the API never renders them.
+  startChild('api', 'apps/api/src/main.ts', Object.fromEntries(Object.entries(childEnv).filter(([key]) => !key.startsWith('TASK_SECRET_'))));
 
   const host = env.HOST ?? '127.0.0.1';
   console.log(`

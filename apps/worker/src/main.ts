@@ -10,7 +10,11 @@ async function main(): Promise<void> {
   const verbose = config.logLevel === 'debug' || config.logLevel === 'trace';
   Runtime.install({ logger: new DefaultLogger(verbose ? 'DEBUG' : 'WARN') });
   const app = await createWorkerApp(config, { logger });
-  logger.info({ taskQueue: config.temporal.taskQueue, namespace: config.temporal.namespace, address: config.temporal.address }, 'worker started');
+  // Names only: which {{ secrets.NAME }} this worker can render, never their values.
+  logger.info(
+    { taskQueue: config.temporal.taskQueue, namespace: config.temporal.namespace, address: config.temporal.address, taskSecrets: config.taskSecrets.names },
+    'worker started',
+  );
 
   // Temporal's Runtime installs SIGINT/SIGTERM handlers that shut the worker down gracefully.
   // If Temporal is already gone, that shutdown can wait on it for a long time: a signal

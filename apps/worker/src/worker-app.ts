@@ -82,6 +82,8 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     // Emitted events go through the same durable ingress as posted ones.
     emitEvent: (envelope) => ingest.ingest(envelope, 'emitted'),
     processScheduleTick: (input) => scheduleManager.processTick(input),
+    // Rendered only inside the http task activity; never part of a workflow input.
+    secrets: config.taskSecrets,
   });
   const worker = await createWorker({
     connection: nativeConnection,

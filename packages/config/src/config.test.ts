@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest';
+import { inspect } from 'node:util';
 import { ConfigError, loadConfig } from './index';
 
 describe('configuration', () => {
@@ -34,5 +35,52 @@ describe('configuration', () => {
 
   test('a missing DATABASE_URL is an error that names it', () => {
     expect(() => loadConfig({})).toThrow(/DATABASE_URL/);
+  });
+});
+
+describe('task secrets', () => {
+  const base = { DATABASE_URL: 'postgres://x/y' };
+
+  function configError(env: Record<string, string>): string {
+    try {
+      loadConfig({ ...base, ...env });
+    } catch (error) {
+      if (error instanceof ConfigError) return error.message;
+      throw error;
+    }
+    throw new Error('expected a configuration error');
+  }
+
+  test('TASK_SECRET_<NAME> variables become the secrets http tasks reference as secrets.NAME', () => {
+    const config = loadConfig({ ...base, TASK_SECRET_VENDOR_TOKEN: 'sk_live_1', TASK_SECRET_PATH_TOKEN: 'p-2', OTHER: 'x' });
+    expect(config.taskSecrets.get('VENDOR_TOKEN')).toBe('sk_live_1');
+    expect(config.taskSecrets.get('PATH_TOKEN')).toBe('p-2');
+    expect(config.taskSecrets.names).toEqual(['PATH_TOKEN', 'VENDOR_TOKEN']);
+    expect(config.taskSecrets.get('OTHER')).toBeUndefined();
+  });
+
+  test('without TASK_SECRET_ variables there are no secrets', () => {
+    expect(loadConfig(base).taskSecrets.names).toEqual([]);
+  });
+
+  test('an empty secret is a configuration error naming the variable', () => {
+    expect(configError({ TASK_SECRET_VENDOR_TOKEN: '' })).toMatch(/TASK_SECRET_VENDOR_TOKEN: must not be empty/);
+  });
+
+  test('a secret name that templates could not reference is a configuration error naming the variable', () => {
+    expect(configError({ TASK_SECRET_vendor_token: 'x' })).toContain('TASK_SECRET_vendor_token');
+    expect(configError({ TASK_SECRET_: 'x' })).toContain('TASK_SECRET_:');
+    expect(configError({ TASK_SECRET_1ST: 'x' })).toContain('TASK_SECRET_1ST');
+  });
+
+  test('logging or serialising the config shows secret names, never values', () => {
+    const config = loadConfig({ ...base, TASK_SECRET_VENDOR_TOKEN: 'sk_live_do_not_print' });
+    expect(JSON.stringify(config)).not.toContain('sk_live_do_not_print');
+    expect(JSON.stringify(config)).toContain('VENDOR_TOKEN');
+    expect(inspect(config, { depth: Infinity, showHidden: true })).not.toContain('sk_live_do_not_print');
+  });
+
+  test('the error for a bad secret never quotes its value', () => {
+    expect(configError({ TASK_SECRET_bad: 'sk_live_do_not_print' })).not.toContain('sk_live_do_not_print');
   });
 });

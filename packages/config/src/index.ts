@@ -15,6 +15,42 @@ const bool = z
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
 /**
+ * `TASK_SECRET_<NAME>` holds the secret `http` tasks reference as
+ * `{{ secrets.NAME }}`. Kept equal to TASK_SECRET_ENV_PREFIX and
+ * SECRET_NAME_PATTERN in @activity-core/contracts (config depends on zod only).
+ */
+const TASK_SECRET_PREFIX = 'TASK_SECRET_';
+const TASK_SECRET_NAME = /^[A-Z][A-Z0-9_]*$/;
+
+/**
+ * The worker's task secrets. The values sit in a private field, so logging or
+ * serialising the config (or this object) shows the names only.
+ */
+export class TaskSecrets {
+  readonly #values: ReadonlyMap<string, string>;
+
+  constructor(values: Iterable<readonly [string, string]> = []) {
+    this.#values = new Map(values);
+  }
+
+  get(name: string): string | undefined {
+    return this.#values.get(name);
+  }
+
+  get names(): string[] {
+    return [...this.#values.keys()].sort();
+  }
+
+  toJSON(): { names: string[] } {
+    return { names: this.names };
+  }
+}
+
+function taskSecretVariables(env: Record<string, unknown>): Array<[string, unknown]> {
+  return Object.entries(env).filter(([key]) => key.startsWith(TASK_SECRET_PREFIX));
+}
+
+/**
  * Every setting activity-core reads, parsed once at start-up. Nothing else in
  * the codebase reads `process.env`.
  */
@@ -79,9 +115,21 @@ export const ConfigSchema = z
       z.array(z.string().refine((key) => Buffer.from(key, 'base64').length === 32 && /^[A-Za-z0-9+/]+={0,2}$/.test(key), 'each key must be 32 bytes in base64 (openssl rand -base64 32)')),
     ),
   })
+  // Unknown keys are kept so the TASK_SECRET_* family (names not known in advance) can be read below.
+  .loose()
   .refine((env) => env.INGEST_KEYS.length === 0 || env.API_KEYS.length > 0, {
     path: ['INGEST_KEYS'],
     message: 'INGEST_KEYS needs API_KEYS too: without API keys authentication is off and the management API would be open',
+  })
+  .superRefine((env, ctx) => {
+    for (const [key, value] of taskSecretVariables(env)) {
+      const name = key.slice(TASK_SECRET_PREFIX.length);
+      if (!TASK_SECRET_NAME.test(name)) {
+        ctx.addIssue({ code: 'custom', path: [key], message: `the secret name after ${TASK_SECRET_PREFIX} must match ${TASK_SECRET_NAME.source}` });
+      } else if (typeof value !== 'string' || value.length === 0) {
+        ctx.addIssue({ code: 'custom', path: [key], message: 'must not be empty (unset it to remove the secret)' });
+      }
+    }
   })
   .transform((env) => ({
     databaseUrl: env.DATABASE_URL,
@@ -99,6 +147,8 @@ export const ConfigSchema = z
     events: { retentionDays: env.EVENT_RETENTION_DAYS ?? null },
     rateLimit: { max: env.RATE_LIMIT_MAX, windowMs: env.RATE_LIMIT_WINDOW_SECONDS * 1000 },
     webhooks: { secretKeys: env.WEBHOOK_SECRET_KEYS },
+    /** Worker only: secrets for `{{ secrets.NAME }}` in `http` tasks. */
+    taskSecrets: new TaskSecrets(taskSecretVariables(env).map(([key, value]) => [key.slice(TASK_SECRET_PREFIX.length), String(value)])),
   }));
 
 export type Config = z.output<typeof ConfigSchema>;

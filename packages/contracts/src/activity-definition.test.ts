@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { ActivityDefinition } from './activity-definition';
+import { findSecretPlaceholders } from './task-secrets';
 
 const valid = {
   name: 'order-paid-sync',
@@ -99,5 +100,75 @@ describe('activity definitions', () => {
   test('durations must carry a unit', () => {
     expect(issues({ ...valid, tasks: [{ type: 'delay', config: { duration: '30' } }] })[0]?.path).toBe('tasks.0.config.duration');
     expect(issues({ ...valid, tasks: [{ type: 'delay', config: { duration: '30s' } }] })).toEqual([]);
+  });
+});
+
+describe('secret references in task templates', () => {
+  const withTasks = (...tasks: object[]) => ({ ...valid, tasks });
+  const http = (config: object) => ({ type: 'http', config: { url: 'https://vendor.test/hook', ...config } });
+
+  test('an http task may reference secrets in its url path, header values and body', () => {
+    const definition = withTasks(
+      http({
+        url: 'https://vendor.test/{{ secrets.PATH_TOKEN }}/orders?key={{secrets.KEY_2}}',
+        headers: { Authorization: 'Bearer {{ secrets.VENDOR_TOKEN }}' },
+        body: { nested: [{ token: '{{secrets.VENDOR_TOKEN}}' }] },
+      }),
+    );
+    expect(issues(definition)).toEqual([]);
+  });
+
+  test('the stored definition keeps the placeholders, not values', () => {
+    const parsed = ActivityDefinition.parse(withTasks(http({ headers: { Authorization: 'Bearer {{ secrets.VENDOR_TOKEN }}' } })));
+    expect(parsed.tasks[0]).toMatchObject({ config: { headers: { Authorization: 'Bearer {{ secrets.VENDOR_TOKEN }}' } } });
+  });
+
+  test('a secret name that is not upper case letters, digits and underscores is refused naming the field', () => {
+    expect(issues(withTasks(http({ headers: { Authorization: 'Bearer {{ secrets.vendor_token }}' } })))).toEqual([
+      { path: 'tasks.0.config.headers.Authorization', message: expect.stringContaining('not a valid secret reference') },
+    ]);
+    expect(issues(withTasks(http({ url: 'https://vendor.test/{{secrets.1ST}}' })))[0]?.path).toBe('tasks.0.config.url');
+    expect(issues(withTasks(http({ body: { a: ['{{secrets.A.B}}'] } })))[0]?.path).toBe('tasks.0.config.body.a.0');
+    expect(issues(withTasks(http({ body: '{{ secrets }}' })))[0]?.path).toBe('tasks.0.config.body');
+  });
+
+  test('a secret in an emit_event task is refused, so a secret can never be copied into an event', () => {
+    const result = issues(withTasks({ type: 'emit_event', config: { event_type: 'order.synced', data: { token: '{{ secrets.VENDOR_TOKEN }}' } } }));
+    expect(result).toEqual([{ path: 'tasks.0.config.data.token', message: expect.stringContaining('only be used in the url, header values and body of an http task') }]);
+  });
+
+  test('a secret anywhere in an emit_event task is refused, including its subject', () => {
+    const result = issues(withTasks({ type: 'emit_event', config: { event_type: 'order.synced', subject: 'x {{secrets.VENDOR_TOKEN}}' } }));
+    expect(result.map((issue) => issue.path)).toEqual(['tasks.0.config.subject']);
+  });
+
+  test('a secret in an object key is refused, since keys are never rendered', () => {
+    expect(issues(withTasks(http({ headers: { '{{secrets.VENDOR_TOKEN}}': 'x' } })))[0]).toEqual({
+      path: 'tasks.0.config.headers.{{secrets.VENDOR_TOKEN}}',
+      message: expect.stringContaining('keys are not templated'),
+    });
+  });
+
+  test('a secret may not choose the host: the host is fixed at registration', () => {
+    expect(issues(withTasks(http({ url: 'https://{{secrets.HOST}}/hook' }))).map((issue) => issue.message)).toContain(
+      'placeholders are allowed in the path and query only; the host must be fixed',
+    );
+  });
+
+  test('the registration does not ask whether the secret exists: only workers know', () => {
+    expect(issues(withTasks(http({ headers: { Authorization: 'Bearer {{secrets.NO_WORKER_HAS_THIS}}' } })))).toEqual([]);
+  });
+
+  test('ordinary placeholders are unaffected', () => {
+    expect(issues(withTasks(http({ headers: { 'X-Secretsauce': '{{ event.data.secrets }}', 'X-Other': '{{secretsx.Y}}' } })))).toEqual([]);
+  });
+
+  test('placeholders are found with their names, and malformed ones without', () => {
+    expect(findSecretPlaceholders('a {{secrets.A_1}} b {{ secrets.b }} c {{secrets}} {{ secrets.C }}')).toEqual([
+      { placeholder: '{{secrets.A_1}}', name: 'A_1' },
+      { placeholder: '{{ secrets.b }}' },
+      { placeholder: '{{secrets}}' },
+      { placeholder: '{{ secrets.C }}', name: 'C' },
+    ]);
   });
 });

@@ -3,6 +3,7 @@ import { Cron } from 'croner';
 import { z } from 'zod';
 import { DURATION_PATTERN, parseDurationMs } from './duration';
 import { EventType } from './event-envelope';
+import { secretPlaceholderIssues } from './task-secrets';
 
 /**
  * Terminology
@@ -138,6 +139,7 @@ export const HttpTaskConfig = z
           ctx.addIssue({ code: 'custom', message: 'placeholders are allowed in the path and query only; the host must be fixed' });
         }
       }),
+    /** Values may contain placeholders, e.g. `Bearer {{ secrets.VENDOR_TOKEN }}`. */
     headers: z.record(z.string(), z.string()).default({}),
     /** JSON body; string values may contain placeholders. */
     body: z.unknown().optional(),
@@ -146,7 +148,13 @@ export const HttpTaskConfig = z
     /** Statuses that count as success. @default 2xx */
     success_statuses: z.array(z.number().int().min(100).max(599)).min(1).optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((config, ctx) => {
+    // The one task whose url, header values and body may use `{{ secrets.NAME }}` (see task-secrets.ts).
+    for (const issue of secretPlaceholderIssues({ url: config.url, headers: config.headers, body: config.body })) {
+      ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    }
+  });
 export type HttpTaskConfig = z.infer<typeof HttpTaskConfig>;
 
 export const DelayTaskConfig = z.object({ duration: Duration }).strict();
@@ -159,10 +167,17 @@ export const EmitEventTaskConfig = z
     /** Source of the emitted event. @default "activity-core" */
     source: z.string().min(1).max(500).default('activity-core'),
     subject: z.string().min(1).max(500).optional(),
-    /** Event data; string values may contain placeholders. */
+    /** Event data; string values may contain placeholders, except secrets. */
     data: z.record(z.string(), z.unknown()).default({}),
   })
-  .strict();
+  .strict()
+  .superRefine((config, ctx) => {
+    // An emitted event is stored and routed like any other: a secret rendered into it would leak.
+    const refused = 'secrets can only be used in the url, header values and body of an http task';
+    for (const issue of secretPlaceholderIssues(config, { refused })) {
+      ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    }
+  });
 export type EmitEventTaskConfig = z.infer<typeof EmitEventTaskConfig>;
 
 export const NoopTaskConfig = z.object({}).strict().default({});

@@ -6,4 +6,5 @@ export * from './api';
 export * from './errors';
 export * from './schedules';
 export * from './canonical-json';
+export * from './task-secrets';
 export type * from './workflow-types';

@@ -2,6 +2,7 @@ import type { HttpTaskConfig, RunContext } from '@activity-core/contracts';
 import { parseDurationMs } from '@activity-core/contracts';
 import type { RunsRepository } from '@activity-core/db';
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { redactText, redactValue, SecretMissingError, secretScope, type TaskSecretSource } from './task-secrets';
 import { renderText, renderValue, TemplateError } from './templating';
 
 export interface HttpTaskInput {
@@ -15,6 +16,7 @@ export interface HttpTaskInput {
 
 export interface HttpTaskResult {
   status: number;
+  /** With every secret the request used replaced by `[secret:NAME]`. */
   body: unknown;
 }
 
@@ -69,8 +71,13 @@ async function readBody(response: Response): Promise<unknown> {
  * The `http` task. At-least-once like every activity: the remote side is told
  * which logical request this is (Idempotency-Key, stable across retries) and
  * which try (attempt id), so it can dedupe.
+ *
+ * The only place `{{ secrets.NAME }}` is rendered. Everything the activity
+ * hands back to Temporal (result, failure message and details) has the values
+ * of the secrets it used redacted, since all of it lands in workflow
+ * histories and task records.
  */
-export function createHttpTaskActivities(deps: { runs: Pick<RunsRepository, 'recordTaskAttempt'>; fetch?: typeof fetch }) {
+export function createHttpTaskActivities(deps: { runs: Pick<RunsRepository, 'recordTaskAttempt'>; secrets: TaskSecretSource; fetch?: typeof fetch }) {
   const doFetch = deps.fetch ?? fetch;
   return {
     async httpTask(input: HttpTaskInput): Promise<HttpTaskResult> {
@@ -79,24 +86,33 @@ export function createHttpTaskActivities(deps: { runs: Pick<RunsRepository, 'rec
       // Best effort: a Postgres blip must not cost the task an attempt (the count only informs operators).
       await deps.runs.recordTaskAttempt(input.taskInstanceId, attempt).catch(() => undefined);
 
+      const secrets = secretScope(deps.secrets);
       let url: string;
       let headers: Record<string, string>;
       let body: unknown;
       try {
-        url = renderText(input.config.url, input.context);
+        url = renderText(input.config.url, input.context, secrets.lookup);
         headers = Object.fromEntries(
-          Object.entries(input.config.headers).map(([name, value]) => [name, renderText(value, input.context)]),
+          Object.entries(input.config.headers).map(([name, value]) => [name, renderText(value, input.context, secrets.lookup)]),
         );
-        body = input.config.body === undefined ? undefined : renderValue(input.config.body, input.context);
+        body = input.config.body === undefined ? undefined : renderValue(input.config.body, input.context, secrets.lookup);
       } catch (error) {
         if (error instanceof TemplateError) throw ApplicationFailure.nonRetryable(error.message, 'template_error');
+        if (error instanceof SecretMissingError) throw ApplicationFailure.nonRetryable(error.message, 'secret_missing');
         throw error;
       }
+      const redact = (text: string): string => redactText(text, secrets.used);
       if (!/^https?:\/\//i.test(url)) {
-        throw ApplicationFailure.nonRetryable(`url must be http(s), got ${url}`, 'invalid_url');
+        throw ApplicationFailure.nonRetryable(`url must be http(s), got ${redact(url)}`, 'invalid_url');
       }
 
-      const requestHeaders = new Headers(headers);
+      let requestHeaders: Headers;
+      try {
+        requestHeaders = new Headers(headers);
+      } catch (error) {
+        // Undici quotes the offending value, which may be a secret.
+        throw ApplicationFailure.nonRetryable(`invalid header: ${redact((error as Error).message)}`, 'invalid_header');
+      }
       requestHeaders.set(IDEMPOTENCY_KEY_HEADER, input.taskWorkflowId);
       requestHeaders.set(ATTEMPT_ID_HEADER, `${input.taskWorkflowId}#${attempt}`);
       requestHeaders.set(RUN_ID_HEADER, input.runId);
@@ -117,16 +133,17 @@ export function createHttpTaskActivities(deps: { runs: Pick<RunsRepository, 'rec
         if (ctx.cancellationSignal.aborted) throw error;
         const timedOut = (error as Error).name === 'TimeoutError';
         throw ApplicationFailure.retryable(
-          timedOut ? `request timed out after ${input.config.timeout}` : `request failed: ${(error as Error).message}`,
+          timedOut ? `request timed out after ${input.config.timeout}` : `request failed: ${redact((error as Error).message)}`,
           timedOut ? 'http_timeout' : 'http_network_error',
         );
       }
-      const responseBody = await readBody(response);
+      // A target may echo what it was sent (an error page quoting the URL, a body reflecting a header).
+      const responseBody = redactValue(await readBody(response), secrets.used);
       const ok = input.config.success_statuses?.includes(response.status) ?? (response.status >= 200 && response.status < 300);
       if (ok) return { status: response.status, body: responseBody };
 
       const type = `http_status_${response.status}`;
-      const message = `${input.config.method} ${url} answered ${response.status}`;
+      const message = `${input.config.method} ${redact(url)} answered ${response.status}`;
       const details = { status: response.status, body: responseBody };
       // Redirects are not followed (the target must be explicit), and 4xx means the request itself is wrong:
       // retrying either cannot help. 408/409/425/429 say "later" and are retried.

@@ -4,6 +4,7 @@ import { createHttpTaskActivities } from './http-task';
 import { createRunRecordActivities } from './run-records';
 import { createScheduleTickActivities, type ProcessScheduleTick } from './schedule-tick';
 import { createTaskControlActivities, type EmitEvent } from './task-control';
+import type { TaskSecretSource } from './task-secrets';
 
 export interface ActivityDeps {
   runs: RunsRepository;
@@ -11,6 +12,8 @@ export interface ActivityDeps {
   emitEvent: EmitEvent;
   /** The schedule manager's tick processing (`@activity-core/schedule-manager`). */
   processScheduleTick: ProcessScheduleTick;
+  /** Secrets `http` tasks may reference as `{{ secrets.NAME }}` (from `TASK_SECRET_<NAME>`). */
+  secrets: TaskSecretSource;
   fetch?: typeof fetch;
 }
 
