@@ -14,6 +14,7 @@ import { createSecretBox } from '@activity-core/webhooks';
 import { checkSearchAttributes, createRunStarter, MissingSearchAttributesError } from '@activity-core/temporal';
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { createApiMetrics } from './metrics';
 import { buildServer } from './server';
 import { createActivityService } from './services/activity-service';
 import { createEventService } from './services/event-service';
@@ -82,7 +83,8 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   const logger = forwardingLogger();
   const silentUntilServer = logger;
 
-  const ingest = createEventIngest({ definitions, events, starter, runs, logger: silentUntilServer });
+  const metrics = createApiMetrics({ pool: database.pool });
+  const ingest = metrics.countIngest(createEventIngest({ definitions, events, starter, runs, logger: silentUntilServer }));
   const scheduleManager = createScheduleManager({
     client,
     namespace: config.temporal.namespace,
@@ -107,6 +109,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
         events: createEventService({ ingest, events }),
         runs: createRunService({ runs, client, temporalUiUrl: config.temporal.uiUrl, namespace: config.temporal.namespace }),
         webhooks: createWebhookService({ sources: webhookSources, ingest, logger, ...(secretBox === undefined ? {} : { secretBox }) }),
+        metrics,
         probes: [
           { name: 'postgres', check: async () => void (await database.pool.query('SELECT 1')) },
           {
@@ -133,7 +136,8 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   }
 
   try {
-    await checkSearchAttributes(connection, config.temporal.namespace);
+    // Bounded: an unreachable Temporal must not hold up the start (events are accepted without it).
+    await connection.withDeadline(Date.now() + 3_000, () => checkSearchAttributes(connection, config.temporal.namespace));
   } catch (error) {
     if (error instanceof MissingSearchAttributesError) {
       await database.close();
@@ -143,8 +147,10 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   }
 
   // Make Temporal Schedules match Postgres. In the background: the API serves while Temporal is down, and workers reconcile periodically.
+  // Aborted by close(): shutting down must not wait out the deadline against an unreachable Temporal.
+  const stopReconcile = new AbortController();
   const startupReconcile = client
-    .withDeadline(new Date(Date.now() + 30_000), () => scheduleManager.reconcile())
+    .withDeadline(new Date(Date.now() + 30_000), () => client.withAbortSignal(stopReconcile.signal, () => scheduleManager.reconcile()))
     .then(
       (changes) => {
         if (changes.created.length + changes.updated.length + changes.deleted.length > 0) server.log.info({ ...changes }, 'schedules reconciled');
@@ -172,7 +178,10 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
       await server.close();
       await dispatcher.stop();
       await retention?.stop();
-      await startupReconcile;
+      // A reconcile still waiting for an unreachable Temporal (the lazy connection's own connect
+      // timeout ignores the abort) is given a moment, not its whole deadline: it only logs when it ends.
+      stopReconcile.abort();
+      await Promise.race([startupReconcile, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
       await connection.close().catch(() => undefined);
       await database.close();
     },

@@ -8,12 +8,14 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
+import type { ApiMetrics } from './metrics';
 import { registerAuth, type AuthOptions } from './plugins/auth';
 import { registerErrorHandler } from './plugins/error-handler';
 import { registerRateLimit, type RateLimitOptions } from './plugins/rate-limit';
 import { activityRoutes } from './routes/activities';
 import { eventRoutes } from './routes/events';
 import { healthRoutes, type ReadinessProbe } from './routes/health';
+import { metricsRoutes } from './routes/metrics';
 import { runRoutes } from './routes/runs';
 import { scheduleRoutes } from './routes/schedules';
 import { webhookIngestRoutes, webhookSourceRoutes } from './routes/webhooks';
@@ -30,6 +32,7 @@ export interface ServerDeps {
   schedules: ScheduleService;
   webhooks: WebhookService;
   probes: ReadinessProbe[];
+  metrics: ApiMetrics;
 }
 
 export interface ServerOptions {
@@ -51,6 +54,10 @@ export async function buildServer(deps: ServerDeps, options: ServerOptions): Pro
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandler(app);
+  // Every answer, errors included, under its route template (bounded label values).
+  app.addHook('onResponse', async (request, reply) => {
+    deps.metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+  });
   registerAuth(app, options.auth);
   await registerRateLimit(app, options.rateLimit);
 
@@ -72,6 +79,7 @@ export async function buildServer(deps: ServerDeps, options: ServerOptions): Pro
   app.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes(deps.probes));
+  await app.register(metricsRoutes(deps.metrics));
   await app.register(activityRoutes(deps.activities));
   await app.register(eventRoutes(deps.events));
   await app.register(runRoutes(deps.runs));

@@ -1,0 +1,140 @@
+import type { EventIngest } from '@activity-core/router';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/**
+ * What `GET /metrics` exposes, in the Prometheus text format.
+ *
+ * Two kinds of figures:
+ * - counters and histograms of this API process (requests, ingested events and
+ *   their routing outcomes, Node process figures); sum them across processes;
+ * - gauges read from Postgres at scrape time: the state every process shares,
+ *   the same from whichever process is scraped (take `max`, not `sum`). These
+ *   are the ones to alert on: an accepted event still waiting for routing, a
+ *   cron decision whose run is not confirmed started.
+ */
+export interface ApiMetrics {
+  registry: Registry;
+  /** Records one answered HTTP request under its route template (not the raw URL: bounded label values). */
+  observeRequest(method: string, route: string, statusCode: number, seconds: number): void;
+  /** The ingest, counting every outcome it returns. */
+  countIngest(ingest: EventIngest): EventIngest;
+}
+
+/** One query, every gauge: each sub-select is served by a partial index on the small "pending" or "running" set. */
+const STATE_QUERY = `
+SELECT
+  (SELECT count(*) FROM events WHERE routing_state = 'pending')::int AS events_pending,
+  (SELECT coalesce(extract(epoch FROM now() - min(received_at)), 0) FROM events WHERE routing_state = 'pending')::float8 AS events_pending_oldest_seconds,
+  (SELECT count(*) FROM activity_runs WHERE status = 'running')::int AS runs_running,
+  (SELECT coalesce(extract(epoch FROM now() - min(started_at)), 0) FROM activity_runs WHERE status = 'running')::float8 AS runs_running_oldest_seconds,
+  (SELECT count(*) FROM schedule_fires WHERE status = 'pending')::int AS schedule_fires_pending,
+  (SELECT count(*) FROM schedule_states WHERE paused)::int AS schedules_paused,
+  (SELECT count(*) FROM activity_definitions WHERE deleted_at IS NULL AND enabled)::int AS activities_enabled
+`;
+
+interface StateRow {
+  events_pending: number;
+  events_pending_oldest_seconds: number;
+  runs_running: number;
+  runs_running_oldest_seconds: number;
+  schedule_fires_pending: number;
+  schedules_paused: number;
+  activities_enabled: number;
+}
+
+/** The part of a pg pool the gauges need. */
+export interface Queryable {
+  query(text: string): Promise<{ rows: unknown[] }>;
+}
+
+export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'activity_core_api_' });
+
+  const requests = new Counter({
+    name: 'activity_core_http_requests_total',
+    help: 'HTTP requests answered by this API process, by route template and status code.',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    registers: [registry],
+  });
+  const durations = new Histogram({
+    name: 'activity_core_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by route template.',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const ingested = new Counter({
+    name: 'activity_core_events_ingested_total',
+    help: 'Events taken in by this API process (POST /v1/events items and webhook deliveries): accepted (new) or duplicate (a redelivery).',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
+  const routes = new Counter({
+    name: 'activity_core_event_routes_total',
+    help: 'Per matched activity, what ingesting an event decided: started, duplicate, pending (routed later by the dispatcher), filtered, filter_error.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+
+  // Scrape-time state, read once per scrape for all the gauges below.
+  let pendingRead: Promise<StateRow | undefined> | undefined;
+  const readState = (): Promise<StateRow | undefined> => {
+    pendingRead ??= deps.pool
+      .query(STATE_QUERY)
+      .then((result) => result.rows[0] as StateRow | undefined)
+      // Postgres down must not fail the scrape: the process figures still matter. postgres_up says 0.
+      .catch(() => undefined)
+      .finally(() => {
+        pendingRead = undefined;
+      });
+    return pendingRead;
+  };
+  const stateGauge = (name: string, help: string, field: keyof StateRow): void => {
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        const row = await readState();
+        // Unknown is not zero: without Postgres the gauge reads NaN, and postgres_up 0 says why.
+        this.set(row === undefined ? Number.NaN : Number(row[field]));
+      },
+    });
+  };
+  stateGauge('activity_core_events_pending_routing', 'Accepted events not yet routed to Temporal (the dispatcher retries them). Alert when it stays above 0.', 'events_pending');
+  stateGauge('activity_core_events_pending_routing_oldest_seconds', 'Age of the oldest accepted event not yet routed; 0 when none is waiting.', 'events_pending_oldest_seconds');
+  stateGauge('activity_core_runs_running', 'Runs recorded as running in Postgres.', 'runs_running');
+  stateGauge('activity_core_runs_running_oldest_seconds', 'Age of the oldest run recorded as running; 0 when none is.', 'runs_running_oldest_seconds');
+  stateGauge('activity_core_schedule_fires_pending', 'Cron fire decisions whose run start is not confirmed yet (a tick or sweep finishes them).', 'schedule_fires_pending');
+  stateGauge('activity_core_schedules_paused', 'Cron triggers paused by an operator.', 'schedules_paused');
+  stateGauge('activity_core_activities_enabled', 'Enabled, not deleted activity definitions.', 'activities_enabled');
+  new Gauge({
+    name: 'activity_core_metrics_postgres_up',
+    help: '1 when the Postgres-backed gauges of this scrape could be read; 0 when Postgres did not answer (they read NaN).',
+    registers: [registry],
+    async collect() {
+      this.set((await readState()) === undefined ? 0 : 1);
+    },
+  });
+
+  return {
+    registry,
+    observeRequest(method, route, statusCode, seconds) {
+      requests.inc({ method, route, status_code: String(statusCode) });
+      durations.observe({ method, route }, seconds);
+    },
+    countIngest(ingest) {
+      return {
+        ...ingest,
+        async ingest(...args: Parameters<EventIngest['ingest']>) {
+          const result = await ingest.ingest(...args);
+          ingested.inc({ status: result.status });
+          for (const run of result.runs) routes.inc({ outcome: run.status });
+          for (const filtered of result.filtered) routes.inc({ outcome: filtered.status });
+          return result;
+        },
+      };
+    },
+  };
+}
