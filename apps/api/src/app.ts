@@ -147,10 +147,10 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   }
 
   // Make Temporal Schedules match Postgres. In the background: the API serves while Temporal is down, and workers reconcile periodically.
-  // Aborted by close(): shutting down must not wait out the deadline against an unreachable Temporal.
+  // Aborted by close(). A short deadline: workers reconcile every minute anyway, and close() waits for it.
   const stopReconcile = new AbortController();
   const startupReconcile = client
-    .withDeadline(new Date(Date.now() + 30_000), () => client.withAbortSignal(stopReconcile.signal, () => scheduleManager.reconcile()))
+    .withDeadline(new Date(Date.now() + 10_000), () => client.withAbortSignal(stopReconcile.signal, () => scheduleManager.reconcile()))
     .then(
       (changes) => {
         if (changes.created.length + changes.updated.length + changes.deleted.length > 0) server.log.info({ ...changes }, 'schedules reconciled');
@@ -178,10 +178,11 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
       await server.close();
       await dispatcher.stop();
       await retention?.stop();
-      // A reconcile still waiting for an unreachable Temporal (the lazy connection's own connect
-      // timeout ignores the abort) is given a moment, not its whole deadline: it only logs when it ends.
+      // Awaited before the connection closes: the client's retry timer would otherwise call on a closed
+      // channel (an uncaught error). The abort ends calls in flight; a connect to an unreachable Temporal
+      // still runs to the reconcile's deadline.
       stopReconcile.abort();
-      await Promise.race([startupReconcile, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+      await startupReconcile;
       await connection.close().catch(() => undefined);
       await database.close();
     },
