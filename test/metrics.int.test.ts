@@ -1,6 +1,8 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiApp, type ApiApp } from '../apps/api/src/app';
 import { AUTH, createTestDatabase, startStack, testConfig, waitFor, type TestStack } from './harness';
+import { killHard, spawnWorkerProcess } from './worker-process';
 
 /** The value of one sample in a Prometheus text exposition, or undefined when the sample is absent. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -123,3 +125,49 @@ describe('GET /metrics while Temporal or Postgres is away', () => {
     expect(sample(blind, 'activity_core_events_ingested_total', { status: 'accepted' })).toBe(3);
   });
 });
+
+describe('the worker with WORKER_METRICS_BIND_ADDRESS', () => {
+  let stack: TestStack;
+  let worker: ReturnType<typeof spawnWorkerProcess> | undefined;
+  beforeAll(async () => {
+    stack = await startStack({ worker: false });
+  });
+  afterAll(async () => {
+    if (worker !== undefined) await killHard(worker.child);
+    await stack?.close();
+  });
+
+  test("serves the Temporal SDK's Prometheus metrics, which count the workflows it ran", async () => {
+    const port = await freePort();
+    worker = spawnWorkerProcess(stack.config, { WORKER_METRICS_BIND_ADDRESS: `127.0.0.1:${port}` });
+    await worker.ready;
+    const created = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/activities',
+      payload: { name: 'worker-metered', triggers: [{ type: 'event', event_type: 'metrics.worker' }], tasks: [{ type: 'noop' }] },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const sent = await stack.api.server.inject({ method: 'POST', url: '/v1/events', payload: event('evt_worker_metered', 'metrics.worker') });
+    expect(sent.json().runs[0].status).toBe('started');
+    await stack.client.workflow.getHandle(sent.json().runs[0].workflow_id).result();
+
+    const completed = await waitFor('the SDK to count the completed workflows', async () => {
+      const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      const total = text
+        .split('\n')
+        .filter((line) => line.startsWith('temporal_workflow_completed_total') && line.includes(stack.config.temporal.taskQueue))
+        .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+      // The run and its one task workflow.
+      return total >= 2 ? total : undefined;
+    });
+    expect(completed).toBe(2);
+  });
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}

@@ -8,11 +8,16 @@ async function main(): Promise<void> {
   const logger = pino({ level: config.logLevel, base: { service: 'activity-core-worker' } });
   // The SDK's own logs (bundling, state changes) only when asked for with LOG_LEVEL=debug|trace.
   const verbose = config.logLevel === 'debug' || config.logLevel === 'trace';
-  Runtime.install({ logger: new DefaultLogger(verbose ? 'DEBUG' : 'WARN') });
+  const metricsAddress = config.worker.metricsBindAddress;
+  Runtime.install({
+    logger: new DefaultLogger(verbose ? 'DEBUG' : 'WARN'),
+    // The SDK's own Prometheus exporter (a Rust HTTP server), when asked for.
+    ...(metricsAddress === null ? {} : { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true } } } }),
+  });
   const app = await createWorkerApp(config, { logger });
   // Names only: which {{ secrets.NAME }} this worker can render, never their values.
   logger.info(
-    { taskQueue: config.temporal.taskQueue, namespace: config.temporal.namespace, address: config.temporal.address, taskSecrets: config.taskSecrets.names },
+    { taskQueue: config.temporal.taskQueue, namespace: config.temporal.namespace, address: config.temporal.address, metrics: metricsAddress, taskSecrets: config.taskSecrets.names },
     'worker started',
   );
 

@@ -83,6 +83,15 @@ export const ConfigSchema = z
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** Largest request body accepted; larger ones get 413. @default 1048576 (1 MiB) */
     BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+    /**
+     * Worker only: where the Temporal SDK serves its Prometheus metrics
+     * (`host:port`, scraped at `/metrics`): task latencies, poll results,
+     * slots in use, sticky cache. Unset (the default): not served.
+     */
+    WORKER_METRICS_BIND_ADDRESS: z
+      .string()
+      .regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, 'must be host:port, e.g. 0.0.0.0:9464')
+      .optional(),
     /** Apply migrations at start-up (under an advisory lock). @default true */
     MIGRATE_ON_START: bool.default(true),
     /** Postgres pool size per process. @default 10 */
@@ -147,6 +156,7 @@ export const ConfigSchema = z
     events: { retentionDays: env.EVENT_RETENTION_DAYS ?? null },
     rateLimit: { max: env.RATE_LIMIT_MAX, windowMs: env.RATE_LIMIT_WINDOW_SECONDS * 1000 },
     webhooks: { secretKeys: env.WEBHOOK_SECRET_KEYS },
+    worker: { metricsBindAddress: env.WORKER_METRICS_BIND_ADDRESS ?? null },
     /** Worker only: secrets for `{{ secrets.NAME }}` in `http` tasks. */
     taskSecrets: new TaskSecrets(taskSecretVariables(env).map(([key, value]) => [key.slice(TASK_SECRET_PREFIX.length), String(value)])),
   }));
