@@ -1,7 +1,7 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiApp, type ApiApp } from '../apps/api/src/app';
-import { AUTH, createTestDatabase, startStack, testConfig, waitFor, type TestStack } from './harness';
+import { AUTH, createTestDatabase, TEST_KEY, startStack, testConfig, waitFor, type TestStack } from './harness';
 import { killHard, spawnWorkerProcess } from './worker-process';
 
 /** The value of one sample in a Prometheus text exposition, or undefined when the sample is absent. */
@@ -29,7 +29,7 @@ const event = (id: string, type: string) => ({ event_id: id, event_type: type, s
 describe('GET /metrics on a running stack', () => {
   let stack: TestStack;
   beforeAll(async () => {
-    stack = await startStack({ env: { API_KEYS: 'test-key' } });
+    stack = await startStack({ env: { API_KEYS: TEST_KEY } });
   });
   afterAll(async () => {
     await stack?.close();

@@ -18,6 +18,10 @@ export interface ApiMetrics {
   observeRequest(method: string, route: string, statusCode: number, seconds: number): void;
   /** The ingest, counting every outcome it returns. */
   countIngest(ingest: EventIngest): EventIngest;
+  /** A dependency (postgres, temporal) was found up or down by this process's monitor. */
+  dependencyChanged(name: string, up: boolean): void;
+  /** A pooled Postgres connection broke outside a query (the server went away); the pool replaces it. */
+  postgresConnectionLost(): void;
 }
 
 /** One query, every gauge: each sub-select is served by a partial index on the small "pending" or "running" set. */
@@ -77,6 +81,25 @@ export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
     registers: [registry],
   });
 
+  const dependencyUp = new Gauge({
+    name: 'activity_core_dependency_up',
+    help: "1 while this process reaches the dependency (postgres, temporal), 0 while it does not; checked every 2 s. Requests needing it answer 503 meanwhile, and it recovers by itself.",
+    labelNames: ['dependency'] as const,
+    registers: [registry],
+  });
+  const dependencyTransitions = new Counter({
+    name: 'activity_core_dependency_transitions_total',
+    help: 'Times this process lost (to="lost") or regained (to="regained") a dependency.',
+    labelNames: ['dependency', 'to'] as const,
+    registers: [registry],
+  });
+  const dependencyState = new Map<string, boolean>();
+  const connectionsLost = new Counter({
+    name: 'activity_core_postgres_connections_lost_total',
+    help: 'Pooled Postgres connections of this process that broke because the server went away (restart, failover, network); each is replaced on the next use.',
+    registers: [registry],
+  });
+
   // Scrape-time state, read once per scrape for all the gauges below.
   let pendingRead: Promise<StateRow | undefined> | undefined;
   const readState = (): Promise<StateRow | undefined> => {
@@ -120,6 +143,16 @@ export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
 
   return {
     registry,
+    dependencyChanged(name, up) {
+      const before = dependencyState.get(name);
+      dependencyState.set(name, up);
+      dependencyUp.set({ dependency: name }, up ? 1 : 0);
+      if (!up) dependencyTransitions.inc({ dependency: name, to: 'lost' });
+      else if (before === false) dependencyTransitions.inc({ dependency: name, to: 'regained' });
+    },
+    postgresConnectionLost() {
+      connectionsLost.inc();
+    },
     observeRequest(method, route, statusCode, seconds) {
       requests.inc({ method, route, status_code: String(statusCode) });
       durations.observe({ method, route }, seconds);

@@ -15,8 +15,26 @@ export interface DatabaseOptions {
   /** Pool size. @default 10 */
   max?: number;
   applicationName?: string;
+  /**
+   * Told about every error a connection emits outside a query (the server
+   * went away, a failover, a network reset). Informational only: the error is
+   * already handled — the connection is discarded and the next checkout opens
+   * a new one. @default ignore
+   */
+  onConnectionError?: (error: Error) => void;
 }
 
+/**
+ * A pool that survives Postgres going away. pg emits `'error'` on a client
+ * whose server disappears; an emitter with no listener for it throws, which
+ * ends the process. pg-pool listens on idle clients only and removes that
+ * listener while a client is checked out (`pool.connect()`, a drizzle
+ * transaction between statements, a LISTEN). So every client gets its own
+ * listener for its whole life, from the moment it connects: the error then
+ * reaches the code using the client as a failed query ("not queryable"), the
+ * client is dropped when released, and the pool opens fresh connections once
+ * Postgres answers again.
+ */
 export function createDatabase(options: DatabaseOptions): Database {
   const pool = new pg.Pool({
     connectionString: options.url,
@@ -25,13 +43,25 @@ export function createDatabase(options: DatabaseOptions): Database {
     // Fail fast when Postgres is down so ingress can answer 503 instead of hanging.
     connectionTimeoutMillis: 5_000,
   });
-  // An idle client that loses its server must not crash the process; the pool replaces it.
-  pool.on('error', () => undefined);
+  const report = options.onConnectionError ?? (() => undefined);
+  pool.on('connect', (client) => guardClient(client, report));
+  // An idle client that loses its server: the pool has already removed it.
+  pool.on('error', (error) => report(error));
   return {
     db: drizzle(pool, { schema }),
     pool,
     close: () => pool.end(),
   };
+}
+
+/**
+ * Gives a client an `'error'` listener for its whole life, so losing the
+ * server never becomes an uncaught exception. For clients made outside a
+ * pool (`new pg.Client`) call it before `connect()`.
+ */
+export function guardClient<T extends pg.ClientBase>(client: T, onError: (error: Error) => void = () => undefined): T {
+  client.on('error', (error: Error) => onError(error));
+  return client;
 }
 
 /**
@@ -49,7 +79,7 @@ export function isConnectionError(error: unknown, depth = 0): boolean {
     if (code.startsWith('08')) return true;
   }
   const message = (error as Error | null)?.message ?? '';
-  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED/i.test(message);
+  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|not queryable|Client was closed/i.test(message);
 }
 
 /**

@@ -1,4 +1,4 @@
-export { createDatabase, isConnectionError, isInvalidTextError, type Database, type DatabaseOptions, type Db } from './client';
+export { createDatabase, guardClient, isConnectionError, isInvalidTextError, type Database, type DatabaseOptions, type Db } from './client';
 export { runMigrations, MIGRATIONS_FOLDER } from './migrate';
 export { encodeCursor, decodeCursor, type Cursor } from './cursor';
 export {

@@ -1,3 +1,5 @@
+import type { Logger } from './logger';
+
 /**
  * Whether Temporal is worth calling right now, shared by the inline dispatch
  * of every request and the background dispatcher of one process.
@@ -104,4 +106,154 @@ export function isTemporalUnreachable(error: unknown): boolean {
 /** Our own backstop fired: the start call outlived its deadline. */
 export class StartTimeoutError extends Error {
   override readonly name = 'StartTimeoutError';
+}
+
+/** What a failing dependency check says in public: a fixed class, never the driver's text. */
+export type FailureReason = 'unreachable' | 'timeout' | 'error';
+
+/**
+ * Sorts a dependency failure into a coarse class. The full error goes to the
+ * log; a client (a load balancer reading /readyz) sees only the class.
+ */
+export function classifyFailure(error: unknown): FailureReason {
+  for (let current = error, depth = 0; current !== null && typeof current === 'object' && depth < 5; depth++) {
+    if (current instanceof DependencyCheckTimeoutError || current instanceof StartTimeoutError) return 'timeout';
+    const code = (current as { code?: unknown }).code;
+    if (code === 4 || code === 'ETIMEDOUT') return 'timeout';
+    if (code === 14 || (typeof code === 'string' && (/^(ECONNREFUSED|ECONNRESET|EPIPE|ENOTFOUND|EHOSTUNREACH|57P0[123])$/.test(code) || code.startsWith('08')))) return 'unreachable';
+    const message = (current as { message?: unknown }).message;
+    if (typeof message === 'string') {
+      if (/timeout|timed out|deadline/i.test(message)) return 'timeout';
+      if (/ECONNREFUSED|Connection terminated|not queryable|UNAVAILABLE|No connection established|connect ECONN/i.test(message)) return 'unreachable';
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return 'error';
+}
+
+/** A dependency check outlived its deadline. */
+export class DependencyCheckTimeoutError extends Error {
+  override readonly name = 'DependencyCheckTimeoutError';
+}
+
+export interface DependencyCheck {
+  /** `postgres`, `temporal`: a label value and a log field. */
+  name: string;
+  /** Resolves when the dependency answered. */
+  check(): Promise<void>;
+}
+
+export type DependencyStatus = { status: 'ok' } | { status: 'failing'; reason: FailureReason };
+
+export interface DependencyMonitorOptions {
+  checks: DependencyCheck[];
+  logger: Pick<Logger, 'info' | 'warn'>;
+  /** Background check interval (0: only when asked, e.g. by /readyz). @default 2000 */
+  intervalMs?: number;
+  /** A check slower than this fails as `timeout`. @default 3000 */
+  timeoutMs?: number;
+  /** Called on every transition (and on each dependency's first verdict). */
+  onChange?: (name: string, up: boolean) => void;
+}
+
+export interface DependencyMonitor {
+  /** Runs every check now; logs and reports transitions; answers coarse verdicts only. */
+  checkNow(): Promise<Record<string, DependencyStatus>>;
+  /** The last verdict per dependency (undefined before the first check). */
+  isUp(name: string): boolean | undefined;
+  /**
+   * The checks as readiness probes: each runs its check (with the deadline),
+   * records the verdict, and rejects with the raw error for the caller to log.
+   */
+  probes(): DependencyCheck[];
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * Watches the process's dependencies and says, once per transition, when one
+ * was lost and when it was regained (with how long it was away). The
+ * processes ride out an outage on their own; this is for the operator.
+ */
+export function createDependencyMonitor(options: DependencyMonitorOptions): DependencyMonitor {
+  const intervalMs = options.intervalMs ?? 2_000;
+  const timeoutMs = options.timeoutMs ?? 3_000;
+  const state = new Map<string, { up: boolean; since: number }>();
+  let timer: NodeJS.Timeout | undefined;
+  let inFlight: Promise<Record<string, DependencyStatus>> | undefined;
+
+  const record = (name: string, up: boolean, error?: unknown, reason?: FailureReason): void => {
+    const previous = state.get(name);
+    if (previous?.up === up) return;
+    const now = Date.now();
+    state.set(name, { up, since: now });
+    if (!up) options.logger.warn({ dependency: name, reason, err: error }, `${name} lost: unreachable from this process`);
+    else if (previous !== undefined) options.logger.info({ dependency: name, downForMs: now - previous.since }, `${name} regained`);
+    options.onChange?.(name, up);
+  };
+
+  const runOne = async (dependency: DependencyCheck): Promise<void> => {
+    let timeout: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        dependency.check(),
+        new Promise<never>((_, reject) => {
+          timeout = setTimeout(() => reject(new DependencyCheckTimeoutError(`${dependency.name} did not answer within ${timeoutMs} ms`)), timeoutMs);
+        }),
+      ]);
+      record(dependency.name, true);
+    } catch (error) {
+      record(dependency.name, false, error, classifyFailure(error));
+      throw error;
+    } finally {
+      clearTimeout(timeout);
+    }
+  };
+
+  const runChecks = async (): Promise<Record<string, DependencyStatus>> => {
+    const results = await Promise.all(
+      options.checks.map(async (dependency): Promise<[string, DependencyStatus]> => {
+        try {
+          await runOne(dependency);
+          return [dependency.name, { status: 'ok' }];
+        } catch (error) {
+          return [dependency.name, { status: 'failing', reason: classifyFailure(error) }];
+        }
+      }),
+    );
+    return Object.fromEntries(results);
+  };
+
+  // Concurrent callers (a readiness probe during a background round) share one round.
+  const checkNow = (): Promise<Record<string, DependencyStatus>> => {
+    inFlight ??= runChecks().finally(() => {
+      inFlight = undefined;
+    });
+    return inFlight;
+  };
+
+  let stopped = true;
+  const loop = (): void => {
+    if (stopped || intervalMs <= 0) return;
+    timer = setTimeout(() => {
+      void checkNow().finally(loop);
+    }, intervalMs);
+    timer.unref();
+  };
+
+  return {
+    checkNow,
+    isUp: (name) => state.get(name)?.up,
+    probes: () => options.checks.map((dependency) => ({ name: dependency.name, check: () => runOne(dependency) })),
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      void checkNow().finally(loop);
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await inFlight?.catch(() => undefined);
+    },
+  };
 }

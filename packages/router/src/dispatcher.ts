@@ -1,5 +1,5 @@
 import type { EventEnvelope } from '@activity-core/contracts';
-import type { EventsRepository } from '@activity-core/db';
+import { isConnectionError, type EventsRepository } from '@activity-core/db';
 import type { EventIngest } from './event-ingest';
 import type { Logger } from './logger';
 
@@ -31,6 +31,11 @@ export interface DispatcherOptions {
  * backlog: it waits for the availability gate's next probe and then claims a
  * single event as that probe. Once Temporal answers, it claims full batches
  * back to back until the backlog is gone.
+ *
+ * While Postgres is unreachable a round fails; the dispatcher tries again
+ * every `intervalMs` (logging the first failure and the recovery, not every
+ * round), so a backlog starts draining within about `intervalMs` of Postgres
+ * coming back. Other failures back off to five intervals.
  */
 export function createDispatcher(options: DispatcherOptions) {
   const intervalMs = options.intervalMs ?? 1_000;
@@ -41,6 +46,8 @@ export function createDispatcher(options: DispatcherOptions) {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = true;
+  /** When the current streak of "Postgres unreachable" rounds began, if one is running. */
+  let unreachableSince: number | undefined;
 
   /** Claims and routes one batch; returns how many events it claimed. */
   async function runOnce(): Promise<number> {
@@ -50,7 +57,7 @@ export function createDispatcher(options: DispatcherOptions) {
     const lane = async (): Promise<void> => {
       for (let event = claimed[next++]; event !== undefined; event = claimed[next++]) {
         const routes = await options.events.listRoutes(event.eventId);
-        await options.ingest.dispatch(event.payload as EventEnvelope, routes, event.routingAttempts);
+        await options.ingest.dispatch(event.payload as EventEnvelope, routes, event.routingAttempts, event.hops);
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, claimed.length) }, lane));
@@ -66,8 +73,22 @@ export function createDispatcher(options: DispatcherOptions) {
     if (stopped) return;
     timer = setTimeout(() => {
       running = runOnce()
-        .then((count) => schedule(nextDelay(count)))
+        .then((count) => {
+          if (unreachableSince !== undefined) {
+            options.logger.info({ downForMs: Date.now() - unreachableSince }, 'dispatcher reached Postgres again; draining pending routes');
+            unreachableSince = undefined;
+          }
+          schedule(nextDelay(count));
+        })
         .catch((error: unknown) => {
+          if (isConnectionError(error)) {
+            if (unreachableSince === undefined) {
+              unreachableSince = Date.now();
+              options.logger.warn({ err: error }, `dispatcher cannot reach Postgres; retrying every ${intervalMs} ms`);
+            }
+            schedule(intervalMs);
+            return;
+          }
           options.logger.warn({ err: error }, 'dispatcher round failed; retrying');
           schedule(intervalMs * 5);
         });
