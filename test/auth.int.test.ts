@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startStack, type TestStack } from './harness';
 
-const API_KEY = 'management-key-0123456789';
-const INGEST_KEY = 'ingest-key-0123456789';
+const API_KEY = 'management-key-0123456789abcdefghijkl';
+const INGEST_KEY = 'ingest-key-0123456789abcdefghijklmnop';
 const HASHED_KEY = 'configured-only-by-its-digest-0123456789';
 
 let stack: TestStack;
@@ -16,6 +16,8 @@ beforeAll(async () => {
       INGEST_KEYS: INGEST_KEY,
       RATE_LIMIT_MAX: '5',
       RATE_LIMIT_WINDOW_SECONDS: '60',
+      // These tests send many wrong keys from one address on purpose; the per-address throttle is tested in rate-limit-abuse.int.test.ts.
+      AUTH_FAILURE_LIMIT: '0',
     },
   });
 });

@@ -43,7 +43,7 @@ afterAll(async () => {
 });
 
 const event = (id: string) => ({ event_id: id, event_type: 'pg.outage', source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: { id } });
-const HMAC_SOURCE = { name: 'pg-outage-hook', scheme: 'hmac_sha256', secret: 'pg-outage-secret-0123456789' } as const;
+const HMAC_SOURCE = { name: 'pg-outage-hook', scheme: 'hmac_sha256', secret: 'pg-outage-secret-0123456789', allow_replay_without_timestamp: true } as const;
 
 async function storedEventIds(): Promise<string[]> {
   const client = new pg.Client({ connectionString: url });

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { ActivityDefinition } from './activity-definition';
+import { ActivityDefinition, secondsCronIssues, StoredActivityDefinition } from './activity-definition';
 import { findSecretPlaceholders } from './task-secrets';
 
 const valid = {
@@ -155,6 +155,13 @@ describe('secret references in task templates', () => {
     );
   });
 
+  test('a placeholder in the url fragment is refused, while the path and query may have one', () => {
+    expect(issues(withTasks(http({ url: 'https://vendor.test/orders/{{event.data.id}}#{{event.data.section}}' }))).map((issue) => issue.message)).toContain(
+      'placeholders are allowed in the path and query only, not in the #fragment (it is never sent)',
+    );
+    expect(issues(withTasks(http({ url: 'https://vendor.test/orders/{{event.data.id}}?q={{event.data.q}}#top' })))).toEqual([]);
+  });
+
   test('the registration does not ask whether the secret exists: only workers know', () => {
     expect(issues(withTasks(http({ headers: { Authorization: 'Bearer {{secrets.NO_WORKER_HAS_THIS}}' } })))).toEqual([]);
   });
@@ -170,5 +177,67 @@ describe('secret references in task templates', () => {
       { placeholder: '{{secrets}}' },
       { placeholder: '{{ secrets.C }}', name: 'C' },
     ]);
+  });
+});
+
+describe('what one definition may ask for', () => {
+  const deep = (depth: number): unknown => {
+    let value: unknown = {};
+    for (let i = 1; i < depth; i++) value = { k: value };
+    return value;
+  };
+
+  test('more than 50 tasks or 20 triggers is refused, naming the limit', () => {
+    expect(issues({ ...valid, tasks: Array.from({ length: 50 }, () => ({ type: 'noop' })) })).toEqual([]);
+    expect(issues({ ...valid, tasks: Array.from({ length: 51 }, () => ({ type: 'noop' })) })).toEqual([{ path: 'tasks', message: 'at most 50 tasks per activity' }]);
+    const triggers = (n: number) => Array.from({ length: n }, (_, i) => ({ type: 'event', event_type: `t.${i}` }));
+    expect(issues({ ...valid, triggers: triggers(20) })).toEqual([]);
+    expect(issues({ ...valid, triggers: triggers(21) })).toEqual([{ path: 'triggers', message: 'at most 20 triggers per activity' }]);
+  });
+
+  test('an http timeout above 15m is refused before it could overflow a timer in the worker', () => {
+    const http = (timeout: string) => ({ ...valid, tasks: [{ type: 'http', config: { url: 'https://example.test/', timeout } }] });
+    expect(issues(http('15m'))).toEqual([]);
+    expect(issues(http('16m'))).toEqual([{ path: 'tasks.0.config.timeout', message: 'must be at most 15m' }]);
+    expect(issues(http('25d'))).toEqual([{ path: 'tasks.0.config.timeout', message: 'must be at most 15m' }]);
+  });
+
+  test('delays and run timeouts are bounded at 365d, and so is every other duration', () => {
+    expect(issues({ ...valid, run_timeout: '365d', tasks: [{ type: 'delay', config: { duration: '365d' } }] })).toEqual([]);
+    expect(issues({ ...valid, tasks: [{ type: 'delay', config: { duration: '366d' } }] })).toEqual([{ path: 'tasks.0.config.duration', message: 'must be at most 365d' }]);
+    expect(issues({ ...valid, run_timeout: '999999999d' })).toEqual([{ path: 'run_timeout', message: 'must be at most 365d' }]);
+    expect(issues({ ...valid, retry: { maximum_interval: '400d' } })).toEqual([{ path: 'retry.maximum_interval', message: 'must be at most 365d' }]);
+    expect(issues({ ...valid, run_timeout: '10 days' })).toEqual([{ path: 'run_timeout', message: 'must be a duration such as 500ms, 30s, 5m, 2h or 1d' }]);
+  });
+
+  test('http bodies and emitted data nested deeper than 32 levels are refused without walking them recursively', () => {
+    expect(issues({ ...valid, tasks: [{ type: 'http', config: { url: 'https://example.test/', body: deep(32) } }] })).toEqual([]);
+    expect(issues({ ...valid, tasks: [{ type: 'http', config: { url: 'https://example.test/', body: deep(33) } }] })).toEqual([
+      { path: 'tasks.0.config.body', message: expect.stringContaining('the limit is 32') },
+    ]);
+    expect(issues({ ...valid, tasks: [{ type: 'http', config: { url: 'https://example.test/', body: deep(100_000) } }] })).toEqual([
+      { path: 'tasks.0.config.body', message: expect.stringContaining('the limit is 32') },
+    ]);
+    expect(issues({ ...valid, tasks: [{ type: 'emit_event', config: { event_type: 'a.b', data: { x: deep(40) } } }] })).toEqual([
+      { path: 'tasks.0.config.data', message: expect.stringContaining('the limit is 32') },
+    ]);
+  });
+
+  test('a definition stored before the limits is still served as it was stored', () => {
+    const stored = {
+      ...valid,
+      run_timeout: '400d',
+      tasks: [...Array.from({ length: 60 }, () => ({ type: 'noop' })), { type: 'http', config: { url: 'https://example.test/', timeout: '1d', body: { a: { b: { c: {} } } } } }],
+    };
+    expect(StoredActivityDefinition.safeParse(stored).success).toBe(true);
+    expect(ActivityDefinition.safeParse(stored).success).toBe(false);
+  });
+
+  test('seconds-level cron is refused unless the operator allows it, naming the trigger cron field', () => {
+    const definition = ActivityDefinition.parse({ ...valid, triggers: [{ type: 'event', event_type: 'a.b' }, { type: 'cron', cron: '*/5 * * * * *' }, { type: 'cron', cron: '0 9 * * *' }] });
+    expect(secondsCronIssues(definition, { allowSeconds: false })).toEqual([
+      { path: 'triggers[1].cron', message: expect.stringContaining('CRON_ALLOW_SECONDS=true'), code: 'cron_seconds_disabled' },
+    ]);
+    expect(secondsCronIssues(definition, { allowSeconds: true })).toEqual([]);
   });
 });

@@ -2,7 +2,9 @@ import { FilterExpression } from '@activity-core/filters';
 import { Cron } from 'croner';
 import { z } from 'zod';
 import { DURATION_PATTERN, parseDurationMs } from './duration';
+import type { FieldIssue } from './errors';
 import { EventType } from './event-envelope';
+import { DEFINITION_JSON_MAX_DEPTH, jsonDepthExceeds } from './json-bounds';
 import { secretPlaceholderIssues } from './task-secrets';
 
 /**
@@ -14,9 +16,36 @@ import { secretPlaceholderIssues } from './task-secrets';
  * - task: one ordered step of a run, executed as its own child workflow.
  */
 
-export const Duration = z
-  .string()
-  .regex(DURATION_PATTERN, 'must be a duration such as 500ms, 30s, 5m, 2h or 1d');
+/**
+ * What one definition may ask for. Each refusal is a 400 naming the field and
+ * the limit. Durations are bounded so that no value reaches a limit deeper in
+ * the engine (setTimeout's 2^31-1 ms, Go's 292-year durations in Temporal).
+ *
+ * Checked when a definition is written (ActivityDefinition), not when a stored
+ * one is read back (StoredActivityDefinition): definitions stored before a
+ * limit existed keep being served and run.
+ */
+export const DEFINITION_LIMITS = {
+  /** Tasks in one definition; each is a child workflow of every run. */
+  maxTasks: 50,
+  /** Triggers in one definition; each cron trigger is a Temporal Schedule. */
+  maxTriggers: 20,
+  /** Any duration in a definition. */
+  maxDuration: '365d',
+  /** A `delay` task: a durable Temporal timer, so it may be long. */
+  maxDelay: '365d',
+  /** `run_timeout`: the run workflow's execution timeout. */
+  maxRunTimeout: '365d',
+  /** An http task's per-attempt `timeout` (an in-process timer in the worker). */
+  maxHttpTimeout: '15m',
+  /** Nesting of objects and arrays in an http `body` or emit_event `data`. */
+  maxJsonDepth: DEFINITION_JSON_MAX_DEPTH,
+} as const;
+
+const DURATION_SYNTAX = 'must be a duration such as 500ms, 30s, 5m, 2h or 1d';
+
+/** At most 365d wherever it appears (see DEFINITION_LIMITS). */
+export const Duration = z.string().regex(DURATION_PATTERN, DURATION_SYNTAX);
 export type Duration = z.infer<typeof Duration>;
 
 export const MisfirePolicy = z.enum(['skip', 'catchup', 'compress']);
@@ -125,8 +154,10 @@ export const HttpTaskConfig = z
     method: HttpMethod.default('POST'),
     /**
      * May contain `{{path.to.value}}` placeholders over the run context, in
-     * the path and query only: the scheme and host are fixed at registration,
-     * so event data can never point the worker at another host.
+     * the path and query only: the scheme, host and fragment are fixed at
+     * registration, so event data can never point the worker at another host.
+     * At run time each value is percent-encoded into its one path segment or
+     * query key/value (see renderUrl in @activity-core/temporal).
      */
     url: z
       .string()
@@ -137,13 +168,16 @@ export const HttpTaskConfig = z
         if (origin === null) ctx.addIssue({ code: 'custom', message: 'url must start with http:// or https://' });
         else if (origin[2]!.includes('{{') || origin[2]!.length === 0) {
           ctx.addIssue({ code: 'custom', message: 'placeholders are allowed in the path and query only; the host must be fixed' });
+        } else if (url.indexOf('#') !== -1 && url.indexOf('{{', url.indexOf('#')) !== -1) {
+          // A fragment is never sent, so a placeholder there could only serve to confuse; refused rather than encoded.
+          ctx.addIssue({ code: 'custom', message: 'placeholders are allowed in the path and query only, not in the #fragment (it is never sent)' });
         }
       }),
     /** Values may contain placeholders, e.g. `Bearer {{ secrets.VENDOR_TOKEN }}`. */
     headers: z.record(z.string(), z.string()).default({}),
     /** JSON body; string values may contain placeholders. */
     body: z.unknown().optional(),
-    /** Per-attempt timeout. @default "30s" */
+    /** Per-attempt timeout, at most 15m. @default "30s" */
     timeout: Duration.default('30s'),
     /** Statuses that count as success. @default 2xx */
     success_statuses: z.array(z.number().int().min(100).max(599)).min(1).optional(),
@@ -157,6 +191,7 @@ export const HttpTaskConfig = z
   });
 export type HttpTaskConfig = z.infer<typeof HttpTaskConfig>;
 
+/** `duration`: a durable timer in the task workflow, at most 365d. */
 export const DelayTaskConfig = z.object({ duration: Duration }).strict();
 export type DelayTaskConfig = z.infer<typeof DelayTaskConfig>;
 
@@ -217,8 +252,11 @@ const ActivityDefinitionShape = z
     description: z.string().max(2000).optional(),
     /** Disabled activities match no events and their schedules are paused. @default true */
     enabled: z.boolean().default(true),
-    triggers: z.array(Trigger).max(50).default([]),
-    tasks: z.array(Task).min(1).max(100),
+    triggers: z
+      .array(Trigger)
+      .max(DEFINITION_LIMITS.maxTriggers, `at most ${DEFINITION_LIMITS.maxTriggers} triggers per activity`)
+      .default([]),
+    tasks: z.array(Task).min(1).max(DEFINITION_LIMITS.maxTasks, `at most ${DEFINITION_LIMITS.maxTasks} tasks per activity`),
     /**
      * How missed cron fire times are deduplicated; must equal every cron
      * trigger's `misfire_policy` (derived from them when omitted).
@@ -226,13 +264,61 @@ const ActivityDefinitionShape = z
     dedupe_key_strategy: MisfirePolicy.optional(),
     /** Default retry policy for every task. */
     retry: RetryPolicy.optional(),
-    /** Wall-clock limit for one run; none by default. */
+    /** Wall-clock limit for one run, at most 365d; none by default. */
     run_timeout: Duration.optional(),
+    /**
+     * Lets an emit_event task emit an event one of this activity's own event
+     * triggers matches (a loop, ended only by EMIT_MAX_HOPS). Refused at
+     * registration unless set. @default false
+     */
+    allow_self_trigger: z.boolean().optional(),
   })
   .strict();
 
+type DefinitionShape = z.output<typeof ActivityDefinitionShape>;
+
+/**
+ * The DEFINITION_LIMITS a definition passes, beyond the array sizes its schema
+ * states: durations and the nesting of template JSON. Each issue names the
+ * field and the limit.
+ */
+export function definitionLimitIssues(definition: DefinitionShape): Array<{ path: Array<string | number>; message: string }> {
+  const issues: Array<{ path: Array<string | number>; message: string }> = [];
+  const duration = (value: string | undefined, max: string, path: Array<string | number>): void => {
+    if (value !== undefined && DURATION_PATTERN.test(value) && parseDurationMs(value) > parseDurationMs(max)) issues.push({ path, message: `must be at most ${max}` });
+  };
+  const retry = (policy: RetryPolicy | undefined, path: Array<string | number>): void => {
+    duration(policy?.initial_interval, DEFINITION_LIMITS.maxDuration, [...path, 'initial_interval']);
+    duration(policy?.maximum_interval, DEFINITION_LIMITS.maxDuration, [...path, 'maximum_interval']);
+  };
+  const depth = (value: unknown, path: Array<string | number>): void => {
+    if (jsonDepthExceeds(value, DEFINITION_LIMITS.maxJsonDepth)) {
+      const max = DEFINITION_LIMITS.maxJsonDepth;
+      issues.push({ path, message: `${String(path[path.length - 1])} nests objects and arrays more than ${max} levels deep; the limit is ${max}` });
+    }
+  };
+  duration(definition.run_timeout, DEFINITION_LIMITS.maxRunTimeout, ['run_timeout']);
+  retry(definition.retry, ['retry']);
+  definition.triggers.forEach((trigger, index) => {
+    if (trigger.type !== 'cron') return;
+    duration(trigger.misfire_grace, DEFINITION_LIMITS.maxDuration, ['triggers', index, 'misfire_grace']);
+    duration(trigger.jitter, DEFINITION_LIMITS.maxDuration, ['triggers', index, 'jitter']);
+  });
+  definition.tasks.forEach((task, index) => {
+    retry(task.retry, ['tasks', index, 'retry']);
+    const config = ['tasks', index, 'config'];
+    if (task.type === 'http') {
+      duration(task.config.timeout, DEFINITION_LIMITS.maxHttpTimeout, [...config, 'timeout']);
+      depth(task.config.body, [...config, 'body']);
+    } else if (task.type === 'delay') duration(task.config.duration, DEFINITION_LIMITS.maxDelay, [...config, 'duration']);
+    else if (task.type === 'emit_event') depth(task.config.data, [...config, 'data']);
+  });
+  return issues;
+}
+
 export const ActivityDefinition = ActivityDefinitionShape
   .superRefine((definition, ctx) => {
+    for (const issue of definitionLimitIssues(definition)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
     const cronTriggers = definition.triggers
       .map((trigger, index) => ({ trigger, index }))
       .filter((entry): entry is { trigger: CronTrigger; index: number } => entry.trigger.type === 'cron');
@@ -267,10 +353,39 @@ export const ActivityDefinition = ActivityDefinitionShape
  * The stored, validated form as responses carry it: the same fields with no
  * input transforms, so response serialisation can encode it.
  */
-export const StoredActivityDefinition = ActivityDefinitionShape.meta({ id: 'StoredActivityDefinition' });
+export const StoredActivityDefinition = ActivityDefinitionShape.extend({
+  // The array limits before DEFINITION_LIMITS, so definitions stored then are still served.
+  triggers: z.array(Trigger).max(50).default([]),
+  tasks: z.array(Task).min(1).max(100),
+}).meta({ id: 'StoredActivityDefinition' });
 
 export type ActivityDefinitionInput = z.input<typeof ActivityDefinition>;
 export type ActivityDefinition = z.output<typeof ActivityDefinition>;
+
+/** True for a cron expression with a leading seconds field (6 fields). */
+export function isSecondsCron(cron: string): boolean {
+  return cron.trim().split(/\s+/).length === 6;
+}
+
+/**
+ * Seconds-level cron triggers, refused unless the operator allows them
+ * (CRON_ALLOW_SECONDS): a schedule firing every second starts 86,400 runs a
+ * day. Each issue names the trigger's cron field.
+ */
+export function secondsCronIssues(definition: Pick<ActivityDefinition, 'triggers'>, options: { allowSeconds: boolean }): FieldIssue[] {
+  if (options.allowSeconds) return [];
+  const issues: FieldIssue[] = [];
+  definition.triggers.forEach((trigger, index) => {
+    if (trigger.type === 'cron' && isSecondsCron(trigger.cron)) {
+      issues.push({
+        path: `triggers[${index}].cron`,
+        message: 'seconds-level cron (6 fields) is disabled on this server; use 5 fields (minute precision), or ask the operator to set CRON_ALLOW_SECONDS=true',
+        code: 'cron_seconds_disabled',
+      });
+    }
+  });
+  return issues;
+}
 
 /** Milliseconds of a definition duration (re-exported for callers that only know contracts). */
 export { parseDurationMs };

@@ -136,6 +136,7 @@ export const Problem = z
     detail: z.string().optional(),
     instance: z.string().optional(),
     request_id: z.string().optional(),
+    event_id: z.string().optional().meta({ description: 'On a 503 after the event store failed mid-write: the id the event may be stored under; retry with it (as event_id or Idempotency-Key).' }),
     errors: z
       .array(z.object({ path: z.string(), message: z.string(), code: z.string().optional() }))
       .optional(),

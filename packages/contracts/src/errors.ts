@@ -9,6 +9,7 @@ export type DomainErrorCode =
   | 'invalid_input'
   | 'event_id_reused'
   | 'unauthorized'
+  | 'forbidden'
   | 'payload_too_large'
   | 'unavailable';
 
@@ -59,6 +60,28 @@ export class EventIdReusedError extends DomainError {
 
 export class UnauthorizedError extends DomainError {
   readonly code = 'unauthorized';
+}
+
+/** The credential is valid but not allowed this (e.g. an ingest key outside its scope); issues name the field and what is allowed. */
+export class ForbiddenError extends DomainError {
+  readonly code = 'forbidden';
+  constructor(
+    message: string,
+    readonly issues: FieldIssue[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** Input over a size limit (413); the issues name the field and the limit. */
+export class PayloadTooLargeError extends DomainError {
+  readonly code = 'payload_too_large';
+  constructor(
+    message: string,
+    readonly issues: FieldIssue[] = [],
+  ) {
+    super(message);
+  }
 }
 
 /** A dependency (Postgres, Temporal) is down; the caller should retry later. */

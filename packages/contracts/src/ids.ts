@@ -7,6 +7,7 @@
  * is pure JavaScript and runs inside the workflow sandbox.
  */
 import { sha1 } from '@noble/hashes/legacy.js';
+import { sha256 } from '@noble/hashes/sha2.js';
 
 /**
  * Namespace for every UUIDv5 activity-core derives (run ids, task instance
@@ -143,5 +144,33 @@ export function emittedEventId(runId: string, index: number): string {
 export function reservedEventIdReason(eventId: string): string | undefined {
   if (SCHEDULED_FOR_RE.test(eventId)) return 'event ids shaped like a cron fire time (YYYY-MM-DDTHH:MM:SS+00:00) are reserved for scheduled runs';
   if (eventId.startsWith('emit-')) return 'event ids starting with "emit-" are reserved for events emitted by emit_event tasks';
+  if (eventId.startsWith(WEBHOOK_EVENT_ID_PREFIX)) return `event ids starting with "${WEBHOOK_EVENT_ID_PREFIX}" are reserved for webhook deliveries`;
   return undefined;
+}
+
+/** The prefix of every event id a webhook delivery gets; refused on `POST /v1/events`. */
+export const WEBHOOK_EVENT_ID_PREFIX = 'wh:';
+
+/** Longest event id (the EventId schema's limit). */
+const MAX_EVENT_ID_LENGTH = 200;
+
+/**
+ * `wh:{source}:{delivery id}` — the event id of a webhook delivery. Event ids
+ * are one key space shared with `POST /v1/events`, which refuses the `wh:`
+ * prefix, so no ingest key can claim an id a webhook sender will use later,
+ * and two sources sending the same delivery id are two events. Source names
+ * contain no `:`, so the id reads back unambiguously.
+ *
+ * A delivery id too long to fit in 200 characters with the prefix becomes
+ * `wh:{source}:~{SHA-256 hex of the delivery id}`: still deterministic, so
+ * redeliveries keep matching.
+ */
+export function webhookEventId(source: string, deliveryId: string): string {
+  if (!/^[a-z0-9][a-z0-9_-]*$/.test(source)) throw new Error(`webhook source name is not a slug: ${source}`);
+  if (deliveryId.length === 0) throw new Error('delivery id must not be empty');
+  const prefix = `${WEBHOOK_EVENT_ID_PREFIX}${source}:`;
+  if (prefix.length + deliveryId.length <= MAX_EVENT_ID_LENGTH) return `${prefix}${deliveryId}`;
+  let hex = '';
+  for (const byte of sha256(new TextEncoder().encode(deliveryId))) hex += byte.toString(16).padStart(2, '0');
+  return `${prefix}~${hex}`;
 }

@@ -7,4 +7,5 @@ export * from './errors';
 export * from './schedules';
 export * from './canonical-json';
 export * from './task-secrets';
+export * from './json-bounds';
 export type * from './workflow-types';

@@ -20,10 +20,18 @@ export function taskSecretVariable(name: string): string {
 /**
  * Anything that reads as a secrets placeholder, well-formed or not, so a typo
  * (`{{ secrets.vendor_token }}`, `{{secrets}}`) is refused rather than sent
- * as literal text.
+ * as literal text: `{{`, optional whitespace, the word `secrets` (not
+ * followed by a letter, digit or `_`), anything but `}`, then `}}`.
+ *
+ * A hand-written scanner rather than a regular expression: with a global
+ * regex, every `{{secrets` without a closing `}}` rescans the rest of the
+ * text, so `{{secrets` repeated over 1 MiB took minutes. This one reads each
+ * character a bounded number of times.
  */
-const SECRET_PLACEHOLDER = /\{\{\s*secrets(?![A-Za-z0-9_])([^}]*)\}\}/g;
 const SECRET_REFERENCE = /^\.([A-Z][A-Z0-9_]*)\s*$/;
+const SECRETS_WORD = 'secrets';
+const WHITESPACE = /\s/;
+const WORD_CHARACTER = /[A-Za-z0-9_]/;
 
 export interface SecretPlaceholder {
   placeholder: string;
@@ -31,13 +39,41 @@ export interface SecretPlaceholder {
   name?: string;
 }
 
-/** Every secrets placeholder in a string. */
+/** Every secrets placeholder in a string, left to right, without overlaps. Linear in `text`. */
 export function findSecretPlaceholders(text: string): SecretPlaceholder[] {
-  return [...text.matchAll(SECRET_PLACEHOLDER)].map((match) => {
-    const name = SECRET_REFERENCE.exec(match[1]!)?.[1];
-    return name === undefined ? { placeholder: match[0] } : { placeholder: match[0], name };
-  });
+  const found: SecretPlaceholder[] = [];
+  // The first `}` at or after the last position asked for. Positions asked for
+  // only grow, so each stretch of text is searched for a `}` at most once.
+  let close = -1;
+  let from = 0;
+  for (;;) {
+    const open = text.indexOf('{{', from);
+    if (open === -1) break;
+    let at = open + 2;
+    while (at < text.length && WHITESPACE.test(text[at]!)) at += 1;
+    if (!text.startsWith(SECRETS_WORD, at) || WORD_CHARACTER.test(text[at + SECRETS_WORD.length] ?? '')) {
+      from = open + 1;
+      continue;
+    }
+    const inner = at + SECRETS_WORD.length;
+    if (close < inner) {
+      close = text.indexOf('}', inner);
+      if (close === -1) break; // no `}` after here: nothing further can match
+    }
+    if (text[close + 1] !== '}') {
+      from = open + 1;
+      continue;
+    }
+    const placeholder = text.slice(open, close + 2);
+    const name = SECRET_REFERENCE.exec(text.slice(inner, close))?.[1];
+    found.push(name === undefined ? { placeholder } : { placeholder, name });
+    from = close + 2;
+  }
+  return found;
 }
+
+/** At most this many placeholder issues are reported for one value; the first ones say enough. */
+export const MAX_SECRET_ISSUES = 20;
 
 export interface SecretPlaceholderIssue {
   path: Array<string | number>;
@@ -51,24 +87,41 @@ export interface SecretPlaceholderIssue {
  */
 export function secretPlaceholderIssues(value: unknown, options: { refused?: string } = {}): SecretPlaceholderIssue[] {
   const issues: SecretPlaceholderIssue[] = [];
-  const check = (text: string, path: Array<string | number>, isKey: boolean): void => {
+  // Paths are kept as links to the parent and spelled out only for an issue, so deep values cost linear time.
+  interface Step {
+    parent: Step | undefined;
+    segment: string | number;
+  }
+  const pathOf = (step: Step | undefined): Array<string | number> => {
+    const path: Array<string | number> = [];
+    for (let at = step; at !== undefined; at = at.parent) path.push(at.segment);
+    return path.reverse();
+  };
+  const check = (text: string, step: Step | undefined, isKey: boolean): void => {
     for (const found of findSecretPlaceholders(text)) {
-      if (options.refused !== undefined) issues.push({ path, message: `${found.placeholder}: ${options.refused}` });
+      if (options.refused !== undefined) issues.push({ path: pathOf(step), message: `${found.placeholder}: ${options.refused}` });
       else if (found.name === undefined) {
-        issues.push({ path, message: `${found.placeholder} is not a valid secret reference: write {{ secrets.NAME }} with NAME matching ${SECRET_NAME_PATTERN.source}` });
-      } else if (isKey) issues.push({ path, message: `${found.placeholder}: keys are not templated; secrets may be used in string values only` });
+        issues.push({ path: pathOf(step), message: `${found.placeholder} is not a valid secret reference: write {{ secrets.NAME }} with NAME matching ${SECRET_NAME_PATTERN.source}` });
+      } else if (isKey) issues.push({ path: pathOf(step), message: `${found.placeholder}: keys are not templated; secrets may be used in string values only` });
     }
   };
-  const walk = (item: unknown, path: Array<string | number>): void => {
-    if (typeof item === 'string') check(item, path, false);
-    else if (Array.isArray(item)) item.forEach((entry, index) => walk(entry, [...path, index]));
-    else if (item !== null && typeof item === 'object') {
-      for (const [key, entry] of Object.entries(item)) {
-        check(key, [...path, key], true);
-        walk(entry, [...path, key]);
+  // Iterative: a deeply nested value cannot overflow the stack (definitions also bound the depth).
+  const stack: Array<{ item: unknown; step: Step | undefined; key?: string }> = [{ item: value, step: undefined }];
+  while (stack.length > 0 && issues.length < MAX_SECRET_ISSUES) {
+    const { item, step, key } = stack.pop()!;
+    if (key !== undefined) check(key, step, true);
+    else if (typeof item === 'string') check(item, step, false);
+    else if (Array.isArray(item)) {
+      for (let index = item.length - 1; index >= 0; index--) stack.push({ item: item[index], step: { parent: step, segment: index } });
+    } else if (item !== null && typeof item === 'object') {
+      const entries = Object.entries(item);
+      for (let index = entries.length - 1; index >= 0; index--) {
+        const [entryKey, entry] = entries[index]!;
+        const child = { parent: step, segment: entryKey };
+        stack.push({ item: entry, step: child });
+        stack.push({ item: undefined, step: child, key: entryKey });
       }
     }
-  };
-  walk(value, []);
-  return issues;
+  }
+  return issues.slice(0, MAX_SECRET_ISSUES);
 }

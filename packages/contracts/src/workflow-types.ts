@@ -15,7 +15,16 @@ export interface ActivitySnapshot {
 }
 
 export type RunTrigger =
-  | { type: 'event'; event: EventEnvelope }
+  | {
+      type: 'event';
+      event: EventEnvelope;
+      /**
+       * How many emit_event steps lie between this event and an external one
+       * (0 or absent: posted, webhook or cron-born). Absent in runs started
+       * before hops were counted.
+       */
+      hops?: number;
+    }
   | {
       type: 'cron' | 'backfill';
       /** Nominal fire time, `YYYY-MM-DDTHH:MM:SS+00:00`. */
@@ -40,6 +49,8 @@ export interface RunContext {
     scheduled_for?: string;
     window_start?: string;
     window_end?: string;
+    /** The triggering event's hop count (see RunTrigger); absent when 0 or unknown. */
+    event_hops?: number;
   };
   activity: { id: string; name: string; version: number };
   event?: EventEnvelope;

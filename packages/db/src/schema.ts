@@ -129,8 +129,18 @@ export const events = pgTable(
     nextAttemptAt: ts('next_attempt_at').notNull().defaultNow(),
     routedAt: ts('routed_at'),
     lastError: text('last_error'),
+    /**
+     * Which credential delivered the event: `api_key:<id>`, `ingest_key:<id>`
+     * (a key id, never the key), `webhook:<source>`, `emit:<run id>`, or
+     * `anonymous` while authentication is off. Null for events stored before
+     * credentials were recorded.
+     */
+    credential: text('credential'),
+    /** emit_event steps between this event and an external one (posted, webhook, cron): 0 for external events. */
+    hops: integer('hops').notNull().default(0),
   },
   (t) => [
+    check('events_hops_ck', sql`${t.hops} >= 0`),
     index('events_pending_idx').on(t.nextAttemptAt).where(sql`${t.routingState} = 'pending'`),
     index('events_received_idx').on(t.receivedAt),
     check('events_routing_state_ck', sql`${t.routingState} IN ('pending','routed')`),
@@ -242,5 +252,29 @@ export const scheduleFires = pgTable(
       sql`${t.reason} IN ('on_time','misfire_catchup','misfire_compress','backfill','misfire_skip','catchup_limit','compressed','activity_disabled','trigger_changed')`,
     ),
     check('schedule_fires_trigger_type_ck', sql`${t.triggerType} IS NULL OR ${t.triggerType} IN ('cron','backfill')`),
+  ],
+);
+
+/**
+ * Every signed message a webhook source has delivered, by the SHA-256 of the
+ * exact bytes its signature covers. The signature does not cover the headers
+ * that carry the delivery id (and, for GitHub, the event type), so a captured
+ * delivery re-sent under a new id is recognised here and answered as a
+ * duplicate of `event_id`. A row goes when its event does (a trigger on
+ * `events`, so event retention applies to it too).
+ */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    source: text('source').notNull(),
+    bodySha256: text('body_sha256').notNull(),
+    /** The event the first delivery of these bytes became (or is becoming). */
+    eventId: text('event_id').notNull(),
+    receivedAt: ts('received_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.source, t.bodySha256] }),
+    index('webhook_deliveries_event_idx').on(t.eventId),
+    check('webhook_deliveries_body_sha256_ck', sql`${t.bodySha256} ~ '^[0-9a-f]{64}$'`),
   ],
 );

@@ -1,4 +1,7 @@
 import {
+  assertEventDataWithinBounds,
+  DEFAULT_EVENT_DATA_LIMITS,
+  type EventDataLimits,
   EventIdReusedError,
   InvalidInputError,
   eventRunWorkflowId,
@@ -26,6 +29,7 @@ import { createAvailabilityGate, isTemporalUnreachable, StartTimeoutError, type 
 import { eventFingerprint } from './fingerprint';
 import type { Logger } from './logger';
 import { decideForActivity } from './matching';
+import { inSpan } from './tracing';
 
 export interface EventIngestDeps {
   definitions: Pick<DefinitionsRepository, 'listEnabled' | 'getVersion'>;
@@ -56,6 +60,45 @@ export interface EventIngestDeps {
   probeTimeoutMs?: number;
   /** Shared knowledge of whether Temporal answers. @default a new gate with its defaults */
   gate?: AvailabilityGate;
+  /** Bounds on event `data` (EVENT_DATA_LIMIT_BYTES, EVENT_DATA_MAX_DEPTH). @default 256 KiB, 32 levels */
+  eventDataLimits?: EventDataLimits;
+}
+
+/**
+ * Postgres could not be reached while accepting an event. `nothingStored`
+ * is true when it failed before the write began (so certainly nothing was
+ * stored); a failure during the write may have happened after the commit.
+ */
+export class StoreUnreachableError extends UnavailableError {
+  /**
+   * The event's id when it may have been stored, so the answer can name it: a
+   * client whose event got an assigned id must retry with that id (in the
+   * body or as Idempotency-Key), or a stored event would run twice.
+   */
+  readonly eventId: string | undefined;
+
+  constructor(
+    readonly nothingStored: boolean,
+    eventId?: string,
+  ) {
+    super(
+      nothingStored
+        ? 'the event store is unreachable; nothing was accepted, retry later'
+        : `the event store became unreachable while storing the event; it may have been stored: retry later with event_id ${JSON.stringify(eventId ?? '(the same id)')}`,
+    );
+    this.eventId = nothingStored ? undefined : eventId;
+  }
+}
+
+/** What the ingress records about where an event came from, besides its content. */
+export interface IngestOrigin {
+  /**
+   * Which credential delivered it: `api_key:<id>`, `ingest_key:<id>`,
+   * `webhook:<source>`, `emit:<run id>` or `anonymous`. Never a key itself.
+   */
+  credential?: string;
+  /** emit_event steps between this event and an external one. @default 0 */
+  hops?: number;
 }
 
 /**
@@ -130,7 +173,7 @@ export function createEventIngest(deps: EventIngestDeps) {
    * dispatcher — soon when Temporal was unreachable (the gate's next probe),
    * with per-event backoff when Temporal refused the start.
    */
-  async function dispatch(envelope: EventEnvelope, routes: EventRouteRow[], attempt = 1): Promise<Map<string, RouteOutcome>> {
+  async function dispatch(envelope: EventEnvelope, routes: EventRouteRow[], attempt = 1, hops = 0): Promise<Map<string, RouteOutcome>> {
     const outcomes = new Map<string, RouteOutcome>();
     let failure: { message: string; unreachable: boolean } | undefined;
     for (const route of routes) {
@@ -173,7 +216,8 @@ export function createEventIngest(deps: EventIngestDeps) {
             {
               workflowId: route.workflowId,
               activity: { id: snapshot.id, name: snapshot.name, version: snapshot.version, definition: snapshot.definition as ActivityDefinition },
-              trigger: { type: 'event', event: envelope },
+              // The hop count rides along only when non-zero, so runs of external events keep their old input.
+              trigger: { type: 'event', event: envelope, ...(hops > 0 ? { hops } : {}) },
             },
             { deadline: new Date(Date.now() + timeoutMs) },
           ),
@@ -227,21 +271,32 @@ export function createEventIngest(deps: EventIngestDeps) {
     };
   }
 
-  return {
+  const eventIngest = {
     dispatch,
     gate,
     /**
      * Accepts one event. Throws EventIdReusedError when the id is taken by
      * different content, UnavailableError when Postgres cannot store it.
+     * `origin` is recorded with a new event: the credential that delivered it
+     * and its hop count (emit_event steps from an external event, default 0).
+     * A redelivery keeps what the first delivery recorded.
      */
-    async ingest(envelope: EventEnvelope, idOrigin: EventIdOrigin): Promise<EventAcceptedResponse> {
+    async ingest(envelope: EventEnvelope, idOrigin: EventIdOrigin, origin: IngestOrigin = {}): Promise<EventAcceptedResponse> {
+      // First: every ingress path (posted, batched, webhook, emitted) comes through here, and nothing below may see unbounded data.
+      assertEventDataWithinBounds(envelope.data, deps.eventDataLimits ?? DEFAULT_EVENT_DATA_LIMITS);
       const fingerprint = eventFingerprint(envelope);
+      const hops = origin.hops ?? 0;
       let result;
+      let writing = false;
       try {
         const routes = await matchRoutes(envelope);
-        result = await deps.events.accept({ envelope, fingerprint, idOrigin, routes, leaseMs });
+        writing = true;
+        // The transaction that makes the event durable, a span of its own in the ingest's trace.
+        result = await inSpan('event accept', {}, () =>
+          deps.events.accept({ envelope, fingerprint, idOrigin, routes, leaseMs, hops, ...(origin.credential === undefined ? {} : { credential: origin.credential }) }),
+        );
       } catch (error) {
-        if (isConnectionError(error)) throw new UnavailableError('the event store is unreachable; nothing was accepted, retry later');
+        if (isConnectionError(error)) throw new StoreUnreachableError(!writing, envelope.event_id);
         if (isInvalidTextError(error)) throw new InvalidInputError('the event contains text Postgres cannot store (e.g. a NUL character \\u0000)', [{ path: 'data', message: 'contains a character that cannot be stored' }]);
         throw error;
       }
@@ -249,12 +304,20 @@ export function createEventIngest(deps: EventIngestDeps) {
       // A redelivery starts nothing: every run it matched is a duplicate (SPEC §5.1, §7),
       // even one the first delivery has not got Temporal to start yet.
       if (result.kind === 'duplicate') return response(envelope, idOrigin, 'duplicate', result.routes, () => 'duplicate');
-      const outcomes = await dispatch(envelope, result.routes);
+      const outcomes = await dispatch(envelope, result.routes, 1, hops);
       return response(envelope, idOrigin, 'accepted', result.routes, (route) => {
         const outcome = outcomes.get(route.activityId);
         return outcome === 'started' || outcome === 'duplicate' ? outcome : 'pending';
       });
     },
+  };
+  return {
+    ...eventIngest,
+    /** Traced: the span of one ingest (accept, then the workflow starts) under the caller's (the request's) span. */
+    ingest: (envelope: EventEnvelope, idOrigin: EventIdOrigin, origin: IngestOrigin = {}): Promise<EventAcceptedResponse> =>
+      inSpan('event ingest', { 'activity_core.event_id': envelope.event_id, 'activity_core.event_type': envelope.event_type, 'activity_core.event_source': envelope.source }, () =>
+        eventIngest.ingest(envelope, idOrigin, origin),
+      ),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { EventEnvelope, Trigger } from '@activity-core/contracts';
 import { describe, expect, test } from 'vitest';
-import { decideForActivity, eventTriggerMatches, eventTypeMatches } from './matching';
+import { decideForActivity, eventTriggerMatches, eventTypeMatches, selfTriggerIssues } from './matching';
 
 const envelope = (event_type: string, source = 'shop', data: Record<string, unknown> = {}): EventEnvelope => ({
   event_id: 'e1',
@@ -90,5 +90,31 @@ describe('trigger filters', () => {
 
   test('a stored filter that no longer compiles stops the event with a filter_error instead of throwing', () => {
     expect(decideForActivity([paid('data.amount >')], order)).toMatchObject({ outcome: 'filter_error', detail: expect.stringContaining('no longer compiles') });
+  });
+});
+
+describe('definitions whose emit_event tasks trigger the definition itself', () => {
+  const emit = (event_type: string, source?: string) => ({ type: 'emit_event' as const, continue_on_failure: false, config: { event_type, source: source ?? 'activity-core', data: {} } });
+  const on = (event_type: string, source?: string): Trigger => ({ type: 'event', event_type, ...(source === undefined ? {} : { source }) });
+
+  test('an emit of a type one of its own triggers matches is reported at the task path', () => {
+    const issues = selfTriggerIssues({ triggers: [on('other'), on('loop.*')], tasks: [{ type: 'noop', continue_on_failure: false, config: {} }, emit('loop.again')] });
+    expect(issues).toHaveLength(1);
+    expect(issues[0]?.path).toBe('tasks[1].config.event_type');
+    expect(issues[0]?.message).toContain('triggers[1]');
+    expect(issues[0]?.message).toContain('allow_self_trigger');
+  });
+
+  test('a trigger restricted to another source does not count as a self-trigger', () => {
+    expect(selfTriggerIssues({ triggers: [on('loop', 'shop')], tasks: [emit('loop')] })).toEqual([]);
+    expect(selfTriggerIssues({ triggers: [on('loop', 'mine')], tasks: [emit('loop', 'mine')] })).toHaveLength(1);
+  });
+
+  test('emitting a type no trigger matches is fine', () => {
+    expect(selfTriggerIssues({ triggers: [on('order.*')], tasks: [emit('invoice.sent')] })).toEqual([]);
+  });
+
+  test('allow_self_trigger lets the definition through', () => {
+    expect(selfTriggerIssues({ triggers: [on('*')], tasks: [emit('anything')], allow_self_trigger: true })).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { assertNever, type EventEnvelope, type EventTrigger, type Trigger } from '@activity-core/contracts';
+import { assertNever, type ActivityDefinition, type EventEnvelope, type EventTrigger, type Trigger } from '@activity-core/contracts';
 import { compileFilter, evaluateFilter, type CompileFilterResult } from '@activity-core/filters';
 
 /**
@@ -94,4 +94,31 @@ export function decideForActivity(triggers: readonly Trigger[], envelope: EventE
   }
   if (failed.length > 0) return { outcome: 'filter_error', detail: truncate([...failed, ...rejected].join('; ')) };
   return { outcome: 'filtered', detail: truncate(rejected.join('; ')) };
+}
+
+/**
+ * Emit_event tasks whose event one of the same definition's event triggers
+ * matches by type and source: each run would start another, a loop ended
+ * only by EMIT_MAX_HOPS. Filters are not consulted (they may depend on data
+ * the task renders at run time), so a filtered self-trigger is reported too.
+ * Empty when the definition sets `allow_self_trigger: true`.
+ */
+export function selfTriggerIssues(definition: Pick<ActivityDefinition, 'triggers' | 'tasks' | 'allow_self_trigger'>): Array<{ path: string; message: string }> {
+  if (definition.allow_self_trigger === true) return [];
+  const issues: Array<{ path: string; message: string }> = [];
+  for (const [index, task] of definition.tasks.entries()) {
+    if (task.type !== 'emit_event') continue;
+    const emitted = { event_type: task.config.event_type, source: task.config.source };
+    const trigger = definition.triggers.findIndex(
+      (candidate) => candidate.type === 'event' && eventTypeMatches(candidate.event_type, emitted.event_type) && (candidate.source === undefined || candidate.source === emitted.source),
+    );
+    if (trigger === -1) continue;
+    issues.push({
+      path: `tasks[${index}].config.event_type`,
+      message:
+        `emits ${emitted.event_type} from ${emitted.source}, which this activity's triggers[${trigger}] matches: every run would start another. ` +
+        'Set allow_self_trigger: true to allow it (chains end after EMIT_MAX_HOPS emits)',
+    });
+  }
+  return issues;
 }

@@ -75,7 +75,16 @@ function literalSecondsField(field: string): string {
     .join(',');
 }
 
+/**
+ * Longest cron expression read, as in the definition contract. Checked before
+ * any parsing, so no length of text reaches the cron parser.
+ */
+export const MAX_CRON_LENGTH = 200;
+
 function splitFields(expression: string): string[] {
+  if (expression.length > MAX_CRON_LENGTH) {
+    throw new InvalidCronError(`cron expression is ${expression.length} characters long; the limit is ${MAX_CRON_LENGTH}`);
+  }
   const fields = expression.trim().split(/\s+/);
   if (fields.length !== 5 && fields.length !== 6) {
     throw new InvalidCronError(`cron must have 5 or 6 fields, got ${fields.length}: "${expression}"`);

@@ -1,4 +1,4 @@
-import { EventEnvelopeInput } from '@activity-core/contracts';
+import { EventEnvelopeInput, EventId } from '@activity-core/contracts';
 import { describe, expect, test } from 'vitest';
 import { extractEvent } from './extract';
 import { WebhookSourceConfig } from './source-config';
@@ -16,7 +16,7 @@ describe('extraction defaults for Standard Webhooks', () => {
     const headers = { 'webhook-id': 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W', 'webhook-timestamp': '1772355590', 'webhook-signature': 'v1,x' };
     expect(extractEvent(standard, headers, JSON.stringify(body), RECEIVED_AT)).toEqual({
       envelope: {
-        event_id: 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W',
+        event_id: 'wh:billing:msg_2KWPBgLlAfxdpx2AI54pPJ85f4W',
         event_type: 'invoice.paid',
         source: 'webhook:billing',
         occurred_at: '2026-03-01T08:59:58.123456Z',
@@ -39,7 +39,7 @@ describe('extraction defaults for GitHub', () => {
   test('the id is X-GitHub-Delivery and the type joins X-GitHub-Event with the action', () => {
     const body = JSON.stringify({ action: 'opened', id: 99, pull_request: { number: 7 } });
     const { envelope, idOrigin } = extractEvent(github, headers, Buffer.from(body), RECEIVED_AT);
-    expect(envelope.event_id).toBe('72d3162e-cc78-11e3-81ab-4c9367dc0958');
+    expect(envelope.event_id).toBe('wh:github:72d3162e-cc78-11e3-81ab-4c9367dc0958');
     expect(idOrigin).toBe('delivery_id');
     expect(envelope.event_type).toBe('pull_request.opened');
     expect(envelope.source).toBe('webhook:github');
@@ -69,13 +69,13 @@ describe('extraction defaults for GitHub', () => {
 describe('extraction defaults for generic HMAC', () => {
   test('an id in the body wins over the Idempotency-Key header', () => {
     const result = extractEvent(hmac, { 'idempotency-key': 'key-1' }, '{"id":"evt_1","type":"order.paid"}', RECEIVED_AT);
-    expect(result.envelope.event_id).toBe('evt_1');
+    expect(result.envelope.event_id).toBe('wh:shop:evt_1');
     expect(result.idOrigin).toBe('body');
   });
 
   test('without a body id the Idempotency-Key header is the id', () => {
     const result = extractEvent(hmac, { 'Idempotency-Key': 'key-1' }, '{"type":"order.paid"}', RECEIVED_AT);
-    expect(result.envelope.event_id).toBe('key-1');
+    expect(result.envelope.event_id).toBe('wh:shop:key-1');
     expect(result.idOrigin).toBe('idempotency_key');
   });
 
@@ -86,7 +86,7 @@ describe('extraction defaults for generic HMAC', () => {
   });
 
   test('an integer body id becomes a string id', () => {
-    expect(extractEvent(hmac, {}, '{"id":12345,"type":"order.paid"}', RECEIVED_AT).envelope.event_id).toBe('12345');
+    expect(extractEvent(hmac, {}, '{"id":12345,"type":"order.paid"}', RECEIVED_AT).envelope.event_id).toBe('wh:shop:12345');
   });
 
   test('occurred_at is the timestamp header when the source has one, else the receive time', () => {
@@ -94,6 +94,24 @@ describe('extraction defaults for generic HMAC', () => {
     const body = '{"type":"order.paid"}';
     expect(extractEvent(timestamped, { 'x-timestamp': '1772355590' }, body, RECEIVED_AT).envelope.occurred_at).toBe('2026-03-01T08:59:50.000Z');
     expect(extractEvent(hmac, { 'x-timestamp': '1772355590' }, body, RECEIVED_AT).envelope.occurred_at).toBe('2026-03-01T09:00:00.000Z');
+  });
+});
+
+describe('event ids of webhook deliveries', () => {
+  test('are namespaced by source, so two sources with the same delivery id are two events', () => {
+    const other = WebhookSourceConfig.parse({ ...hmac, name: 'other-shop' });
+    const body = '{"id":"evt_1","type":"order.paid"}';
+    expect(extractEvent(hmac, {}, body, RECEIVED_AT).envelope.event_id).toBe('wh:shop:evt_1');
+    expect(extractEvent(other, {}, body, RECEIVED_AT).envelope.event_id).toBe('wh:other-shop:evt_1');
+  });
+
+  test('a delivery id too long for the prefix becomes a stable digest within the 200-character limit', () => {
+    const long = 'x'.repeat(200);
+    const body = JSON.stringify({ id: long, type: 'order.paid' });
+    const first = extractEvent(hmac, {}, body, RECEIVED_AT).envelope.event_id;
+    expect(first).toMatch(/^wh:shop:~[0-9a-f]{64}$/);
+    expect(extractEvent(hmac, {}, body, RECEIVED_AT).envelope.event_id).toBe(first);
+    expect(EventId.safeParse(first).success).toBe(true);
   });
 });
 
@@ -110,7 +128,7 @@ describe('configured locations', () => {
     const body = { meta: { events: [{ uid: 'u-1' }] } };
     const result = extractEvent(config, { 'x-crm-event': 'contact.created' }, JSON.stringify(body), RECEIVED_AT);
     expect(result).toEqual({
-      envelope: { event_id: 'u-1', event_type: 'contact.created', source: 'crm.example.com', occurred_at: RECEIVED_AT.toISOString(), data: body },
+      envelope: { event_id: 'wh:crm:u-1', event_type: 'contact.created', source: 'crm.example.com', occurred_at: RECEIVED_AT.toISOString(), data: body },
       idOrigin: 'body',
     });
   });

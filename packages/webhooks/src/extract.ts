@@ -1,4 +1,4 @@
-import { EventId, EventType, parseIdempotencyKey, type EventEnvelopeInput, type EventIdOrigin } from '@activity-core/contracts';
+import { EventId, EventType, parseIdempotencyKey, webhookEventId, type EventEnvelopeInput, type EventIdOrigin } from '@activity-core/contracts';
 import { z } from 'zod';
 import { WebhookPayloadError } from './errors';
 import { headerValues, type WebhookHeaders } from './headers';
@@ -20,7 +20,8 @@ const Rfc3339 = z.iso.datetime({ offset: true });
 /**
  * Reads the event out of a delivery that `verifyWebhook` accepted: the JSON
  * body becomes `data`, the id and type come from the source's configured
- * locations, `source` is `event_source` (default `webhook:{name}`).
+ * locations, `source` is `event_source` (default `webhook:{name}`). The event
+ * id is the delivery id namespaced by source: `wh:{name}:{delivery id}`.
  *
  * `occurred_at` is the sender's own time where the scheme has one: the
  * Standard Webhooks body `timestamp` (else `webhook-timestamp`), the hmac
@@ -41,7 +42,8 @@ export function extractEvent(
   const id = readEventId(config.event_id, headers, data);
   return {
     envelope: {
-      ...(id === undefined ? {} : { event_id: id.value }),
+      // Namespaced per source (`wh:{source}:{id}`): no other source and no POST /v1/events can hold this id first.
+      ...(id === undefined ? {} : { event_id: webhookEventId(config.name, id.value) }),
       event_type: eventType,
       source: config.event_source ?? `webhook:${config.name}`,
       occurred_at: occurredAt(config, headers, data) ?? receivedAt.toISOString(),

@@ -8,15 +8,18 @@ const PREFIX = 'sha256=';
 
 /**
  * Verifies `X-Hub-Signature-256: sha256=<hex>` against the HMAC-SHA256 of the
- * raw body. The legacy SHA-1 `X-Hub-Signature` is not accepted.
+ * raw body. The legacy SHA-1 `X-Hub-Signature` is not accepted. The HMAC is
+ * computed before any header is looked at, so every delivery costs the same
+ * work whatever its headers (see verifyDelivery).
  */
 export function verifyGithub(config: GithubSourceConfig, headers: WebhookHeaders, rawBody: Buffer | string): void {
+  const expected = hmacSha256(config.secret, [rawBody]);
   const header = requireHeader(headers, SIGNATURE_HEADER, 'missing_signature');
   const provided = header.startsWith(PREFIX) ? decodeHex(header.slice(PREFIX.length)) : undefined;
   if (provided === undefined) {
     throw new WebhookVerificationError('invalid_signature', `the ${SIGNATURE_HEADER} header must be sha256= followed by a hex digest`, SIGNATURE_HEADER);
   }
-  if (!digestsEqual(hmacSha256(config.secret, [rawBody]), provided)) {
+  if (!digestsEqual(expected, provided)) {
     throw new WebhookVerificationError('invalid_signature', `the ${SIGNATURE_HEADER} signature does not match the body`, SIGNATURE_HEADER);
   }
 }

@@ -20,7 +20,14 @@ export {
   WebhookSourceConfig,
   WebhookSourceName,
 } from './source-config';
-export { verifyWebhook } from './verify';
+export { refuseUnknownSource, unverifiedDelivery, verifyDelivery, verifyWebhook, type VerifiedDelivery } from './verify';
+export {
+  MIN_HMAC_SECRET_BYTES,
+  MIN_STANDARD_WEBHOOKS_SECRET_BYTES,
+  registrationIssues,
+  storedSourceWarnings,
+  type RegistrationIssue,
+} from './registration';
 export { extractEvent, type ExtractedEvent } from './extract';
 export {
   WebhookPayloadError,

@@ -31,6 +31,12 @@ export interface SecretBox {
 
 const ALGORITHM = 'aes-256-gcm';
 const NONCE_BYTES = 12;
+/**
+ * The GCM tag is always the full 16 bytes. Pinned on both sides: without
+ * `authTagLength` Node accepts any tag from 4 bytes up, and a truncated tag is
+ * far easier to forge.
+ */
+const TAG_BYTES = 16;
 
 /** A short public name for a key: the start of its SHA-256, never the key. */
 function keyIdOf(key: Buffer): string {
@@ -57,7 +63,7 @@ export function createSecretBox(base64Keys: readonly string[]): SecretBox {
     keyId: sealing.id,
     seal(secret, context) {
       const iv = randomBytes(NONCE_BYTES);
-      const cipher = createCipheriv(ALGORITHM, sealing.key, iv);
+      const cipher = createCipheriv(ALGORITHM, sealing.key, iv, { authTagLength: TAG_BYTES });
       cipher.setAAD(Buffer.from(context, 'utf8'));
       const ct = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
       return { v: 1, kid: sealing.id, iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), ct: ct.toString('base64') };
@@ -65,10 +71,12 @@ export function createSecretBox(base64Keys: readonly string[]): SecretBox {
     open(sealed, context) {
       const key = byId.get(sealed.kid);
       if (key === undefined) throw new SecretBoxError(`the secret was sealed with key ${sealed.kid}, which is not configured`);
+      const tag = Buffer.from(sealed.tag, 'base64');
+      if (tag.length !== TAG_BYTES) throw new SecretBoxError(`the sealed secret's tag is ${tag.length} bytes, not ${TAG_BYTES}: it was altered`);
       try {
-        const decipher = createDecipheriv(ALGORITHM, key, Buffer.from(sealed.iv, 'base64'));
+        const decipher = createDecipheriv(ALGORITHM, key, Buffer.from(sealed.iv, 'base64'), { authTagLength: TAG_BYTES });
         decipher.setAAD(Buffer.from(context, 'utf8'));
-        decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
+        decipher.setAuthTag(tag);
         return Buffer.concat([decipher.update(Buffer.from(sealed.ct, 'base64')), decipher.final()]).toString('utf8');
       } catch {
         throw new SecretBoxError('the sealed secret does not open: it was altered or belongs to another source');

@@ -7,6 +7,7 @@ describe('webhook source configs', () => {
       scheme: 'standard_webhooks',
       name: 'billing',
       secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      event_type_from_unsigned_header: false,
       tolerance: '5m',
       event_id: [{ header: 'webhook-id' }],
       event_type: { from: { body: 'type' } },
@@ -18,6 +19,8 @@ describe('webhook source configs', () => {
       scheme: 'github',
       name: 'github',
       secret: 's',
+      event_type_from_unsigned_header: false,
+      allow_replay_without_timestamp: false,
       event_id: [{ header: 'X-GitHub-Delivery' }],
       event_type: { from: { header: 'X-GitHub-Event' }, suffix: { body: 'action' } },
     });
@@ -31,6 +34,8 @@ describe('webhook source configs', () => {
       signature_header: 'X-Signature',
       signature_prefix: '',
       tolerance: '5m',
+      event_type_from_unsigned_header: false,
+      allow_replay_without_timestamp: false,
       event_id: [{ body: 'id' }, { header: 'Idempotency-Key' }],
       event_type: { from: { body: 'type' } },
     });
@@ -69,5 +74,23 @@ describe('webhook source configs', () => {
   test('an event id location must be a header or a body path, not both', () => {
     const config = { scheme: 'hmac_sha256', name: 'shop', secret: 's', event_id: [{ header: 'X-Id', body: 'id' }] };
     expect(WebhookSourceConfig.safeParse(config).success).toBe(false);
+  });
+});
+
+describe('tolerance values that are not durations', () => {
+  test('are refused as invalid input with the duration message, never thrown as an error (a 500)', () => {
+    for (const scheme of ['hmac_sha256', 'standard_webhooks'] as const) {
+      for (const tolerance of ['', 'soon', '5 minutes', '99999999999s']) {
+        const parsed = WebhookSourceConfig.safeParse({
+          scheme,
+          name: 'src',
+          secret: scheme === 'standard_webhooks' ? `whsec_${Buffer.alloc(32, 7).toString('base64')}` : 'x'.repeat(32),
+          tolerance,
+          ...(scheme === 'hmac_sha256' ? { signature_header: 'X-Signature', timestamp_header: 'X-Timestamp' } : {}),
+        });
+        expect(parsed.success, `${scheme} ${JSON.stringify(tolerance)}`).toBe(false);
+        expect(parsed.error?.issues.some((issue) => issue.path.join('.') === 'tolerance')).toBe(true);
+      }
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { Duration, parseDurationMs } from '@activity-core/contracts';
+import { Duration, DURATION_PATTERN, parseDurationMs } from '@activity-core/contracts';
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 
@@ -52,7 +52,12 @@ export const WebhookSourceName = z
   .max(64)
   .regex(/^[a-z0-9][a-z0-9_-]*$/, 'name may contain lowercase letters, digits, _ and - and must start with a letter or digit');
 
-const ToleranceDuration = Duration.refine((value) => parseDurationMs(value) >= 1_000, 'tolerance must be at least 1s');
+/**
+ * A value that is not a duration at all is reported by Duration's pattern; the
+ * range checks then pass it by (parseDurationMs would throw on it: a 500).
+ */
+const isDuration = (value: string): boolean => DURATION_PATTERN.test(value);
+const ToleranceDuration = Duration.refine((value) => !isDuration(value) || parseDurationMs(value) >= 1_000, 'tolerance must be at least 1s');
 
 /** The Standard Webhooks library checks the timestamp against the system clock with a fixed 5 minutes. */
 const LIBRARY_TOLERANCE_MS = 5 * 60_000;
@@ -68,6 +73,15 @@ function isStandardWebhooksSecret(secret: string): boolean {
 
 const common = {
   name: WebhookSourceName,
+  /**
+   * Lets `event_type` read a header. Headers are not signed (Standard Webhooks
+   * signs only its id and timestamp), so a captured body could be re-sent
+   * under another event type; deliveries of the same signed bytes are still
+   * answered `duplicate`, which blunts that. Registration refuses a header
+   * in `event_type` unless this is true.
+   * @default false
+   */
+  event_type_from_unsigned_header: z.boolean().default(false),
   /**
    * Stamped as the envelope's `source`; activities can match on it.
    * @default `webhook:{name}` (resolved at extraction, so it follows renames)
@@ -93,7 +107,7 @@ export const StandardWebhooksSourceConfig = z
      * so a longer tolerance would be silently ignored.
      */
     tolerance: ToleranceDuration.refine(
-      (value) => parseDurationMs(value) <= LIBRARY_TOLERANCE_MS,
+      (value) => !isDuration(value) || parseDurationMs(value) <= LIBRARY_TOLERANCE_MS,
       'tolerance must be at most 5m for standard_webhooks (the reference library enforces 5 minutes)',
     ).default('5m'),
     /**
@@ -115,8 +129,16 @@ export const GithubSourceConfig = z
   .object({
     scheme: z.literal('github'),
     ...common,
-    /** The webhook secret entered in GitHub's webhook settings. */
+    /** The webhook secret entered in GitHub's webhook settings. At least 16 bytes at registration. */
     secret: z.string().min(1).max(500),
+    /**
+     * GitHub signs no timestamp, so a captured delivery verifies forever; only
+     * deduplication (by delivery id and by the SHA-256 of the signed body)
+     * stops its replay, and only for as long as events are retained.
+     * Registration refuses a GitHub source unless this is true.
+     * @default false
+     */
+    allow_replay_without_timestamp: z.boolean().default(false),
     /**
      * @default [{ header: 'X-GitHub-Delivery' }] — GitHub keeps it on redelivery.
      * Bodies carry resource ids (issue, repository), never an event id, so the body is not consulted.
@@ -125,6 +147,9 @@ export const GithubSourceConfig = z
     /**
      * @default { from: { header: 'X-GitHub-Event' }, suffix: { body: 'action' } } —
      * `pull_request.opened`; events without an action stay as they are (`push`).
+     * GitHub's payload does not name the event (only `action`, shared by many
+     * events), so the default reads the unsigned X-GitHub-Event header and
+     * therefore needs `event_type_from_unsigned_header: true` at registration.
      */
     event_type: EventTypeLocation.default(() => ({ from: { header: 'X-GitHub-Event' }, suffix: { body: 'action' } })),
   })
@@ -139,7 +164,7 @@ export const HmacSha256SourceConfig = z
   .object({
     scheme: z.literal('hmac_sha256'),
     ...common,
-    /** The shared secret, used as the HMAC key as UTF-8 bytes. */
+    /** The shared secret, used as the HMAC key as UTF-8 bytes. At least 16 bytes at registration. */
     secret: z.string().min(1).max(500),
     /** @default 'X-Signature' */
     signature_header: HeaderName.default('X-Signature'),
@@ -161,6 +186,14 @@ export const HmacSha256SourceConfig = z
     timestamp_header: HeaderName.optional(),
     /** Used only with `timestamp_header`. @default '5m' */
     tolerance: ToleranceDuration.default('5m'),
+    /**
+     * Without `timestamp_header` a captured delivery verifies forever; only
+     * deduplication (by event id and by the SHA-256 of the signed body) stops
+     * its replay, and only for as long as events are retained. Registration
+     * refuses a source without `timestamp_header` unless this is true.
+     * @default false
+     */
+    allow_replay_without_timestamp: z.boolean().default(false),
     /**
      * @default [{ body: 'id' }, { header: 'Idempotency-Key' }] — the product's id
      * precedence: the body's own id, else the sender's idempotency key.

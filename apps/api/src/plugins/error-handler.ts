@@ -3,7 +3,9 @@ import {
   DomainError,
   type DomainErrorCode,
   EventIdReusedError,
+  type ForbiddenError,
   type InvalidInputError,
+  type PayloadTooLargeError,
   UnavailableError,
 } from '@activity-core/contracts';
 import { DefinitionNameTakenError, isConnectionError, isInvalidTextError } from '@activity-core/db';
@@ -32,10 +34,15 @@ function fromDomainError(error: DomainError): ProblemBody {
       return problem('event_id_reused', 422, 'Event id reused with a different payload', error.message);
     case 'unauthorized':
       return problem('unauthorized', 401, 'Unauthorized', error.message);
+    case 'forbidden':
+      return problem('forbidden', 403, 'Forbidden', error.message, (error as ForbiddenError).issues);
     case 'payload_too_large':
-      return problem('payload_too_large', 413, 'Payload too large', error.message);
-    case 'unavailable':
-      return problem('unavailable', 503, 'Service unavailable', error.message);
+      return problem('payload_too_large', 413, 'Payload too large', error.message, (error as PayloadTooLargeError).issues);
+    case 'unavailable': {
+      // After the write began the event may be stored: the answer names its id (an assigned one too) for the retry.
+      const eventId = (error as { eventId?: unknown }).eventId;
+      return { ...problem('unavailable', 503, 'Service unavailable', error.message), ...(typeof eventId === 'string' ? { event_id: eventId } : {}) };
+    }
     default:
       return assertNever(code);
   }

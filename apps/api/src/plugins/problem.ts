@@ -8,6 +8,7 @@ export const PROBLEM_TYPES = {
   conflict: 'urn:activity-core:problem:conflict',
   event_id_reused: 'urn:activity-core:problem:event-id-reused',
   unauthorized: 'urn:activity-core:problem:unauthorized',
+  forbidden: 'urn:activity-core:problem:forbidden',
   invalid_signature: 'urn:activity-core:problem:invalid-signature',
   invalid_webhook_payload: 'urn:activity-core:problem:invalid-webhook-payload',
   payload_too_large: 'urn:activity-core:problem:payload-too-large',
@@ -28,6 +29,8 @@ export interface ProblemBody {
   instance?: string;
   request_id?: string;
   errors?: FieldIssue[];
+  /** On a 503 after the write began: the id to retry with (the event may be stored). */
+  event_id?: string;
 }
 
 export function problem(kind: ProblemKind, status: number, title: string, detail?: string, errors?: FieldIssue[]): ProblemBody {

@@ -1,4 +1,5 @@
-import { CloudEvent, EventAcceptedResponse, EventEnvelope, EventEnvelopeInput, EventIdOrigin, InvalidInputError, parseIdempotencyKey, Problem, RouteOutcome, UnavailableError } from '@activity-core/contracts';
+import { CloudEvent, EventAcceptedResponse, EventEnvelope, EventEnvelopeInput, EventIdOrigin, InvalidInputError, parseIdempotencyKey, Problem, RouteOutcome } from '@activity-core/contracts';
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { EventService } from '../services/event-service';
@@ -22,6 +23,7 @@ const BatchItem = z.union([
     title: z.string(),
     detail: z.string(),
     errors: z.array(z.object({ path: z.string(), message: z.string(), code: z.string().optional() })).optional(),
+    event_id: z.string().optional().meta({ description: 'The id the item has (given, derived from Idempotency-Key, or assigned): resend the item with it so a retry cannot double it.' }),
   }),
 ]);
 
@@ -29,6 +31,11 @@ const StoredEvent = z.object({
   event_id: z.string(),
   envelope: EventEnvelope,
   id_origin: EventIdOrigin,
+  credential: z.string().nullable().meta({
+    description:
+      'Which credential delivered the event: `api_key:<key id>`, `ingest_key:<key id>` (12 hex digits of the key\'s SHA-256, never the key), `webhook:<source name>`, `emit:<run id>`, or `anonymous` while authentication is off; null for events stored before credentials were recorded.',
+  }),
+  hops: z.number().int().meta({ description: 'emit_event steps between this event and an external one; 0 for posted, webhook and cron-born events.' }),
   fingerprint: z.string(),
   received_at: z.string(),
   routing_state: z.enum(['pending', 'routed']),
@@ -51,6 +58,8 @@ const StoredEvent = z.object({
   ),
 }).meta({ id: 'StoredEvent', description: 'An accepted event and the decision log of its routing: every activity whose trigger matched its type and source, and what happened.' });
 
+const credentialOf = (request: FastifyRequest) => (request.credential === undefined ? {} : { credential: request.credential });
+
 export const eventRoutes = (service: EventService): FastifyPluginAsyncZod =>
   async (app) => {
     const tags = ['events'];
@@ -68,13 +77,16 @@ export const eventRoutes = (service: EventService): FastifyPluginAsyncZod =>
           summary: 'Send one event (envelope or CloudEvent) or a batch',
           description:
             'The event is stored before the answer; every matching activity gets exactly one run `activity-{activity_id}:{event_id}`. ' +
-            'Redeliveries answer `duplicate`; the same id with different content answers 422.',
+            'Redeliveries answer `duplicate`; the same id with different content answers 422. ' +
+            'Reserved sources (`webhook:*`, `activity-core`, `activity-core:*`, a webhook source\'s custom event_source) answer 400; a scoped ingest key outside its scope answers 403. ' +
+            'A batch is answered per item (202) once anything may be stored; with an Idempotency-Key, items without an event_id get `{key}#{index}`.',
           headers: Headers,
           body: EventsBody,
           response: {
             202: z.union([EventAcceptedResponse, z.object({ results: z.array(BatchItem) })]),
             400: Problem,
             401: Problem,
+            403: Problem,
             413: Problem,
             422: Problem,
             429: Problem,
@@ -94,19 +106,11 @@ export const eventRoutes = (service: EventService): FastifyPluginAsyncZod =>
           if (body.length === 0 || body.length > MAX_BATCH) {
             throw new InvalidInputError(`a batch holds 1 to ${MAX_BATCH} events, got ${body.length}`, [{ path: 'body', message: `expected 1 to ${MAX_BATCH} items` }]);
           }
-          if (idempotencyKey !== undefined) {
-            throw new InvalidInputError('Idempotency-Key identifies one event; put an event_id in each batch item instead', [
-              { path: 'headers.idempotency-key', message: 'not allowed with a batch' },
-            ]);
-          }
-          const results = await service.acceptBatch(body, receivedAt);
-          // Nothing stored because the store is down: say so for the whole request, as for a single event.
-          if (results.every((result) => !result.ok && result.status === 503)) {
-            throw new UnavailableError('the event store is unreachable; nothing was accepted, retry later');
-          }
+          // Per-item answers from here on: once an item may be stored, the request as a whole never fails.
+          const results = await service.acceptBatch(body, { ...(idempotencyKey === undefined ? {} : { idempotencyKey }), receivedAt, ...credentialOf(request) });
           return reply.status(202).send({ results });
         }
-        const result = await service.accept(body, { ...(idempotencyKey === undefined ? {} : { idempotencyKey }), receivedAt });
+        const result = await service.accept(body, { ...(idempotencyKey === undefined ? {} : { idempotencyKey }), receivedAt, ...credentialOf(request) });
         return reply.status(202).send(result);
       },
     );

@@ -8,6 +8,7 @@ import {
 } from '@activity-core/webhooks';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { RateLimitedError } from '../plugins/rate-limit';
 import type { WebhookService } from '../services/webhook-service';
 
 const NameParams = z.object({ name: WebhookSourceName });
@@ -129,16 +130,23 @@ export const webhookIngestRoutes = (service: WebhookService): FastifyPluginAsync
           summary: 'Receive a webhook delivery from a configured source',
           description:
             'The raw body is verified against the source\'s signature scheme (Standard Webhooks, GitHub, or HMAC-SHA256) before anything is stored; ' +
-            'a bad or missing signature is a 401. The event id is the provider\'s delivery id, so redeliveries answer `duplicate`.',
+            'a bad or missing signature, and an unknown source, get the same 401. The event id is `wh:{source}:{delivery id}`, so redeliveries answer `duplicate`; ' +
+            'so does the same signed content re-sent under another delivery id (pointing at the first event). ' +
+            'Verified deliveries count against the source\'s rate limit; failed ones against the client address (429 with Retry-After).',
           params: SourceParams,
-          response: { 202: EventAcceptedResponse, 400: Problem, 401: Problem, 404: Problem, 413: Problem, 422: Problem, 429: Problem, 503: Problem },
+          response: { 202: EventAcceptedResponse, 400: Problem, 401: Problem, 413: Problem, 422: Problem, 429: Problem, 503: Problem },
         },
       },
       async (request, reply) => {
         const receivedAt = new Date();
         const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        const result = await service.receive(request.params.source, request.headers, raw, receivedAt);
-        return reply.status(202).send(result);
+        try {
+          const result = await service.receive(request.params.source, request.headers, raw, receivedAt, request.ip);
+          return reply.status(202).send(result);
+        } catch (error) {
+          if (error instanceof RateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
+          throw error;
+        }
       },
     );
   };

@@ -3,6 +3,7 @@ import { NotFoundError, type ActivityDefinition, type ActivityRecord } from '@ac
 import { decodeCursor, DefinitionIdTakenError, encodeCursor, type DefinitionRow, type DefinitionsRepository } from '@activity-core/db';
 import { keysetPage, type Page } from './pagination';
 import { InvalidInputError, type FieldIssue } from '@activity-core/contracts';
+import { selfTriggerIssues } from '@activity-core/router';
 import { cronScheduleSummaries } from '@activity-core/schedule-manager';
 
 export function toActivityRecord(row: DefinitionRow): ActivityRecord {
@@ -16,6 +17,20 @@ export function toActivityRecord(row: DefinitionRow): ActivityRecord {
     updated_at: row.updatedAt.toISOString(),
     schedules: cronScheduleSummaries(row, new Date()),
   };
+}
+
+/**
+ * An emitted event may not claim to be a verified webhook delivery: triggers
+ * that require a `webhook:*` source trust that a signature was checked.
+ * (The service's own `activity-core` source is the default for emitted
+ * events and stays allowed.)
+ */
+export function emitSourceIssues(definition: Pick<ActivityDefinition, 'tasks'>): FieldIssue[] {
+  return definition.tasks.flatMap((task, index) =>
+    task.type === 'emit_event' && task.config.source.startsWith('webhook:')
+      ? [{ path: `tasks[${index}].config.source`, message: 'sources starting with "webhook:" are reserved for verified webhook deliveries; emitted events cannot claim one' }]
+      : [],
+  );
 }
 
 /** Hooks other parts (the schedule manager) attach to definition changes. */
@@ -32,7 +47,7 @@ export function createActivityService(deps: {
 }) {
   const observers = deps.observers ?? [];
   const validate = (definition: ActivityDefinition): void => {
-    const issues = (deps.validators ?? []).flatMap((check) => check(definition));
+    const issues = [...selfTriggerIssues(definition), ...emitSourceIssues(definition), ...(deps.validators ?? []).flatMap((check) => check(definition))];
     if (issues.length > 0) throw new InvalidInputError(issues.map((issue) => `${issue.path}: ${issue.message}`).join('; '), issues);
   };
   const changed = async (row: DefinitionRow): Promise<void> => {

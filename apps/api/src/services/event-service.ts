@@ -1,23 +1,95 @@
 import { randomUUID } from 'node:crypto';
+import type { IngestKeyScope } from '@activity-core/config';
 import {
   CloudEvent,
   DomainError,
   envelopeFromCloudEvent,
   EventEnvelope,
   EventEnvelopeInput,
+  ForbiddenError,
+  PayloadTooLargeError,
   InvalidInputError,
   isCloudEvent,
   NotFoundError,
   reservedEventIdReason,
+  UnavailableError,
+  type DomainErrorCode,
   type EventAcceptedResponse,
   type EventIdOrigin,
   type FieldIssue,
   type RouteOutcome,
 } from '@activity-core/contracts';
-import type { EventsRepository } from '@activity-core/db';
-import type { EventIngest } from '@activity-core/router';
+import { isConnectionError, type EventsRepository, type WebhookSourcesRepository } from '@activity-core/db';
+import { StoreUnreachableError, type EventIngest, type Logger } from '@activity-core/router';
 import type { z } from 'zod';
+import type { RequestCredential } from '../plugins/auth';
 import { formatPath } from '../plugins/problem';
+
+/** The source emit_event tasks stamp on their events unless they name another. */
+export const SERVICE_EVENT_SOURCE = 'activity-core';
+
+/** Sources verified webhook deliveries get by default: `webhook:{name}`. */
+const WEBHOOK_SOURCE_PREFIX = 'webhook:';
+
+/**
+ * Why a posted event may not carry this source, or undefined. Reserved are
+ * the sources only a verified sender gets: every `webhook:*` source, the
+ * service's own (`activity-core` and `activity-core:*`), and any custom
+ * `event_source` a configured webhook source stamps (`webhookSources` maps
+ * those to the webhook source's name). A trigger that names one of them can
+ * then trust that the event was verified, or emitted by the service.
+ */
+export function reservedSourceReason(source: string, webhookSources: ReadonlyMap<string, string> = new Map()): string | undefined {
+  if (source.startsWith(WEBHOOK_SOURCE_PREFIX)) {
+    return `sources starting with "${WEBHOOK_SOURCE_PREFIX}" are reserved for verified webhook deliveries (POST /v1/webhooks/{source})`;
+  }
+  if (source === SERVICE_EVENT_SOURCE || source.startsWith(`${SERVICE_EVENT_SOURCE}:`)) {
+    return `"${SERVICE_EVENT_SOURCE}" and sources starting with "${SERVICE_EVENT_SOURCE}:" are reserved for events the service emits itself`;
+  }
+  const webhook = webhookSources.get(source);
+  if (webhook !== undefined) return `the source is reserved: the webhook source "${webhook}" stamps it on its verified deliveries`;
+  return undefined;
+}
+
+/**
+ * `*` matches any run of characters; everything else matches itself. A
+ * linear scan (no regular expression: `*:*:*:x` against a long run of colons
+ * would backtrack for minutes): the text before the first `*` must start the
+ * value, the text after the last must end it, and the pieces between are
+ * found left to right — the leftmost match of each leaves the most room for
+ * the rest, so it never needs to look back.
+ */
+export function scopePatternMatches(pattern: string, value: string): boolean {
+  const pieces = pattern.split('*');
+  if (pieces.length === 1) return pattern === value;
+  const first = pieces[0]!;
+  const last = pieces[pieces.length - 1]!;
+  if (value.length < first.length + last.length || !value.startsWith(first) || !value.endsWith(last)) return false;
+  const end = value.length - last.length;
+  let position = first.length;
+  for (const piece of pieces.slice(1, -1)) {
+    const found = value.indexOf(piece, position);
+    if (found === -1 || found + piece.length > end) return false;
+    position = found + piece.length;
+  }
+  return true;
+}
+
+/**
+ * What the events table records as the credential of a posted event: the
+ * key's set and id, never the key; `anonymous` while authentication is off.
+ */
+export function credentialLabel(credential: RequestCredential | undefined): string {
+  return credential === undefined ? 'anonymous' : `${credential.kind}:${credential.id}`;
+}
+
+/** Status of a batch item refused with a DomainError. */
+const STATUS_OF: Partial<Record<DomainErrorCode, number>> = { event_id_reused: 422, unavailable: 503, forbidden: 403, payload_too_large: 413 };
+
+/** Who posts: the request's credential. Absent while authentication is off. */
+export interface Poster {
+  credential?: RequestCredential;
+}
 
 /** Ids the ingress assigns to events that arrive without one. */
 export function assignEventId(): string {
@@ -75,34 +147,152 @@ export function normaliseEvent(
 
 export type BatchItemResult =
   | ({ index: number; ok: true } & EventAcceptedResponse)
-  | { index: number; ok: false; status: number; title: string; detail: string; errors?: FieldIssue[] };
+  | {
+      index: number;
+      ok: false;
+      status: number;
+      title: string;
+      detail: string;
+      errors?: FieldIssue[];
+      /** The item's event id when it had one (given, derived or assigned): resend the item with it, and a retry cannot double it. */
+      event_id?: string;
+    };
 
-export function createEventService(deps: { ingest: EventIngest; events: Pick<EventsRepository, 'get'> }) {
+/** The id of batch item `index` sent without an event_id under `Idempotency-Key: key`. */
+export function batchItemEventId(idempotencyKey: string, index: number): string {
+  return `${idempotencyKey}#${index}`;
+}
+
+/** Longest Idempotency-Key a batch takes: derived item ids (`{key}#{index}`) must stay within the 200-character event id. */
+export const MAX_BATCH_IDEMPOTENCY_KEY = 200 - `#${99_999}`.length;
+
+export function createEventService(deps: {
+  ingest: Pick<EventIngest, 'ingest'>;
+  events: Pick<EventsRepository, 'get'>;
+  /** Configured webhook sources, whose custom `event_source` values are reserved too. */
+  webhookSources?: Pick<WebhookSourcesRepository, 'list'>;
+  /** What each scoped ingest key may send, by key id (INGEST_KEY_SCOPES). */
+  ingestKeyScopes?: Readonly<Record<string, IngestKeyScope>>;
+  logger?: Pick<Logger, 'error'>;
+}) {
+  const scopes = deps.ingestKeyScopes ?? {};
+
+  /** Custom `event_source` → webhook source name. Read per request: sources change at runtime. */
+  async function webhookEventSources(): Promise<Map<string, string>> {
+    const reserved = new Map<string, string>();
+    if (deps.webhookSources === undefined) return reserved;
+    let rows;
+    try {
+      rows = await deps.webhookSources.list();
+    } catch (error) {
+      if (isConnectionError(error)) throw new UnavailableError('the event store is unreachable; nothing was accepted, retry later');
+      throw error;
+    }
+    for (const row of rows) {
+      const custom = (row.config as { event_source?: unknown }).event_source;
+      if (typeof custom === 'string') reserved.set(custom, row.name);
+    }
+    return reserved;
+  }
+
+  /** Refuses reserved sources (400) and anything outside a scoped ingest key's scope (403). */
+  function authorise(envelope: EventEnvelope, poster: Poster, reserved: ReadonlyMap<string, string>, prefix: string): void {
+    const at = (field: string) => formatPath([...(prefix ? [prefix] : []), field]);
+    const reason = reservedSourceReason(envelope.source, reserved);
+    if (reason !== undefined) {
+      throw new InvalidInputError(`source "${envelope.source}" is reserved`, [{ path: at('source'), message: reason }]);
+    }
+    const { credential } = poster;
+    if (credential?.kind !== 'ingest_key') return;
+    const scope = scopes[credential.id];
+    if (scope === undefined) return;
+    const issues: FieldIssue[] = [];
+    if (scope.sources !== undefined && !scope.sources.some((pattern) => scopePatternMatches(pattern, envelope.source))) {
+      issues.push({ path: at('source'), message: `this key may send only sources matching ${scope.sources.map((p) => JSON.stringify(p)).join(', ')}` });
+    }
+    if (scope.event_types !== undefined && !scope.event_types.some((pattern) => scopePatternMatches(pattern, envelope.event_type))) {
+      issues.push({ path: at('event_type'), message: `this key may send only event types matching ${scope.event_types.map((p) => JSON.stringify(p)).join(', ')}` });
+    }
+    if (issues.length > 0) {
+      throw new ForbiddenError(`ingest key ${credential.id} may not send this event: ${issues.map((issue) => issue.path).join(' and ')} outside its scope`, issues);
+    }
+  }
+
   return {
-    async accept(body: unknown, options: { idempotencyKey?: string; receivedAt: Date }): Promise<EventAcceptedResponse> {
+    async accept(body: unknown, options: { idempotencyKey?: string; receivedAt: Date } & Poster): Promise<EventAcceptedResponse> {
       const { envelope, idOrigin } = normaliseEvent(body, options);
-      return await deps.ingest.ingest(envelope, idOrigin);
+      authorise(envelope, options, await webhookEventSources(), '');
+      return await deps.ingest.ingest(envelope, idOrigin, { credential: credentialLabel(options.credential) });
     },
 
-    /** Each item stands alone: one bad item is reported and the others are accepted. */
-    async acceptBatch(items: unknown[], receivedAt: Date): Promise<BatchItemResult[]> {
+    /**
+     * Each item stands alone: one bad item is reported and the others are
+     * accepted. Once anything may have been stored the answer is per item,
+     * whatever happens: an unexpected error in one item is that item's 500
+     * (logged), never the whole request's, so a client never retries items
+     * that were stored. The whole request fails (503) only when the store
+     * was unreachable before any item could be written.
+     *
+     * With `idempotencyKey`, an item without an event_id gets
+     * `{key}#{index}`, so resending the same batch under the same key
+     * cannot double it.
+     */
+    async acceptBatch(items: unknown[], options: { idempotencyKey?: string; receivedAt: Date } & Poster): Promise<BatchItemResult[]> {
+      const { receivedAt, idempotencyKey } = options;
+      if (idempotencyKey !== undefined && idempotencyKey.length > MAX_BATCH_IDEMPOTENCY_KEY) {
+        throw new InvalidInputError(`with a batch, Idempotency-Key is at most ${MAX_BATCH_IDEMPOTENCY_KEY} characters (item ids are {key}#{index})`, [
+          { path: 'headers.idempotency-key', message: `at most ${MAX_BATCH_IDEMPOTENCY_KEY} characters with a batch` },
+        ]);
+      }
+      const reserved = await webhookEventSources();
+      const credential = credentialLabel(options.credential);
       const results: BatchItemResult[] = [];
+      let mayHaveStored = false;
       for (const [index, item] of items.entries()) {
+        let eventId: string | undefined;
         try {
-          const { envelope, idOrigin } = normaliseEvent(item, { receivedAt, pathPrefix: `[${index}]` });
-          results.push({ index, ok: true, ...(await deps.ingest.ingest(envelope, idOrigin)) });
+          const hasOwnId = typeof item === 'object' && item !== null && ('event_id' in item || isCloudEvent(item));
+          const { envelope, idOrigin } = normaliseEvent(item, {
+            receivedAt,
+            pathPrefix: `[${index}]`,
+            ...(idempotencyKey === undefined || hasOwnId ? {} : { idempotencyKey: batchItemEventId(idempotencyKey, index) }),
+          });
+          eventId = envelope.event_id;
+          authorise(envelope, options, reserved, `[${index}]`);
+          results.push({ index, ok: true, ...(await deps.ingest.ingest(envelope, idOrigin, { credential })) });
+          mayHaveStored = true;
         } catch (error) {
-          if (!(error instanceof DomainError)) throw error;
-          const status = error.code === 'event_id_reused' ? 422 : error.code === 'unavailable' ? 503 : 400;
+          const withId = eventId === undefined ? {} : { event_id: eventId };
+          if (!(error instanceof DomainError)) {
+            // Not the client's fault and not a known refusal: this item only. It may or may not have been stored.
+            mayHaveStored = true;
+            deps.logger?.error({ err: error, index, eventId }, 'batch item failed unexpectedly');
+            results.push({
+              index,
+              ok: false,
+              status: 500,
+              title: 'internal',
+              detail: `unexpected error (logged); the item may have been stored: resend it${eventId === undefined ? '' : ` with event_id ${eventId}`} so a retry cannot double it`,
+              ...withId,
+            });
+            continue;
+          }
+          const status = STATUS_OF[error.code] ?? 400;
+          if (status === 503 && !(error instanceof StoreUnreachableError && error.nothingStored)) mayHaveStored = true;
           results.push({
             index,
             ok: false,
             status,
             title: error.code,
             detail: error.message,
-            ...(error instanceof InvalidInputError ? { errors: error.issues } : {}),
+            ...(error instanceof InvalidInputError || error instanceof ForbiddenError || error instanceof PayloadTooLargeError ? { errors: error.issues } : {}),
+            ...withId,
           });
         }
+      }
+      // Nothing stored because the store is down: say so for the whole request, as for a single event.
+      if (!mayHaveStored && results.every((result) => !result.ok && result.status === 503)) {
+        throw new UnavailableError('the event store is unreachable; nothing was accepted, retry later');
       }
       return results;
     },
@@ -116,6 +306,8 @@ export function createEventService(deps: { ingest: EventIngest; events: Pick<Eve
         event_id: event.eventId,
         envelope: event.payload as EventEnvelope,
         id_origin: event.idOrigin as EventIdOrigin,
+        credential: event.credential,
+        hops: event.hops,
         fingerprint: event.fingerprint,
         received_at: event.receivedAt.toISOString(),
         routing_state: event.routingState as 'pending' | 'routed',

@@ -40,6 +40,10 @@ export function createEventsRepository(db: Db) {
       idOrigin: EventIdOrigin;
       routes: NewRoute[];
       leaseMs: number;
+      /** Which credential delivered it (see the `credential` column); never a key itself. */
+      credential?: string;
+      /** emit_event steps from an external event. @default 0 */
+      hops?: number;
     }): Promise<AcceptResult> {
       return await db.transaction(async (tx) => {
         const { envelope } = input;
@@ -56,6 +60,8 @@ export function createEventsRepository(db: Db) {
             payload: envelope,
             fingerprint: input.fingerprint,
             idOrigin: input.idOrigin,
+            credential: input.credential ?? null,
+            hops: input.hops ?? 0,
             routingState: settled ? 'routed' : 'pending',
             routedAt: settled ? sql`now()` : null,
             nextAttemptAt: sql`now() + make_interval(secs => ${input.leaseMs / 1000})`,

@@ -1,6 +1,6 @@
-import { asc, eq, getTableColumns, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, lt, sql } from 'drizzle-orm';
 import type { Db } from '../client';
-import { webhookSources } from '../schema';
+import { webhookDeliveries, webhookSources } from '../schema';
 
 /**
  * A stored webhook source. `config` is the validated source config as the
@@ -8,6 +8,9 @@ import { webhookSources } from '../schema';
  * service can undo.
  */
 export type WebhookSourceRow = typeof webhookSources.$inferSelect;
+
+/** A signed message a source delivered, and the event it became. */
+export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
 
 export function createWebhookSourcesRepository(db: Db) {
   return {
@@ -37,6 +40,65 @@ export function createWebhookSourcesRepository(db: Db) {
       if (result === undefined) throw new Error(`webhook source ${name} was neither inserted nor updated`);
       const { created, ...row } = result;
       return { row, created };
+    },
+
+    /**
+     * Replaces a source's stored config only if it is still `expected` (an
+     * optimistic check, for rewrites such as sealing a plaintext secret).
+     * True when it was replaced.
+     */
+    async replaceConfigIf(name: string, expected: unknown, config: unknown): Promise<boolean> {
+      const updated = await db
+        .update(webhookSources)
+        .set({ config, updatedAt: sql`now()` })
+        .where(and(eq(webhookSources.name, name), sql`${webhookSources.config} = ${JSON.stringify(expected)}::jsonb`))
+        .returning({ name: webhookSources.name });
+      return updated.length > 0;
+    },
+
+    /**
+     * Claims the signed bytes `bodySha256` of `source` for `eventId`. Returns
+     * the claim that holds: this one when it is new, else the earlier one
+     * (possibly for another event id — a replay under a new id).
+     */
+    async claimDelivery(source: string, bodySha256: string, eventId: string): Promise<{ claimed: boolean; delivery: WebhookDeliveryRow }> {
+      for (;;) {
+        const [inserted] = await db.insert(webhookDeliveries).values({ source, bodySha256, eventId }).onConflictDoNothing().returning();
+        if (inserted !== undefined) return { claimed: true, delivery: inserted };
+        const [existing] = await db
+          .select()
+          .from(webhookDeliveries)
+          .where(and(eq(webhookDeliveries.source, source), eq(webhookDeliveries.bodySha256, bodySha256)));
+        if (existing !== undefined) return { claimed: false, delivery: existing };
+        // Gone between the two statements (its event was just deleted): claim again.
+      }
+    },
+
+    /** Drops a claim that did not become an event (the ingest failed), so a retry can make it. */
+    async releaseDelivery(source: string, bodySha256: string, eventId: string): Promise<void> {
+      await db
+        .delete(webhookDeliveries)
+        .where(and(eq(webhookDeliveries.source, source), eq(webhookDeliveries.bodySha256, bodySha256), eq(webhookDeliveries.eventId, eventId)));
+    },
+
+    /**
+     * Moves an abandoned claim (its event never stored, claimed before
+     * `olderThan`) to `eventId`. True when this caller now holds it.
+     */
+    async takeOverDelivery(source: string, bodySha256: string, fromEventId: string, eventId: string, olderThan: Date): Promise<boolean> {
+      const moved = await db
+        .update(webhookDeliveries)
+        .set({ eventId, receivedAt: sql`now()` })
+        .where(
+          and(
+            eq(webhookDeliveries.source, source),
+            eq(webhookDeliveries.bodySha256, bodySha256),
+            eq(webhookDeliveries.eventId, fromEventId),
+            lt(webhookDeliveries.receivedAt, olderThan),
+          ),
+        )
+        .returning({ eventId: webhookDeliveries.eventId });
+      return moved.length > 0;
     },
 
     /** True when a source was removed. */

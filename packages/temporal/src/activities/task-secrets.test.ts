@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { redactText, redactValue, SecretMissingError, secretScope } from './task-secrets';
+import { redactCutText, redactText, redactValue, SecretMissingError, secretScope } from './task-secrets';
 
 const used = new Map([
   ['VENDOR_TOKEN', 'sk_live_abc123'],
@@ -20,6 +20,25 @@ describe('redacting secret values', () => {
   test('a percent-encoded secret, as a server quoting the URL would show it, is replaced too', () => {
     const secrets = new Map([['PATH_TOKEN', 'a/b c']]);
     expect(redactText('no route /v1/a%2Fb%20c/x', secrets)).toBe('no route /v1/[secret:PATH_TOKEN]/x');
+  });
+
+  test('a form-encoded secret, with + for spaces as URLSearchParams writes it, is replaced too', () => {
+    const secrets = new Map([['PASSPHRASE', 'open sesame/&=!']]);
+    const echoed = `grant_type=password&password=${new URLSearchParams({ p: 'open sesame/&=!' }).toString().slice(2)}&x=1`;
+    expect(echoed).toContain('open+sesame');
+    expect(redactText(echoed, secrets)).toBe('grant_type=password&password=[secret:PASSPHRASE]&x=1');
+  });
+
+  test('a secret percent-encoded with lower-case hex digits is replaced too', () => {
+    const secrets = new Map([['PATH_TOKEN', 'a/b c']]);
+    expect(redactText('no route /v1/a%2fb%20c/x', secrets)).toBe('no route /v1/[secret:PATH_TOKEN]/x');
+  });
+
+  test('a JSON-escaped secret, as a text body quoting a JSON request shows it, is replaced too', () => {
+    const secrets = new Map([['SIGNING_KEY', 'k"e\\y\n1']]);
+    const echoed = `received ${JSON.stringify({ key: 'k"e\\y\n1' })}`;
+    expect(echoed).toContain('k\\"e');
+    expect(redactText(echoed, secrets)).toBe('received {"key":"[secret:SIGNING_KEY]"}');
   });
 
   test('a secret that contains another is replaced whole, named after the longer one', () => {
@@ -61,6 +80,45 @@ describe('redacting secret values', () => {
       n: 7,
       none: null,
     });
+  });
+
+  test('a body nested far deeper than the call stack allows is redacted without overflowing it', () => {
+    const secrets = new Map([['VENDOR_TOKEN', 'sk_live_abc123']]);
+    let body: unknown = ['sk_live_abc123'];
+    for (let i = 0; i < 100_000; i++) body = { k: body };
+    let redacted = redactValue(body, secrets) as { k: unknown } | string[];
+    let depth = 0;
+    while (!Array.isArray(redacted)) {
+      redacted = redacted.k as { k: unknown } | string[];
+      depth++;
+    }
+    expect(depth).toBe(100_000);
+    expect(redacted).toEqual(['[secret:VENDOR_TOKEN]']);
+  });
+
+  test('a "__proto__" key in a body stays an own key of the redacted copy', () => {
+    const body = JSON.parse('{"__proto__":{"x":"sk_live_abc123"}}') as unknown;
+    const redacted = redactValue(body, used) as Record<string, unknown>;
+    expect(Object.keys(redacted)).toEqual(['__proto__']);
+    expect(Object.getOwnPropertyDescriptor(redacted, '__proto__')?.value).toEqual({ x: '[secret:VENDOR_TOKEN]' });
+  });
+
+  test.each([
+    ['as sent', 'sk_live_ab'],
+    ['JSON-escaped', 'tok/\\"'],
+    ['percent-encoded', 'tok%2F%2'],
+    ['lower-case percent-encoded', 'tok%2f%2'],
+  ])('a text cut inside a secret (%s) keeps no prefix of it', (_form, tail) => {
+    const secrets = new Map([
+      ['VENDOR_TOKEN', 'sk_live_abc123'],
+      ['SLASHED', 'tok/"x'],
+    ]);
+    expect(redactCutText(`echo sk_live_abc123 and ${tail}`, secrets)).toBe('echo [secret:VENDOR_TOKEN] and ');
+  });
+
+  test('a cut text that ends in a whole secret, or in no piece of one, keeps all it has', () => {
+    expect(redactCutText('echo sk_live_abc123', used)).toBe('echo [secret:VENDOR_TOKEN]');
+    expect(redactCutText('nothing to see', used)).toBe('nothing to see');
   });
 
   test('text without secrets, or with no secrets used, is returned unchanged', () => {

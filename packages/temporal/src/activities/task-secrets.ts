@@ -39,15 +39,42 @@ interface Span {
 }
 
 /**
- * Replaces every occurrence of a secret's value (as is, or percent-encoded as
- * a URL would carry it) with `[secret:NAME]`. Occurrences that overlap are
+ * The forms a secret's value takes where a target may echo it: as is;
+ * percent-encoded as a URL path or query carries it (encodeURIComponent,
+ * upper- or lower-case hex, and encodeURI); form-encoded as URLSearchParams
+ * writes it (`+` for a space); and JSON-escaped, as JSON.stringify writes it
+ * inside a string (quotes, backslashes, control characters).
+ */
+export function secretForms(value: string): Set<string> {
+  // encodeURI* throw on a lone surrogate; such a value has only its other forms.
+  const encoded = (encode: (text: string) => string): string => {
+    try {
+      return encode(value);
+    } catch {
+      return value;
+    }
+  };
+  const component = encoded(encodeURIComponent);
+  return new Set([
+    value,
+    component,
+    component.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()),
+    encoded(encodeURI),
+    new URLSearchParams({ s: value }).toString().slice(2),
+    JSON.stringify(value).slice(1, -1),
+  ]);
+}
+
+/**
+ * Replaces every occurrence of a secret's value, in any of its secretForms,
+ * with `[secret:NAME]`. Occurrences that overlap are
  * replaced as one, named after the secrets not wholly inside another, so a
  * secret that contains another (`tok_1` and `tok_12`) leaves no piece behind.
  */
 export function redactText(text: string, secrets: ReadonlyMap<string, string>): string {
   const spans: Span[] = [];
   for (const [name, value] of secrets) {
-    for (const form of new Set([value, encodeURIComponent(value)])) {
+    for (const form of secretForms(value)) {
       if (form.length === 0) continue;
       for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + 1)) spans.push({ start: at, end: at + form.length, name });
     }
@@ -73,20 +100,58 @@ export function redactText(text: string, secrets: ReadonlyMap<string, string>): 
 }
 
 /**
+ * redactText for a text that was cut short (a response clipped at the read
+ * limit): whole occurrences are redacted, then a tail that could be the
+ * start of a secret, in any of its secretForms, is dropped, so a secret
+ * straddling the cut leaves no prefix behind.
+ */
+export function redactCutText(text: string, secrets: ReadonlyMap<string, string>): string {
+  const redacted = redactText(text, secrets);
+  let drop = 0;
+  for (const value of secrets.values()) {
+    for (const form of secretForms(value)) {
+      for (let length = Math.min(form.length - 1, redacted.length); length > drop; length--) {
+        if (redacted.charCodeAt(redacted.length - length) === form.charCodeAt(0) && redacted.endsWith(form.slice(0, length))) {
+          drop = length;
+          break;
+        }
+      }
+    }
+  }
+  return redacted.slice(0, redacted.length - drop);
+}
+
+/**
  * redactText over every string, key and number inside a JSON value (a
  * response body). A number that contains a secret becomes a redacted string.
+ * Iterative, so no nesting depth can exhaust the call stack.
  */
 export function redactValue(value: unknown, secrets: ReadonlyMap<string, string>): unknown {
   if (secrets.size === 0) return value;
-  if (typeof value === 'string') return redactText(value, secrets);
-  if (typeof value === 'number') {
-    const text = String(value);
-    const redacted = redactText(text, secrets);
-    return redacted === text ? value : redacted;
+  const leaf = (item: unknown): unknown => {
+    if (typeof item === 'string') return redactText(item, secrets);
+    if (typeof item === 'number') {
+      const text = String(item);
+      const redacted = redactText(text, secrets);
+      return redacted === text ? item : redacted;
+    }
+    return item;
+  };
+  const isContainer = (item: unknown): item is object => item !== null && typeof item === 'object';
+  if (!isContainer(value)) return leaf(value);
+  // Each container is copied once; its children are filled in when it is popped.
+  const copyOf = (item: object): unknown[] | Record<string, unknown> => (Array.isArray(item) ? [] : {});
+  const root = copyOf(value);
+  const stack: Array<{ source: object; target: unknown[] | Record<string, unknown> }> = [{ source: value, target: root }];
+  while (stack.length > 0) {
+    const { source, target } = stack.pop()!;
+    const entries: Array<[string | number, unknown]> = Array.isArray(source) ? source.map((item, index) => [index, item]) : Object.entries(source);
+    for (const [key, item] of entries) {
+      const child = isContainer(item) ? copyOf(item) : leaf(item);
+      if (Array.isArray(target)) target[key as number] = child;
+      else Object.defineProperty(target, redactText(key as string, secrets), { value: child, enumerable: true, writable: true, configurable: true });
+      if (isContainer(item)) stack.push({ source: item, target: child as unknown[] | Record<string, unknown> });
+    }
   }
-  if (Array.isArray(value)) return value.map((item) => redactValue(item, secrets));
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [redactText(key, secrets), redactValue(item, secrets)]));
-  }
-  return value;
+  return root;
 }

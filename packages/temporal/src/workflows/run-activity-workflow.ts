@@ -33,6 +33,10 @@ function contextFor(input: RunActivityInput, runId: string, workflowId: string):
     run.window_start = trigger.window_start;
     run.window_end = trigger.window_end;
   }
+  // Carried to emit_event tasks so an emitted event counts one hop more. Only
+  // present when non-zero: adds nothing to runs of external events (and
+  // changes no command, so old histories replay as they were).
+  if (trigger.type === 'event' && trigger.hops !== undefined && trigger.hops > 0) run.event_hops = trigger.hops;
   return {
     run,
     activity: { id: activity.id, name: activity.name, version: activity.version },

@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startStack, type TestStack } from './harness';
+
+let stack: TestStack;
+let activityId: string;
+
+beforeAll(async () => {
+  stack = await startStack({ worker: false });
+  const created = await stack.api.server.inject({
+    method: 'POST',
+    url: '/v1/activities',
+    payload: { name: 'batch-errors', triggers: [{ type: 'event', event_type: 'batch.err' }], tasks: [{ type: 'noop' }] },
+  });
+  expect(created.statusCode, created.body).toBe(201);
+  activityId = created.json().id as string;
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+/**
+ * A fault the ingress does not know: Postgres refuses to store one event
+ * (a trigger raising a plain exception, SQLSTATE P0001) for events whose data
+ * says `explode`. Everything else about the stack is real.
+ */
+async function breakStoringExplodingEvents(): Promise<void> {
+  await stack.sql.query(`
+    CREATE OR REPLACE FUNCTION test_explode() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF NEW.payload->'data' ? 'explode' THEN RAISE EXCEPTION 'test fault for %', NEW.event_id; END IF;
+      RETURN NEW;
+    END $$;
+    CREATE TRIGGER test_explode BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION test_explode();
+  `);
+}
+async function repairStoring(): Promise<void> {
+  await stack.sql.query('DROP TRIGGER IF EXISTS test_explode ON events');
+}
+
+const item = (data: object = {}) => ({ event_type: 'batch.err', source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data });
+const postBatch = (payload: object[], headers: Record<string, string> = {}) => stack.api.server.inject({ method: 'POST', url: '/v1/events', payload, headers });
+const statusOf = (result: { ok: boolean; status?: number }) => (result.ok ? 202 : result.status);
+
+async function routesFor(prefix: string): Promise<Array<{ event_id: string; n: number }>> {
+  const { rows } = await stack.sql.query(
+    'SELECT event_id, count(*)::int AS n FROM event_routes WHERE activity_id = $1 AND event_id LIKE $2 GROUP BY event_id ORDER BY event_id',
+    [activityId, `${prefix}%`],
+  );
+  return rows;
+}
+
+describe('batches after an error', () => {
+  test('an unexpected error in one item is answered for that item only, and the other items are acknowledged', async () => {
+    await breakStoringExplodingEvents();
+    try {
+      const response = await postBatch([item({ n: 1 }), item({ explode: true }), item({ n: 3 })], { 'idempotency-key': 'batch-k1' });
+      expect(response.statusCode, response.body).toBe(202);
+      const results = response.json().results;
+      expect(results.map(statusOf)).toEqual([202, 500, 202]);
+      expect(results[1]).toMatchObject({ index: 1, ok: false, title: 'internal', event_id: 'batch-k1#1' });
+      expect(JSON.stringify(results[1])).not.toContain('test fault');
+      expect(results[0]).toMatchObject({ event_id: 'batch-k1#0', status: 'accepted' });
+    } finally {
+      await repairStoring();
+    }
+    expect(await routesFor('batch-k1#')).toEqual([
+      { event_id: 'batch-k1#0', n: 1 },
+      { event_id: 'batch-k1#2', n: 1 },
+    ]);
+  });
+
+  test('resending the same batch under the same Idempotency-Key stores the failed item once and doubles nothing', async () => {
+    const response = await postBatch([item({ n: 1 }), item({ explode: true }), item({ n: 3 })], { 'idempotency-key': 'batch-k1' });
+    expect(response.statusCode, response.body).toBe(202);
+    expect(response.json().results.map((result: { status: string }) => result.status)).toEqual(['duplicate', 'accepted', 'duplicate']);
+    expect(await routesFor('batch-k1#')).toEqual([
+      { event_id: 'batch-k1#0', n: 1 },
+      { event_id: 'batch-k1#1', n: 1 },
+      { event_id: 'batch-k1#2', n: 1 },
+    ]);
+  });
+
+  test('without an Idempotency-Key a failed item carries the id it was assigned, and resending it with that id is safe', async () => {
+    await breakStoringExplodingEvents();
+    let assigned: string;
+    try {
+      const response = await postBatch([item({ explode: true, k: 'no-key' })]);
+      expect(response.statusCode, response.body).toBe(202);
+      const [failed] = response.json().results;
+      expect(failed).toMatchObject({ ok: false, status: 500, event_id: expect.stringMatching(/^evt_/) });
+      assigned = failed.event_id as string;
+    } finally {
+      await repairStoring();
+    }
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const resent = await postBatch([{ ...item({ explode: true, k: 'no-key' }), event_id: assigned }]);
+      expect(resent.json().results[0]).toMatchObject({ ok: true, event_id: assigned, status: attempt === 0 ? 'accepted' : 'duplicate' });
+    }
+    expect(await routesFor(assigned)).toEqual([{ event_id: assigned, n: 1 }]);
+  });
+
+  test('a single event keeps its behaviour: an unexpected error is a 500 for the request', async () => {
+    await breakStoringExplodingEvents();
+    try {
+      const response = await stack.api.server.inject({ method: 'POST', url: '/v1/events', payload: { ...item({ explode: true }), event_id: 'single-explode' } });
+      expect(response.statusCode).toBe(500);
+      expect(response.headers['content-type']).toContain('application/problem+json');
+    } finally {
+      await repairStoring();
+    }
+  });
+});
