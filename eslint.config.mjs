@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '.data/**', '.tools/**', 'packages/*/migrations/**', 'coverage/**'] },
+  { ignores: ['**/node_modules/**', '.data/**', '.tools/**', 'packages/*/migrations/**', 'coverage/**', 'dist/**'] },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {

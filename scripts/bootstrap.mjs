@@ -14,6 +14,13 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TEMPORAL_CLI_VERSION = '1.9.1';
 const localCli = join(root, '.tools', 'temporal', 'bin', 'temporal');
+// The API fuzz test (test/api-fuzz.int.test.ts) drives schemathesis, pinned here
+// together with hypothesis, whose version decides what a given seed generates.
+const SCHEMATHESIS_VERSION = '4.32.5';
+const HYPOTHESIS_VERSION = '6.170.15';
+const FUZZ_TOOLS = [`schemathesis==${SCHEMATHESIS_VERSION}`, `hypothesis==${HYPOTHESIS_VERSION}`];
+const venv = join(root, '.tools', 'venv');
+const venvBin = (name) => join(venv, process.platform === 'win32' ? 'Scripts' : 'bin', process.platform === 'win32' ? `${name}.exe` : name);
 
 function run(command, args, options = {}) {
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
@@ -78,21 +85,74 @@ function ensureTemporalCli() {
   return localCli;
 }
 
+/**
+ * schemathesis (PyPI) in its own virtualenv, .tools/venv, at exactly the
+ * pinned versions. A stamp file records what was installed, so a second run
+ * costs one file read; a different pin reinstalls.
+ */
+function ensureSchemathesis() {
+  if (process.env.SCHEMATHESIS_PATH) return process.env.SCHEMATHESIS_PATH;
+  const binary = venvBin('schemathesis');
+  const stamp = join(venv, '.activity-core-schemathesis');
+  const wanted = FUZZ_TOOLS.join(' ');
+  if (existsSync(binary) && existsSync(stamp) && readFileSync(stamp, 'utf8') === wanted) return binary;
+  const python = onPath('python3') ?? onPath('python');
+  if (!python) {
+    console.error('✗ Python 3 is needed to install schemathesis (the API fuzz test); or set SCHEMATHESIS_PATH.');
+    process.exit(1);
+  }
+  console.log(`• installing schemathesis ${SCHEMATHESIS_VERSION} into .tools/venv (pip)…`);
+  mkdirSync(join(root, '.tools'), { recursive: true });
+  if (!existsSync(venvBin('python'))) {
+    const status = run(python, ['-m', 'venv', venv]);
+    if (status !== 0) {
+      rmSync(venv, { recursive: true, force: true });
+      console.error('\n✗ creating the virtualenv .tools/venv failed: install Python\'s venv module (e.g. apt-get install python3-venv).');
+      process.exit(status);
+    }
+  }
+  must(
+    venvBin('python'),
+    ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', ...FUZZ_TOOLS],
+    'installing schemathesis',
+  );
+  if (!existsSync(binary)) {
+    console.error(`✗ schemathesis installed but ${binary} is missing.`);
+    process.exit(1);
+  }
+  writeFileSync(stamp, wanted);
+  return binary;
+}
+
 // Ctrl-C reaches the whole process group; the child handles it and this
 // process waits for it to finish cleaning up instead of exiting first.
 process.on('SIGINT', () => undefined);
 process.on('SIGTERM', () => undefined);
 
+/** package.json's engines promise (`>=MAJOR.MINOR`), checked before anything is installed. */
+function ensureNodeVersion() {
+  const wanted = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).engines?.node ?? '';
+  const match = /^>=(\d+)\.(\d+)/.exec(wanted);
+  if (!match) return;
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (major > Number(match[1]) || (major === Number(match[1]) && minor >= Number(match[2]))) return;
+  console.error(`✗ activity-core needs Node ${wanted} (package.json engines); this is Node ${process.versions.node}.`);
+  process.exit(1);
+}
+
 const mode = process.argv[2];
+ensureNodeVersion();
 ensureNodeModules();
 const cli = ensureTemporalCli();
 const env = { ...process.env, TEMPORAL_CLI_PATH: cli };
-const tsx = join(root, 'node_modules', '.bin', 'tsx');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 
 if (mode === 'stack') {
-  process.exit(run(tsx, ['scripts/dev-stack.ts', ...process.argv.slice(3)], { env }));
+  // Node with tsx's loader, not the tsx CLI: the CLI relays Ctrl-C as a second signal and then
+  // kills the stack before it has stopped its children in order.
+  process.exit(run(process.execPath, ['--import', 'tsx', 'scripts/dev-stack.ts', ...process.argv.slice(3)], { env }));
 } else if (mode === 'test') {
+  env.SCHEMATHESIS_PATH = ensureSchemathesis();
   console.log('• lint'); must(bin('eslint'), ['.', '--max-warnings=0'], 'lint');
   console.log('• typecheck'); must(bin('tsc'), ['--noEmit', '-p', 'tsconfig.json'], 'typecheck');
   console.log('• tests (unit, then integration on a real Temporal dev server and Postgres)');

@@ -9,6 +9,8 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runMigrations } from '@activity-core/db';
 import { findTemporalCli, startEmbeddedPostgres, startTemporalDevServer, type RunningPostgres } from '@activity-core/dev-services';
+import { Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import pg from 'pg';
 
 const root = process.cwd();
@@ -62,7 +64,7 @@ function installSignalHandlers(): void {
 }
 installSignalHandlers();
 
-function startChild(name: string, script: string, childEnv: NodeJS.ProcessEnv): void {
+function startChild(name: string, script: string, childEnv: NodeJS.ProcessEnv): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: root, env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] });
   children.push(child);
   child.once('exit', (code, signal) => {
@@ -71,6 +73,47 @@ function startChild(name: string, script: string, childEnv: NodeJS.ProcessEnv): 
       void stopAll(code ?? 1);
     }
   });
+  return child;
+}
+
+/**
+ * Ready means ready: the API's /readyz answers 200 and the worker (this very
+ * process, by its identity `<pid>@<host>`) is polling the task queue. Only
+ * then is the banner printed.
+ */
+async function waitUntilReady(apiUrl: string, temporalAddress: string, worker: ChildProcess): Promise<boolean> {
+  const namespace = env.TEMPORAL_NAMESPACE ?? 'default';
+  const taskQueue = env.TEMPORAL_TASK_QUEUE ?? 'activity-core';
+  const connection = await Connection.connect({ address: temporalAddress });
+  const started = Date.now();
+  let warned = false;
+  let apiReady = false;
+  try {
+    for (;;) {
+      if (stopping) return false;
+      // Once ready, the API is not asked again (each probe is a log line).
+      apiReady ||= await fetch(`${apiUrl}/readyz`, { signal: AbortSignal.timeout(5_000) }).then(
+        (response) => response.status === 200,
+        () => false,
+      );
+      const workerPolling =
+        apiReady &&
+        (await connection.workflowService
+          .describeTaskQueue({ namespace, taskQueue: { name: taskQueue }, taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW })
+          .then(
+            (answer) => (answer.pollers ?? []).some((poller) => poller.identity?.startsWith(`${worker.pid}@`) === true),
+            () => false,
+          ));
+      if (apiReady && workerPolling) return true;
+      if (!warned && Date.now() - started > 60_000) {
+        warned = true;
+        log(`still waiting for ${apiReady ? 'the worker to poll' : 'the API to be ready'} (see the logs above)…`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  } finally {
+    await connection.close();
+  }
 }
 
 async function ensureDatabase(server: RunningPostgres, name: string): Promise<string> {
@@ -120,14 +163,21 @@ async function main(): Promise<void> {
   log('applying migrations…');
   await runMigrations(databaseUrl);
 
-  const childEnv = { ...env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, PORT: apiPort, MIGRATE_ON_START: 'false' };
-  startChild('worker', 'apps/worker/src/main.ts', childEnv);
+  // http tasks may call services on this machine in development (loopback is denied by default).
+  const egressAllow = env.HTTP_TASK_EGRESS_ALLOW ?? '127.0.0.0/8,::1/128,localhost';
+  // Colored log lines for a terminal (LOG_FORMAT=json to see what production writes).
+  const childEnv = { LOG_FORMAT: 'pretty', ...env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, PORT: apiPort, MIGRATE_ON_START: 'false', HTTP_TASK_EGRESS_ALLOW: egressAllow };
+  const startedAt = Date.now();
+  const worker = startChild('worker', 'apps/worker/src/main.ts', childEnv);
   // Task secrets are the worker's alone: the API never renders them.
   startChild('api', 'apps/api/src/main.ts', Object.fromEntries(Object.entries(childEnv).filter(([key]) => !key.startsWith('TASK_SECRET_'))));
 
   const host = env.HOST ?? '127.0.0.1';
+  const probeHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  log('starting the worker and the API…');
+  if (!(await waitUntilReady(`http://${probeHost}:${apiPort}`, temporalAddress, worker))) return;
   console.log(`
-  activity-core is starting:
+  activity-core is ready (API and worker up in ${((Date.now() - startedAt) / 1000).toFixed(1)} s):
     API            http://${host}:${apiPort}/v1
     OpenAPI docs   http://${host}:${apiPort}/docs   (document: /openapi.json)
     Temporal UI    ${env.TEMPORAL_ADDRESS === undefined ? `http://127.0.0.1:${uiPort}` : '(external Temporal)'}

@@ -45,6 +45,10 @@ export function testConfig(databaseUrl: string, overrides: Record<string, string
     TEMPORAL_TASK_QUEUE: `test-${randomUUID()}`,
     MIGRATE_ON_START: 'false',
     LOG_LEVEL: 'silent',
+    // Tests call http targets on loopback (test/http-target.ts): opt in, as a deployment would for its own networks.
+    HTTP_TASK_EGRESS_ALLOW: '127.0.0.0/8,::1/128',
+    // Schedule tests fire every second or two: opt in to seconds-level cron, as an operator would.
+    CRON_ALLOW_SECONDS: 'true',
     ...overrides,
   });
 }
@@ -109,4 +113,6 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
   }
 }
 
-export const AUTH = { authorization: 'Bearer test-key' };
+/** The management key tests configure as API_KEYS (keys must be at least 32 characters). */
+export const TEST_KEY = 'test-key-0123456789abcdef0123456789';
+export const AUTH = { authorization: `Bearer ${TEST_KEY}` };

@@ -1,4 +1,5 @@
 import type { Config } from '@activity-core/config';
+import { secondsCronIssues } from '@activity-core/contracts';
 import {
   createDatabase,
   createDefinitionsRepository,
@@ -8,13 +9,14 @@ import {
   createWebhookSourcesRepository,
   runMigrations,
 } from '@activity-core/db';
-import { createDispatcher, createEventIngest, createEventRetention, type Dispatcher, type Logger } from '@activity-core/router';
+import { createDependencyMonitor, createDispatcher, createEventIngest, createEventRetention, type Dispatcher, type Logger } from '@activity-core/router';
 import { createScheduleManager, scheduleIssues } from '@activity-core/schedule-manager';
 import { createSecretBox } from '@activity-core/webhooks';
-import { checkSearchAttributes, createRunStarter, MissingSearchAttributesError } from '@activity-core/temporal';
+import { checkSearchAttributes, createEncryptionCodec, createRunStarter, diagnoseTemporalConnectFailure, MissingSearchAttributesError, temporalConnectionOptions, type Tracing } from '@activity-core/temporal';
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { createApiMetrics } from './metrics';
+import { createWebhookLimits } from './plugins/rate-limit';
 import { buildServer } from './server';
 import { createActivityService } from './services/activity-service';
 import { createEventService } from './services/event-service';
@@ -54,6 +56,8 @@ export interface ApiAppOptions {
   dispatcherBatchSize?: number;
   /** Run the event retention sweeper in this process. @default true */
   retention?: boolean;
+  /** Traces (started by the entry point from OTEL_*): request spans, and the trace context on every workflow start. */
+  tracing?: Tracing;
 }
 
 /**
@@ -61,17 +65,28 @@ export interface ApiAppOptions {
  * parsed config and handed to the services that need it.
  */
 export async function createApiApp(config: Config, options: ApiAppOptions = {}): Promise<ApiApp> {
+  // TLS, mTLS and API key as configured; certificate files are read here, once (an unreadable one fails the start).
+  const temporalOptions = temporalConnectionOptions(config.temporal);
   if (config.migrateOnStart) await runMigrations(config.databaseUrl);
-  const database = createDatabase({ url: config.databaseUrl, max: config.databasePoolSize, applicationName: 'activity-core-api' });
+  // A broken pooled connection is counted (the metrics are built on the pool, so after it); the pool replaces it.
+  let connectionLost = (): void => undefined;
+  const database = createDatabase({ url: config.databaseUrl, max: config.databasePoolSize, applicationName: 'activity-core-api', onConnectionError: () => connectionLost() });
   // Lazy: the API starts (and keeps accepting events durably) while Temporal is down.
   const connection = Connection.lazy({
-    address: config.temporal.address,
+    ...temporalOptions,
     // gRPC's reconnect backoff grows to 2 minutes by default, so a Temporal that
     // comes back after an outage could wait that long for the first routed
     // event. Capped at 2 s, in line with the ingest's availability probe.
     channelArgs: { 'grpc.initial_reconnect_backoff_ms': 250, 'grpc.max_reconnect_backoff_ms': 2_000 },
   });
-  const client = new Client({ connection, namespace: config.temporal.namespace });
+  // Payloads (event data, definitions, task results) are ciphertext in Temporal when keys are configured.
+  const payloadCodec = config.payloadEncryption === null ? undefined : createEncryptionCodec(config.payloadEncryption.keys.all);
+  const client = new Client({
+    connection,
+    namespace: config.temporal.namespace,
+    ...(payloadCodec === undefined ? {} : { dataConverter: { payloadCodecs: [payloadCodec] } }),
+    ...(options.tracing === undefined ? {} : { interceptors: options.tracing.clientInterceptors() }),
+  });
 
   const definitions = createDefinitionsRepository(database.db);
   const events = createEventsRepository(database.db);
@@ -84,7 +99,21 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   const silentUntilServer = logger;
 
   const metrics = createApiMetrics({ pool: database.pool });
-  const ingest = metrics.countIngest(createEventIngest({ definitions, events, starter, runs, logger: silentUntilServer }));
+  connectionLost = () => metrics.postgresConnectionLost();
+  // Says when Postgres or Temporal was lost and regained (log + metrics); /readyz runs the same checks.
+  const dependencies = createDependencyMonitor({
+    logger,
+    onChange: (name, up) => metrics.dependencyChanged(name, up),
+    checks: [
+      { name: 'postgres', check: async () => void (await database.pool.query('SELECT 1')) },
+      {
+        name: 'temporal',
+        // A deadline, so a probe against an unreachable server ends instead of retrying past the request.
+        check: async () => void (await connection.withDeadline(Date.now() + 2_500, () => connection.healthService.check({}))),
+      },
+    ],
+  });
+  const ingest = metrics.countIngest(createEventIngest({ definitions, events, starter, runs, logger: silentUntilServer, eventDataLimits: config.eventData }));
   const scheduleManager = createScheduleManager({
     client,
     namespace: config.temporal.namespace,
@@ -96,6 +125,14 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
     logger,
     temporalUiUrl: config.temporal.uiUrl,
   });
+  const webhooks = createWebhookService({
+    sources: webhookSources,
+    events,
+    ingest,
+    logger,
+    limits: createWebhookLimits({ perSource: config.rateLimit, failuresPerAddress: config.authFailureLimit }),
+    ...(secretBox === undefined ? {} : { secretBox }),
+  });
   let server: FastifyInstance;
   try {
     server = await buildServer(
@@ -103,27 +140,25 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
         activities: createActivityService({
           definitions,
           observers: [createScheduleObserver({ manager: scheduleManager, client, logger: () => logger })],
-          validators: [scheduleIssues],
+          validators: [scheduleIssues, (definition) => secondsCronIssues(definition, config.cron)],
         }),
         schedules: createScheduleService({ manager: scheduleManager, client }),
-        events: createEventService({ ingest, events }),
+        events: createEventService({ ingest, events, webhookSources, ingestKeyScopes: config.ingestKeyScopes, logger }),
         runs: createRunService({ runs, client, temporalUiUrl: config.temporal.uiUrl, namespace: config.temporal.namespace }),
-        webhooks: createWebhookService({ sources: webhookSources, ingest, logger, ...(secretBox === undefined ? {} : { secretBox }) }),
+        webhooks,
         metrics,
-        probes: [
-          { name: 'postgres', check: async () => void (await database.pool.query('SELECT 1')) },
-          {
-            name: 'temporal',
-            // A deadline, so a probe against an unreachable server ends instead of retrying past the request.
-            check: async () => void (await connection.withDeadline(Date.now() + 2_500, () => connection.healthService.check({}))),
-          },
-        ],
+        probes: dependencies.probes(),
+        ...(payloadCodec === undefined || config.payloadEncryption === null ? {} : { codec: { codec: payloadCodec, allowedOrigins: config.payloadEncryption.codecCorsOrigins } }),
       },
       {
         auth: config.auth,
         bodyLimitBytes: config.http.bodyLimitBytes,
-        logger: options.logger ?? { level: config.logLevel },
+        timeouts: { requestMs: config.http.requestTimeoutMs, headersMs: config.http.headersTimeoutMs, keepAliveMs: config.http.keepAliveTimeoutMs },
+        logger: options.logger ?? { level: config.logLevel, ...(config.logFormat === 'pretty' ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true } } } : {}) },
         rateLimit: config.rateLimit,
+        authFailureLimit: config.authFailureLimit,
+        trustProxy: config.trustProxy,
+        tracing: options.tracing !== undefined,
       },
     );
   } catch (error) {
@@ -131,17 +166,31 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
     throw error;
   }
   logger.target = server.log;
+  dependencies.start();
   if (secretBox === undefined) {
     server.log.warn('WEBHOOK_SECRET_KEYS is empty: webhook secrets are stored in plain text in Postgres');
+  }
+  // Seals plaintext secrets (when WEBHOOK_SECRET_KEYS is set) and warns about sources registered under older, weaker rules.
+  try {
+    await webhooks.prepareStoredSources();
+  } catch (error) {
+    await server.close();
+    await database.close();
+    throw error;
   }
 
   try {
     // Bounded: an unreachable Temporal must not hold up the start (events are accepted without it).
     await connection.withDeadline(Date.now() + 3_000, () => checkSearchAttributes(connection, config.temporal.namespace));
   } catch (error) {
-    if (error instanceof MissingSearchAttributesError) {
+    // Missing search attributes, or TLS/credential settings Temporal refuses: waiting fixes neither, so the start fails naming the setting.
+    const misconfigured = error instanceof MissingSearchAttributesError ? error : await diagnoseTemporalConnectFailure(error, config.temporal);
+    if (misconfigured !== undefined) {
+      await dependencies.stop();
+      // The lazy Temporal connection is left to the exiting process: closing it now would let a pending
+      // gRPC retry timer of the refused calls fire on a closed channel (an uncaught error).
       await database.close();
-      throw error;
+      throw misconfigured;
     }
     server.log.warn({ err: error }, 'Temporal is not reachable yet; events are stored and routed once it is');
   }
@@ -176,6 +225,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
     dispatcher,
     close: async () => {
       await server.close();
+      await dependencies.stop();
       await dispatcher.stop();
       await retention?.stop();
       // Awaited before the connection closes: the client's retry timer would otherwise call on a closed

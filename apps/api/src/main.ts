@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from '@activity-core/config';
+import { startOtlpTracing } from '@activity-core/temporal';
 import { createApiApp } from './app';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -12,7 +13,9 @@ async function main(): Promise<void> {
     );
     host = '127.0.0.1';
   }
-  const app = await createApiApp(config);
+  // Traces only when OTEL_* names a collector.
+  const tracing = config.tracing === null ? undefined : startOtlpTracing(config.tracing, 'activity-core-api');
+  const app = await createApiApp(config, tracing === undefined ? {} : { tracing });
   if (!config.auth.enabled) app.server.log.warn('API_KEYS is empty: authentication is off (loopback only)');
   await app.server.listen({ host, port: config.http.port });
 
@@ -21,13 +24,17 @@ async function main(): Promise<void> {
     if (closing) return;
     closing = true;
     app.server.log.info({ signal }, 'shutting down');
-    app.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        console.error(error);
-        process.exit(1);
-      },
-    );
+    app
+      .close()
+      // Exports the spans still buffered.
+      .then(() => tracing?.shutdown().catch((error: unknown) => app.server.log.warn({ err: error }, 'exporting the last spans failed')))
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          console.error(error);
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));

@@ -11,8 +11,11 @@ import {
 import type { ApiMetrics } from './metrics';
 import { registerAuth, type AuthOptions } from './plugins/auth';
 import { registerErrorHandler } from './plugins/error-handler';
-import { registerRateLimit, type RateLimitOptions } from './plugins/rate-limit';
+import { OneLinePerRequest } from './plugins/request-log';
+import { registerTracing } from './plugins/tracing';
+import { createWindowCounter, registerRateLimit, type RateLimitOptions } from './plugins/rate-limit';
 import { activityRoutes } from './routes/activities';
+import { codecRoutes, type CodecRouteOptions } from './routes/codec';
 import { eventRoutes } from './routes/events';
 import { healthRoutes, type ReadinessProbe } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
@@ -33,6 +36,8 @@ export interface ServerDeps {
   webhooks: WebhookService;
   probes: ReadinessProbe[];
   metrics: ApiMetrics;
+  /** The remote codec endpoint for the Temporal UI; only when payloads are encrypted. */
+  codec?: CodecRouteOptions;
 }
 
 export interface ServerOptions {
@@ -41,24 +46,61 @@ export interface ServerOptions {
   logger: FastifyServerOptions['logger'];
   /** Per-key request limit; `max: 0` turns it off. */
   rateLimit: RateLimitOptions;
+  /** Failed bearer-key attempts per client address (AUTH_FAILURE_LIMIT); `max: 0` or absent turns it off. */
+  authFailureLimit?: RateLimitOptions;
+  /** Fastify's trustProxy (TRUST_PROXY): which X-Forwarded-For hops decide request.ip. @default false */
+  trustProxy?: boolean | number | string[];
+  /** Slow-client bounds (HTTP_*_TIMEOUT_MS): whole request, headers, idle keep-alive. */
+  timeouts?: { requestMs: number; headersMs: number; keepAliveMs: number };
+  /** A span per request (OTEL_*); off when absent. */
+  tracing?: boolean;
 }
 
+/** Defaults of HTTP_REQUEST_TIMEOUT_MS, HTTP_HEADERS_TIMEOUT_MS and HTTP_KEEP_ALIVE_TIMEOUT_MS. */
+const DEFAULT_TIMEOUTS = { requestMs: 30_000, headersMs: 10_000, keepAliveMs: 72_000 };
+
 export async function buildServer(deps: ServerDeps, options: ServerOptions): Promise<FastifyInstance> {
+  const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
   const app = Fastify({
     logger: options.logger ?? false,
     bodyLimit: options.bodyLimitBytes,
     genReqId: () => crypto.randomUUID(),
+    // One line per request instead of Fastify's two (plugins/request-log.ts).
+    logController: new OneLinePerRequest(),
     requestIdHeader: 'x-request-id',
+    // Per-address limits key on request.ip; behind a proxy it is the proxy's address unless trusted.
+    // Fastify accepts a hop count at run time; its type declarations omit number.
+    trustProxy: (options.trustProxy ?? false) as boolean | string[],
+    // A client that never finishes its headers or body gets 408 and loses the connection.
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    http: {
+      headersTimeout: timeouts.headersMs,
+      // Node checks the two timeouts above only this often (30 s by default), which would let them run late.
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(timeouts.headersMs / 4))),
+    },
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandler(app);
+  // An orderly stop: close() stops accepting and closes idle keep-alive connections; a request still in flight
+  // is finished and answered with `Connection: close`, so its connection ends with it instead of idling until
+  // the keep-alive timeout holds the process up.
+  let draining = false;
+  app.addHook('preClose', async () => {
+    draining = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (draining) reply.header('connection', 'close');
+    return payload;
+  });
+  if (options.tracing === true) registerTracing(app);
   // Every answer, errors included, under its route template (bounded label values).
   app.addHook('onResponse', async (request, reply) => {
     deps.metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
   });
-  registerAuth(app, options.auth);
+  registerAuth(app, { ...options.auth, failures: createWindowCounter(options.authFailureLimit ?? { max: 0, windowMs: 60_000 }) });
   await registerRateLimit(app, options.rateLimit);
 
   await app.register(fastifySwagger, {
@@ -86,5 +128,6 @@ export async function buildServer(deps: ServerDeps, options: ServerOptions): Pro
   await app.register(scheduleRoutes(deps.schedules));
   await app.register(webhookSourceRoutes(deps.webhooks));
   await app.register(webhookIngestRoutes(deps.webhooks));
+  if (deps.codec !== undefined) await app.register(codecRoutes(deps.codec));
   return app;
 }

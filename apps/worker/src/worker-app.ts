@@ -1,8 +1,21 @@
 import type { Config } from '@activity-core/config';
 import { createDatabase, createDefinitionsRepository, createEventsRepository, createRunsRepository, createSchedulesRepository, runMigrations } from '@activity-core/db';
-import { createEventIngest, type Logger } from '@activity-core/router';
+import { createDependencyMonitor, createEventIngest, type Logger } from '@activity-core/router';
 import { createScheduleManager } from '@activity-core/schedule-manager';
-import { checkSearchAttributes, createActivities, createRunReconciler, createRunStarter, createWorker } from '@activity-core/temporal';
+import {
+  checkSearchAttributes,
+  createActivities,
+  createEncryptionCodec,
+  createRunReconciler,
+  createRunStarter,
+  createWorker,
+  diagnoseTemporalConnectFailure,
+  EgressPolicy,
+  temporalConnectionOptions,
+  TemporalConnectionSettingsError,
+  type PrebuiltWorkflowBundle,
+  type Tracing,
+} from '@activity-core/temporal';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 
@@ -16,7 +29,8 @@ export interface WorkerApp {
 
 export interface WorkerAppOptions {
   logger: Logger;
-  workflowBundle?: { code: string };
+  /** The workflow code, prebuilt (tests, `npm run build`); bundled from the sources at start when absent. */
+  workflowBundle?: PrebuiltWorkflowBundle;
   /** Give up connecting to Temporal after this long. @default 60000 */
   connectTimeoutMs?: number;
   identity?: string;
@@ -25,6 +39,8 @@ export interface WorkerAppOptions {
    * never delivered (0 disables; it always runs once at start). @default 60000
    */
   scheduleSweepIntervalMs?: number;
+  /** Traces (started by the entry point from OTEL_*): activity and workflow spans, the trace context on workflow starts. */
+  tracing?: Tracing;
 }
 
 async function connectWithRetry<T>(what: string, connect: () => Promise<T>, timeoutMs: number, logger: Logger): Promise<T> {
@@ -33,7 +49,8 @@ async function connectWithRetry<T>(what: string, connect: () => Promise<T>, time
     try {
       return await connect();
     } catch (error) {
-      if (Date.now() > deadline) throw error;
+      // A refused certificate or key is not fixed by waiting: fail at once, naming the setting.
+      if (error instanceof TemporalConnectionSettingsError || Date.now() > deadline) throw error;
       logger.warn({ err: error, attempt }, `${what} not reachable yet; retrying`);
       await new Promise((resolve) => setTimeout(resolve, Math.min(5_000, 250 * attempt)));
     }
@@ -45,17 +62,41 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
   const { logger } = options;
   const timeout = options.connectTimeoutMs ?? 60_000;
   if (config.migrateOnStart) await connectWithRetry('Postgres', () => runMigrations(config.databaseUrl), timeout, logger);
-  const database = createDatabase({ url: config.databaseUrl, max: config.databasePoolSize, applicationName: 'activity-core-worker' });
-  const address = config.temporal.address;
-  const nativeConnection = await connectWithRetry('Temporal', () => NativeConnection.connect({ address }), timeout, logger);
-  const clientConnection = await connectWithRetry('Temporal', () => Connection.connect({ address }), timeout, logger);
+  const database = createDatabase({
+    url: config.databaseUrl,
+    max: config.databasePoolSize,
+    applicationName: 'activity-core-worker',
+    // Handled (the pool replaces the connection); the monitor below reports the outage once.
+    onConnectionError: (error) => logger.debug({ err: error }, 'a Postgres connection broke; the pool replaces it'),
+  });
+  // TLS, mTLS and API key as configured; certificate files are read here, once.
+  const connectionOptions = temporalConnectionOptions(config.temporal);
+  const diagnosed = async <T>(connect: () => Promise<T>): Promise<T> => {
+    try {
+      return await connect();
+    } catch (error) {
+      throw (await diagnoseTemporalConnectFailure(error, config.temporal)) ?? error;
+    }
+  };
+  const nativeConnection = await connectWithRetry('Temporal', () => diagnosed(() => NativeConnection.connect(connectionOptions)), timeout, logger);
+  // gRPC's reconnect backoff grows to 2 minutes by default; capped as in the API, so the worker's own calls
+  // (cron ticks, run reconciliation, emitted events) reach a Temporal that is back within seconds.
+  const channelArgs = { 'grpc.initial_reconnect_backoff_ms': 250, 'grpc.max_reconnect_backoff_ms': 2_000 };
+  const clientConnection = await connectWithRetry('Temporal', () => diagnosed(() => Connection.connect({ ...connectionOptions, channelArgs })), timeout, logger);
   try {
     await checkSearchAttributes(clientConnection, config.temporal.namespace);
   } catch (error) {
     await Promise.all([nativeConnection.close(), clientConnection.close(), database.close()]);
     throw error;
   }
-  const client = new Client({ connection: clientConnection, namespace: config.temporal.namespace });
+  // Payloads (event data, definitions, task results) are ciphertext in Temporal when keys are configured.
+  const payloadCodecs = config.payloadEncryption === null ? undefined : [createEncryptionCodec(config.payloadEncryption.keys.all)];
+  const client = new Client({
+    connection: clientConnection,
+    namespace: config.temporal.namespace,
+    ...(payloadCodecs === undefined ? {} : { dataConverter: { payloadCodecs } }),
+    ...(options.tracing === undefined ? {} : { interceptors: options.tracing.clientInterceptors() }),
+  });
 
   const runs = createRunsRepository(database.db);
   const ingest = createEventIngest({
@@ -64,6 +105,7 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     starter: createRunStarter({ client, taskQueue: config.temporal.taskQueue }),
     runs,
     logger,
+    eventDataLimits: config.eventData,
   });
   const scheduleManager = createScheduleManager({
     client,
@@ -80,21 +122,38 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     runs,
     client,
     // Emitted events go through the same durable ingress as posted ones.
-    emitEvent: (envelope) => ingest.ingest(envelope, 'emitted'),
+    emitEvent: (envelope, origin) => ingest.ingest(envelope, 'emitted', origin),
+    emitMaxHops: config.emit.maxHops,
     processScheduleTick: (input) => scheduleManager.processTick(input),
     // Rendered only inside the http task activity; never part of a workflow input.
     secrets: config.taskSecrets,
+    // Private, loopback and link-local destinations are refused unless HTTP_TASK_EGRESS_ALLOW opens them.
+    egress: new EgressPolicy(config.httpTasks.egressAllow),
+    logger,
   });
   const worker = await createWorker({
     connection: nativeConnection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     activities,
+    ...(payloadCodecs === undefined ? {} : { payloadCodecs }),
     ...(options.workflowBundle === undefined ? {} : { workflowBundle: options.workflowBundle }),
     ...(options.identity === undefined ? {} : { overrides: { identity: options.identity } }),
+    ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
   });
 
   const runReconciler = createRunReconciler({ client, runs, logger });
+
+  // Logs when Postgres or Temporal is lost and regained. The worker rides out both on its own:
+  // activities fail and are retried by Temporal, and the SDK's pollers reconnect (within about 10 s).
+  const dependencies = createDependencyMonitor({
+    logger,
+    checks: [
+      { name: 'postgres', check: async () => void (await database.pool.query('SELECT 1')) },
+      { name: 'temporal', check: async () => void (await clientConnection.withDeadline(Date.now() + 2_500, () => clientConnection.healthService.check({}))) },
+    ],
+  });
+  dependencies.start();
 
   // Schedules: make Temporal match Postgres, then decide whatever fell due while no worker ran.
   let sweeping: Promise<void> = Promise.resolve();
@@ -132,6 +191,7 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     close: () =>
       (closing ??= (async () => {
         clearInterval(sweepTimer);
+        await dependencies.stop();
         await sweeping;
         if (worker.getState() === 'RUNNING') worker.shutdown();
         await running?.catch(() => undefined);

@@ -15,8 +15,9 @@ describe('configuration', () => {
   });
 
   test('comma-separated keys are split and trimmed, and keys turn authentication on', () => {
-    const config = loadConfig({ DATABASE_URL: 'postgres://x/y', API_KEYS: ' a , b,,', INGEST_KEYS: 'i' });
-    expect(config.auth).toEqual({ apiKeys: ['a', 'b'], ingestKeys: ['i'], enabled: true });
+    const [a, b, i] = ['a'.repeat(32), 'b'.repeat(32), 'i'.repeat(32)];
+    const config = loadConfig({ DATABASE_URL: 'postgres://x/y', API_KEYS: ` ${a} , ${b},,`, INGEST_KEYS: i });
+    expect(config.auth).toEqual({ apiKeys: [a, b], ingestKeys: [i], enabled: true });
   });
 
   test('every bad variable is reported at once, by name', () => {
@@ -82,5 +83,35 @@ describe('task secrets', () => {
 
   test('the error for a bad secret never quotes its value', () => {
     expect(configError({ TASK_SECRET_bad: 'sk_live_do_not_print' })).not.toContain('sk_live_do_not_print');
+  });
+});
+
+describe('http task egress allowlist', () => {
+  test('HTTP_TASK_EGRESS_ALLOW is empty by default, so http tasks reach public addresses only', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://x/y' }).httpTasks).toEqual({ egressAllow: [] });
+  });
+
+  test('CIDRs, addresses, hostnames and *.suffixes are accepted, comma-separated', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://x/y', HTTP_TASK_EGRESS_ALLOW: ' 10.20.0.0/16, fd00::/8,127.0.0.1 , erp.internal,*.corp.example' });
+    expect(config.httpTasks.egressAllow).toEqual(['10.20.0.0/16', 'fd00::/8', '127.0.0.1', 'erp.internal', '*.corp.example']);
+  });
+
+  test('a malformed entry is a configuration error naming the variable', () => {
+    for (const bad of ['10.0.0.0/33', 'http://erp.internal', 'erp.internal/8', 'a b']) {
+      expect(() => loadConfig({ DATABASE_URL: 'postgres://x/y', HTTP_TASK_EGRESS_ALLOW: bad }), bad).toThrow(/HTTP_TASK_EGRESS_ALLOW/);
+    }
+  });
+});
+
+describe('input limits and slow-client timeouts', () => {
+  test('have documented defaults: 256 KiB and 32 levels of event data, no seconds-level cron, 30 s / 10 s / 72 s timeouts', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://x/y' });
+    expect(config.eventData).toEqual({ maxBytes: 256 * 1024, maxDepth: 32 });
+    expect(config.cron).toEqual({ allowSeconds: false });
+    expect(config.http).toMatchObject({ requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 72_000 });
+  });
+
+  test('a headers timeout longer than the request timeout is refused by name', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://x/y', HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_HEADERS_TIMEOUT_MS: '2000' })).toThrow(/HTTP_HEADERS_TIMEOUT_MS/);
   });
 });

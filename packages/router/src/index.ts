@@ -1,7 +1,17 @@
-export { eventTriggerMatches, eventTypeMatches } from './matching';
+export { eventTriggerMatches, eventTypeMatches, selfTriggerIssues } from './matching';
 export { eventFingerprint } from './fingerprint';
-export { createEventIngest, routingBackoffMs, type EventIngest, type EventIngestDeps } from './event-ingest';
+export { createEventIngest, routingBackoffMs, type EventIngest, type EventIngestDeps, type IngestOrigin, StoreUnreachableError } from './event-ingest';
 export { createDispatcher, type Dispatcher, type DispatcherOptions } from './dispatcher';
-export { createAvailabilityGate, type AvailabilityGate, type AvailabilityGateOptions } from './availability-gate';
+export {
+  classifyFailure,
+  createAvailabilityGate,
+  createDependencyMonitor,
+  type AvailabilityGate,
+  type AvailabilityGateOptions,
+  type DependencyCheck,
+  type DependencyMonitor,
+  type DependencyStatus,
+  type FailureReason,
+} from './availability-gate';
 export { createEventRetention, type EventRetention, type EventRetentionOptions } from './event-retention';
 export type { Logger } from './logger';

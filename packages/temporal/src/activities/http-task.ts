@@ -1,9 +1,11 @@
 import type { HttpTaskConfig, RunContext } from '@activity-core/contracts';
-import { parseDurationMs } from '@activity-core/contracts';
+import { DEFINITION_JSON_MAX_DEPTH, jsonDepthExceeds, parseDurationMs } from '@activity-core/contracts';
 import type { RunsRepository } from '@activity-core/db';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { redactText, redactValue, SecretMissingError, secretScope, type TaskSecretSource } from './task-secrets';
-import { renderText, renderValue, TemplateError } from './templating';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { EgressDeniedError, EgressPolicy } from './egress';
+import { redactCutText, redactText, redactValue, SecretMissingError, secretScope, type TaskSecretSource } from './task-secrets';
+import { renderText, renderUrl, renderValue, TemplateError } from './templating';
 
 export interface HttpTaskInput {
   taskInstanceId: string;
@@ -16,8 +18,13 @@ export interface HttpTaskInput {
 
 export interface HttpTaskResult {
   status: number;
-  /** With every secret the request used replaced by `[secret:NAME]`. */
+  /**
+   * With every secret the request used replaced by `[secret:NAME]`, and at
+   * most HTTP_TASK_RESULT_BODY_MAX_BYTES as JSON.
+   */
   body: unknown;
+  /** Present (true) when the body was clipped to the budget; it is then text. */
+  truncated?: true;
 }
 
 /** Headers activity-core adds to every `http` task request (seeds 001, 002). */
@@ -25,16 +32,31 @@ export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const ATTEMPT_ID_HEADER = 'X-Activity-Attempt-Id';
 export const RUN_ID_HEADER = 'X-Activity-Run-Id';
 
-/** Response bodies are read and kept up to this many bytes in the task's result. */
-const MAX_BODY_BYTES = 64 * 1024;
+/**
+ * The response budget: a response body is read up to this many bytes (the
+ * rest is dropped unread), and the body the task carries forward (its result,
+ * which lands in later tasks' context, the workflow history and
+ * task_instances, or its failure details) is at most this many bytes as JSON,
+ * after secret redaction. No response headers are kept.
+ */
+export const HTTP_TASK_RESULT_BODY_MAX_BYTES = 64 * 1024;
+const MAX_BODY_BYTES = HTTP_TASK_RESULT_BODY_MAX_BYTES;
+/**
+ * Deepest JSON response body kept as parsed JSON (as for definitions and, by
+ * default, event data); a deeper one is kept as its text, since the body is
+ * copied and serialised recursively downstream (JSON.stringify, payloads).
+ */
+export const HTTP_TASK_RESULT_BODY_MAX_DEPTH = DEFINITION_JSON_MAX_DEPTH;
 /** Statuses that say "try again later" even though they are 4xx. */
 const RETRYABLE_CLIENT_STATUSES = new Set([408, 409, 425, 429]);
 
 /**
  * Reads at most MAX_BODY_BYTES of the response and drops the rest unread, so a
- * huge (or endless) answer cannot exhaust the worker's memory.
+ * huge (or endless) answer cannot exhaust the worker's memory. A JSON body is
+ * parsed, unless cut or nested deeper than HTTP_TASK_RESULT_BODY_MAX_DEPTH:
+ * those are kept as text.
  */
-async function readBody(response: Response): Promise<unknown> {
+async function readBody(response: Response): Promise<{ body: unknown; truncated: boolean }> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   let truncated = false;
@@ -55,16 +77,71 @@ async function readBody(response: Response): Promise<unknown> {
       size += value.byteLength;
     }
   }
-  const text = new TextDecoder().decode(Buffer.concat(chunks));
+  // A cut body may end inside a character: `stream` holds those bytes back instead of writing U+FFFD.
+  const text = new TextDecoder().decode(Buffer.concat(chunks), { stream: truncated });
   const type = response.headers.get('content-type') ?? '';
   if (type.includes('json') && !truncated) {
+    let parsed: unknown;
     try {
-      return JSON.parse(text) as unknown;
+      parsed = JSON.parse(text) as unknown;
     } catch {
-      return text;
+      return { body: text, truncated };
     }
+    // JSON.parse copes with any depth; what the body passes through next (JSON.stringify, redaction, payloads) should not have to.
+    return { body: jsonDepthExceeds(parsed, HTTP_TASK_RESULT_BODY_MAX_DEPTH) ? text : parsed, truncated };
   }
-  return text;
+  return { body: text, truncated };
+}
+
+const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? 'null');
+
+/**
+ * Holds a (redacted) body to the budget, measured as the JSON it is stored
+ * as: redaction can lengthen a body (`[secret:NAME]` for a short secret), and
+ * so can JSON escaping. A body over the budget becomes its text, clipped so
+ * that its JSON string fits.
+ */
+export function boundBody(body: unknown, truncated: boolean, maxBytes = HTTP_TASK_RESULT_BODY_MAX_BYTES): { body: unknown; truncated: boolean } {
+  if (jsonBytes(body) <= maxBytes) return { body, truncated };
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  // The longest prefix whose JSON string fits (binary search on UTF-16 length; never split a surrogate pair).
+  let low = 0;
+  let high = text.length;
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (jsonBytes(text.slice(0, mid)) <= maxBytes) low = mid;
+    else high = mid - 1;
+  }
+  const cut = low > 0 && /[\uD800-\uDBFF]/.test(text[low - 1]!) ? low - 1 : low;
+  return { body: text.slice(0, cut), truncated: true };
+}
+
+/** The fetch the task uses (undici's, with a dispatcher; tests pass their own). */
+export type HttpFetch = (url: string, init: RequestInit & { dispatcher?: Agent }) => Promise<Response>;
+
+/** The EgressDeniedError a failed fetch carries (undici wraps the connect error as the cause). */
+function egressDenial(error: unknown): EgressDeniedError | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    if (current instanceof EgressDeniedError) return current;
+  }
+  return undefined;
+}
+
+/**
+ * Why a request got no answer, from the error's `cause` chain: undici's
+ * `fetch failed` hides the system or TLS error that says it (ENOTFOUND,
+ * ECONNREFUSED, ECONNRESET, ETIMEDOUT, CERT_HAS_EXPIRED, ...). A connect that
+ * tried several addresses fails with an AggregateError of them; the first
+ * one's code is taken when the aggregate has none.
+ */
+export function networkFailureCause(error: unknown): { code: string; message: string } | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 6; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && code.length > 0) return { code, message: current.message };
+    const first = current instanceof AggregateError ? (current.errors as unknown[])[0] : undefined;
+    current = first instanceof Error ? first : current.cause;
+  }
+  return undefined;
 }
 
 /**
@@ -76,9 +153,25 @@ async function readBody(response: Response): Promise<unknown> {
  * hands back to Temporal (result, failure message and details) has the values
  * of the secrets it used redacted, since all of it lands in workflow
  * histories and task records.
+ *
+ * Where the request goes is the definition's choice alone: URL values are
+ * encoded into their segment or query value (renderUrl), and the egress
+ * policy refuses loopback, private and link-local destinations on the
+ * address actually connected to (egress.ts).
  */
-export function createHttpTaskActivities(deps: { runs: Pick<RunsRepository, 'recordTaskAttempt'>; secrets: TaskSecretSource; fetch?: typeof fetch }) {
-  const doFetch = deps.fetch ?? fetch;
+export function createHttpTaskActivities(deps: {
+  runs: Pick<RunsRepository, 'recordTaskAttempt'>;
+  secrets: TaskSecretSource;
+  /** Where requests may go (default: no private, loopback or link-local destination). */
+  egress?: EgressPolicy;
+  fetch?: HttpFetch;
+  /** Where a request that got no answer is logged, with its cause (the worker's log). */
+  logger?: { warn(obj: object, message?: string): void };
+}) {
+  const egress = deps.egress ?? new EgressPolicy();
+  // Every connection resolves its host through the egress policy, so the address checked is the address connected to.
+  const dispatcher = new Agent({ connect: { lookup: egress.lookup } });
+  const doFetch: HttpFetch = deps.fetch ?? ((url, init) => undiciFetch(url, init as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>);
   return {
     async httpTask(input: HttpTaskInput): Promise<HttpTaskResult> {
       const ctx = Context.current();
@@ -91,7 +184,7 @@ export function createHttpTaskActivities(deps: { runs: Pick<RunsRepository, 'rec
       let headers: Record<string, string>;
       let body: unknown;
       try {
-        url = renderText(input.config.url, input.context, secrets.lookup);
+        url = renderUrl(input.config.url, input.context, secrets.lookup);
         headers = Object.fromEntries(
           Object.entries(input.config.headers).map(([name, value]) => [name, renderText(value, input.context, secrets.lookup)]),
         );
@@ -104,6 +197,12 @@ export function createHttpTaskActivities(deps: { runs: Pick<RunsRepository, 'rec
       const redact = (text: string): string => redactText(text, secrets.used);
       if (!/^https?:\/\//i.test(url)) {
         throw ApplicationFailure.nonRetryable(`url must be http(s), got ${redact(url)}`, 'invalid_url');
+      }
+      try {
+        egress.checkHost(new URL(url).hostname);
+      } catch (error) {
+        if (error instanceof EgressDeniedError) throw ApplicationFailure.nonRetryable(error.message, 'egress_denied');
+        throw error;
       }
 
       let requestHeaders: Headers;
@@ -128,23 +227,42 @@ export function createHttpTaskActivities(deps: { runs: Pick<RunsRepository, 'rec
           body: body === undefined || input.config.method === 'GET' || input.config.method === 'HEAD' ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
           signal,
           redirect: 'manual',
+          dispatcher,
         });
       } catch (error) {
         if (ctx.cancellationSignal.aborted) throw error;
+        const denied = egressDenial(error);
+        if (denied !== undefined) throw ApplicationFailure.nonRetryable(denied.message, 'egress_denied');
         const timedOut = (error as Error).name === 'TimeoutError';
-        throw ApplicationFailure.retryable(
-          timedOut ? `request timed out after ${input.config.timeout}` : `request failed: ${redact((error as Error).message)}`,
-          timedOut ? 'http_timeout' : 'http_network_error',
+        // `fetch failed` alone says nothing: the message names the cause's code (ENOTFOUND, ECONNREFUSED, a TLS error, ...).
+        const cause = timedOut ? undefined : networkFailureCause(error);
+        const message = timedOut
+          ? `request timed out after ${input.config.timeout}`
+          : cause === undefined
+            ? `request failed: ${redact((error as Error).message)}`
+            : `request failed: ${cause.code} (${redact(cause.message)})`;
+        deps.logger?.warn(
+          { taskInstanceId: input.taskInstanceId, runId: input.runId, attempt, method: input.config.method, url: redact(url), ...(cause === undefined ? {} : { code: cause.code }), cause: message },
+          'http task got no answer; Temporal retries it per the task retry policy',
         );
+        throw ApplicationFailure.create({
+          message,
+          type: timedOut ? 'http_timeout' : 'http_network_error',
+          nonRetryable: false,
+          ...(cause === undefined ? {} : { details: [{ code: cause.code }] }),
+        });
       }
       // A target may echo what it was sent (an error page quoting the URL, a body reflecting a header).
-      const responseBody = redactValue(await readBody(response), secrets.used);
+      const read = await readBody(response);
+      // A body cut at the read limit may end inside a secret: redactCutText drops such a tail too.
+      const redactedBody = read.truncated && typeof read.body === 'string' ? redactCutText(read.body, secrets.used) : redactValue(read.body, secrets.used);
+      const { body: responseBody, truncated } = boundBody(redactedBody, read.truncated);
       const ok = input.config.success_statuses?.includes(response.status) ?? (response.status >= 200 && response.status < 300);
-      if (ok) return { status: response.status, body: responseBody };
+      if (ok) return truncated ? { status: response.status, body: responseBody, truncated } : { status: response.status, body: responseBody };
 
       const type = `http_status_${response.status}`;
       const message = `${input.config.method} ${redact(url)} answered ${response.status}`;
-      const details = { status: response.status, body: responseBody };
+      const details = truncated ? { status: response.status, body: responseBody, truncated } : { status: response.status, body: responseBody };
       // Redirects are not followed (the target must be explicit), and 4xx means the request itself is wrong:
       // retrying either cannot help. 408/409/425/429 say "later" and are retried.
       const permanent = (response.status >= 300 && response.status < 400) || (response.status >= 400 && response.status < 500 && !RETRYABLE_CLIENT_STATUSES.has(response.status));

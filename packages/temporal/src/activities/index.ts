@@ -1,6 +1,7 @@
 import type { RunsRepository } from '@activity-core/db';
 import type { Client } from '@temporalio/client';
-import { createHttpTaskActivities } from './http-task';
+import type { EgressPolicy } from './egress';
+import { createHttpTaskActivities, type HttpFetch } from './http-task';
 import { createRunRecordActivities } from './run-records';
 import { createScheduleTickActivities, type ProcessScheduleTick } from './schedule-tick';
 import { createTaskControlActivities, type EmitEvent } from './task-control';
@@ -10,11 +11,17 @@ export interface ActivityDeps {
   runs: RunsRepository;
   client: Client;
   emitEvent: EmitEvent;
+  /** Most emit_event steps between an emitted event and an external one (EMIT_MAX_HOPS). @default 8 */
+  emitMaxHops?: number;
   /** The schedule manager's tick processing (`@activity-core/schedule-manager`). */
   processScheduleTick: ProcessScheduleTick;
   /** Secrets `http` tasks may reference as `{{ secrets.NAME }}` (from `TASK_SECRET_<NAME>`). */
   secrets: TaskSecretSource;
-  fetch?: typeof fetch;
+  /** Where `http` tasks may connect (HTTP_TASK_EGRESS_ALLOW); default: no private, loopback or link-local address. */
+  egress?: EgressPolicy;
+  fetch?: HttpFetch;
+  /** The worker's log (an http task that got no answer is logged with its cause). */
+  logger?: { warn(obj: object, message?: string): void };
 }
 
 /** Every activity the worker registers, built from its dependencies. */
@@ -28,7 +35,8 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type Activities = ReturnType<typeof createActivities>;
-export { ATTEMPT_ID_HEADER, IDEMPOTENCY_KEY_HEADER, RUN_ID_HEADER, type HttpTaskInput, type HttpTaskResult } from './http-task';
+export { ATTEMPT_ID_HEADER, HTTP_TASK_RESULT_BODY_MAX_BYTES, IDEMPOTENCY_KEY_HEADER, RUN_ID_HEADER, type HttpFetch, type HttpTaskInput, type HttpTaskResult } from './http-task';
+export { EgressDeniedError, EgressPolicy, parseEgressAllowEntry } from './egress';
 export type { LogRunInput, RecordTaskInput } from './run-records';
 export type { EmitEvent } from './task-control';
 export type { ProcessScheduleTick, ProcessScheduleTickInput, ProcessScheduleTickResult, ScheduleTickInput } from './schedule-tick';

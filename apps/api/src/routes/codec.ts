@@ -1,0 +1,90 @@
+import { InvalidInputError, Problem } from '@activity-core/contracts';
+import { payloadFromJson, payloadToJson, type JsonPayload } from '@activity-core/temporal';
+import type { PayloadCodec } from '@temporalio/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+
+/** Most payloads one request may carry (a history page holds far fewer). */
+export const MAX_CODEC_PAYLOADS = 1_000;
+
+const Base64 = z.string().max(16 * 1024 * 1024).regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'must be base64');
+const JsonPayloadSchema = z.object({ metadata: z.record(z.string().max(200), Base64).optional(), data: Base64.optional() }).meta({ id: 'CodecPayload' });
+const Payloads = z
+  .object({ payloads: z.array(JsonPayloadSchema).max(MAX_CODEC_PAYLOADS) })
+  .meta({ description: 'Temporal remote codec protocol: payloads as proto3 JSON, every bytes value base64.' });
+
+export interface CodecRouteOptions {
+  codec: PayloadCodec;
+  /** Browser origins (the Temporal UI's) allowed to call the endpoint. */
+  allowedOrigins: readonly string[];
+}
+
+/**
+ * Temporal's remote codec endpoint, so the Temporal UI and CLI can show the
+ * payloads that the encryption codec keeps as ciphertext in Temporal:
+ * `POST /codec/decode` and `POST /codec/encode`. Management keys only (the
+ * CLI sends one with `--codec-auth`; the UI with "pass access token"); CORS
+ * for the configured UI origins, credentials included.
+ */
+export const codecRoutes = (options: CodecRouteOptions): FastifyPluginAsyncZod =>
+  async (app) => {
+    const allowed = new Set(options.allowedOrigins);
+    const cors = (request: FastifyRequest, reply: FastifyReply): void => {
+      const origin = request.headers.origin;
+      if (origin === undefined || !allowed.has(origin)) return;
+      reply.header('access-control-allow-origin', origin);
+      reply.header('access-control-allow-credentials', 'true');
+      reply.header('vary', 'Origin');
+    };
+    // Answers, errors included, carry the CORS headers, so the UI can show a 401 instead of a CORS failure.
+    app.addHook('onSend', async (request, reply, payload) => {
+      cors(request, reply);
+      return payload;
+    });
+
+    app.options(
+      '/codec/:operation',
+      { config: { auth: 'public' }, schema: { hide: true } },
+      async (request, reply) => {
+        cors(request, reply);
+        reply.header('access-control-allow-methods', 'POST, OPTIONS');
+        reply.header('access-control-allow-headers', 'Content-Type, X-Namespace, Authorization');
+        reply.header('access-control-max-age', '600');
+        return reply.status(204).send();
+      },
+    );
+
+    for (const operation of ['decode', 'encode'] as const) {
+      app.post(
+        `/codec/${operation}`,
+        {
+          config: { auth: 'management' },
+          schema: {
+            tags: ['codec'],
+            summary: operation === 'decode' ? 'Decrypt payloads for the Temporal UI and CLI' : 'Encrypt payloads for the Temporal UI and CLI',
+            description:
+              'Temporal\'s remote codec protocol. Configure the UI\'s codec endpoint as `<api>/codec`. Payloads that are not encrypted are returned unchanged by decode.',
+            headers: z.object({ 'x-namespace': z.string().max(200).optional() }),
+            body: Payloads,
+            response: { 200: Payloads, 400: Problem, 401: Problem, 413: Problem, 429: Problem },
+          },
+        },
+        async (request) => {
+          const results: JsonPayload[] = [];
+          const { payloads } = request.body;
+          for (const [index, json] of payloads.entries()) {
+            try {
+              const [result] = await options.codec[operation]([payloadFromJson(json)]);
+              results.push(payloadToJson(result!));
+            } catch (error) {
+              throw new InvalidInputError(`payload ${index} could not be ${operation}d: ${(error as Error).message}`, [
+                { path: `payloads[${index}]`, message: operation === 'decode' ? 'not a payload this service sealed, or sealed with a key it does not have' : 'could not be encrypted' },
+              ]);
+            }
+          }
+          return { payloads: results };
+        },
+      );
+    }
+  };
