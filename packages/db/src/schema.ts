@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
+  bigint,
   boolean,
   check,
   index,
@@ -277,4 +278,21 @@ export const webhookDeliveries = pgTable(
     index('webhook_deliveries_event_idx').on(t.eventId),
     check('webhook_deliveries_body_sha256_ck', sql`${t.bodySha256} ~ '^[0-9a-f]{64}$'`),
   ],
+);
+
+/**
+ * One row whose `version` goes up with every change to activity_definitions
+ * (a statement trigger on insert, update, delete and truncate, in the
+ * changing transaction). Every process that routes events keeps its own
+ * index of the enabled definitions and reloads it only when this number
+ * moved, so a registration through any process is seen by the next event
+ * in every other one at the cost of one single-row read.
+ */
+export const definitionsVersion = pgTable(
+  'definitions_version',
+  {
+    id: integer('id').primaryKey(),
+    version: bigint('version', { mode: 'bigint' }).notNull(),
+  },
+  () => [check('definitions_version_single_row_ck', sql`id = 1`)],
 );

@@ -28,11 +28,17 @@ import type { RunStarter } from '@activity-core/temporal';
 import { createAvailabilityGate, isTemporalUnreachable, StartTimeoutError, type AvailabilityGate } from './availability-gate';
 import { eventFingerprint } from './fingerprint';
 import type { Logger } from './logger';
+import { createDefinitionCache } from './definition-index';
 import { decideForActivity } from './matching';
 import { inSpan } from './tracing';
 
 export interface EventIngestDeps {
-  definitions: Pick<DefinitionsRepository, 'listEnabled' | 'getVersion'>;
+  definitions: Pick<DefinitionsRepository, 'listEnabled' | 'getVersion' | 'currentVersion'>;
+  /**
+   * Called each time the in-process index of enabled definitions is
+   * (re)loaded: with the change counter it was loaded at and its size.
+   */
+  onDefinitionsLoad?: (version: bigint | undefined, size: number) => void;
   events: Pick<EventsRepository, 'accept' | 'setRouteOutcome' | 'markRoutedIfSettled' | 'recordRoutingFailure'>;
   starter: RunStarter;
   /**
@@ -145,12 +151,19 @@ export function createEventIngest(deps: EventIngestDeps) {
   const startTimeoutMs = deps.startTimeoutMs ?? 5_000;
   const probeTimeoutMs = deps.probeTimeoutMs ?? 2_000;
   const gate = deps.gate ?? createAvailabilityGate();
+  // Parsed once per change to the definitions (any process's), not per event; see createDefinitionCache.
+  const definitionCache = createDefinitionCache(deps.definitions, {
+    onLoad: (version, size) => {
+      deps.logger.debug({ definitionsVersion: version?.toString(), definitions: size }, 'definition index loaded');
+      deps.onDefinitionsLoad?.(version, size);
+    },
+  });
 
   async function matchRoutes(envelope: EventEnvelope): Promise<NewRoute[]> {
-    const definitions = await deps.definitions.listEnabled();
+    const index = await definitionCache.current();
     const routes: NewRoute[] = [];
-    for (const row of definitions) {
-      const decision = decideForActivity(row.definition.triggers, envelope);
+    for (const row of index.candidates(envelope.event_type)) {
+      const decision = decideForActivity(row.triggers, envelope);
       if (decision === undefined) continue;
       const workflowId = eventRunWorkflowId(row.id, envelope.event_id);
       routes.push({

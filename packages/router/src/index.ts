@@ -15,3 +15,4 @@ export {
 } from './availability-gate';
 export { createEventRetention, type EventRetention, type EventRetentionOptions } from './event-retention';
 export type { Logger } from './logger';
+export { buildDefinitionIndex, createDefinitionCache, type DefinitionCache, type DefinitionIndex, type DefinitionSource, type IndexableDefinition, type IndexedDefinition } from './definition-index';

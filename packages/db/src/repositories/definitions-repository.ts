@@ -2,7 +2,7 @@ import { canonicalJson, ConflictError, type ActivityDefinition } from '@activity
 import { and, asc, desc, eq, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import type { Cursor } from '../cursor';
-import { activityDefinitions, activityDefinitionVersions } from '../schema';
+import { activityDefinitions, activityDefinitionVersions, definitionsVersion } from '../schema';
 
 export interface DefinitionRow {
   id: string;
@@ -179,6 +179,17 @@ export function createDefinitionsRepository(db: Db) {
         .where(and(isNull(activityDefinitions.deletedAt), eq(activityDefinitions.enabled, true)))
         .orderBy(asc(activityDefinitions.createdAt), asc(activityDefinitions.id));
       return rows.map(toRow);
+    },
+
+    /**
+     * The number that goes up with every change to the definitions (a trigger
+     * in the changing transaction bumps it). One single-row read: callers
+     * compare it with the one their cached index was loaded at. `undefined`
+     * when the row is missing, which means "always reload".
+     */
+    async currentVersion(): Promise<bigint | undefined> {
+      const [row] = await db.select({ version: definitionsVersion.version }).from(definitionsVersion).where(eq(definitionsVersion.id, 1));
+      return row?.version;
     },
 
     /** Soft delete: the row stays for run history; the name becomes free. */
