@@ -60,6 +60,9 @@ export interface ApiAppOptions {
   tracing?: Tracing;
 }
 
+/** Longest each shutdown step may take before close() moves on without it. */
+const CLOSE_STEP_TIMEOUT_MS = 10_000;
+
 /**
  * The API's composition root: every dependency is built here from the
  * parsed config and handed to the services that need it.
@@ -224,17 +227,34 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
     server,
     dispatcher,
     close: async () => {
-      await server.close();
-      await dependencies.stop();
-      await dispatcher.stop();
-      await retention?.stop();
+      // Each step is bounded: a dependency that stops answering mid-shutdown (a query on a connection
+      // Postgres never closes, a stuck round) must not hold the process up forever. An overrun is logged.
+      const step = async (what: string, run: () => Promise<unknown>): Promise<void> => {
+        let timer: NodeJS.Timeout | undefined;
+        const overran = new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(true), CLOSE_STEP_TIMEOUT_MS);
+        });
+        const finished = run().then(
+          () => false,
+          (error: unknown) => {
+            server.log.warn({ err: error }, `${what} failed while closing`);
+            return false;
+          },
+        );
+        if (await Promise.race([finished, overran])) server.log.warn(`${what} did not finish within ${CLOSE_STEP_TIMEOUT_MS} ms; closing without waiting for it`);
+        clearTimeout(timer);
+      };
+      await step('the HTTP server', () => server.close());
+      await step('the dependency monitor', () => dependencies.stop());
+      await step('the dispatcher', () => dispatcher.stop());
+      await step('the retention sweeper', async () => await retention?.stop());
       // Awaited before the connection closes: the client's retry timer would otherwise call on a closed
       // channel (an uncaught error). The abort ends calls in flight; a connect to an unreachable Temporal
       // still runs to the reconcile's deadline.
       stopReconcile.abort();
-      await startupReconcile;
-      await connection.close().catch(() => undefined);
-      await database.close();
+      await step('the start-up schedule reconciliation', () => startupReconcile);
+      await step('the Temporal connection', () => connection.close());
+      await step('the Postgres pool', () => database.close());
     },
   };
 }
