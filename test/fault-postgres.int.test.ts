@@ -1,12 +1,11 @@
 import { runMigrations } from '@activity-core/db';
-import { freePort } from '@activity-core/dev-services';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { testConfig } from './harness';
-import { startHttpTarget } from './http-target';
-import { createDatabaseOn, createRestartablePostgres, resilientPool, type RestartablePostgres } from './restartable-postgres';
+import { startFaultStack, type ApiCall, type FaultStack } from './fault-stack';
+import { createDatabaseOn, createRestartablePostgres, type RestartablePostgres } from './restartable-postgres';
 import { checkInvariants, describeState, drained, sleep, startLoad, until } from './restartable-stack';
-import { spawnApiProcess, spawnWorkerProcess, stopGracefully, type SpawnedProcess } from './worker-process';
+import type { SpawnedProcess } from './worker-process';
 
 /**
  * Postgres goes away under load — a clean restart, and a crash mid-transaction
@@ -18,55 +17,31 @@ const EVENT_TYPE = 'fault.pg';
 const TASKS = [{ type: 'delay', config: { duration: '1s' } }, { type: 'http', config: { url: '' } }, { type: 'noop' }];
 
 let postgres: RestartablePostgres;
-let target: Awaited<ReturnType<typeof startHttpTarget>>;
+let stack: FaultStack;
 let api: SpawnedProcess;
 let worker: SpawnedProcess;
 let apiUrl: string;
 let sql: pg.Pool;
 let eventActivityId: string;
 let cronActivityId: string;
+let call: ApiCall;
+let httpKeys: FaultStack['httpKeys'];
+let alive: FaultStack['alive'];
 const acked = new Set<string>();
-
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const response = await fetch(`${apiUrl}${path}`, { method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
-  return { status: response.status, json: response.status === 204 ? null : await response.json() };
-}
 
 beforeAll(async () => {
   postgres = await createRestartablePostgres();
   await postgres.start();
   const url = await createDatabaseOn(postgres, 'faults');
   await runMigrations(url);
-  target = await startHttpTarget();
-  const config = testConfig(url);
-  const port = await freePort();
-  apiUrl = `http://127.0.0.1:${port}`;
-  api = spawnApiProcess(config, port, { CRON_ALLOW_SECONDS: 'true' });
-  worker = spawnWorkerProcess(config, { CRON_ALLOW_SECONDS: 'true' });
-  await Promise.all([api.ready, worker.ready]);
-  sql = resilientPool(url);
-  const tasks = TASKS.map((task) => (task.type === 'http' ? { ...task, config: { url: `${target.url}/hook` } } : task));
-  const created = await call('POST', '/v1/activities', { name: 'pg-fault-events', triggers: [{ type: 'event', event_type: EVENT_TYPE }], tasks });
-  expect(created.status, JSON.stringify(created.json)).toBe(201);
-  eventActivityId = created.json.id;
-  const cron = await call('POST', '/v1/activities', { name: 'pg-fault-cron', triggers: [{ type: 'cron', cron: '*/5 * * * * *' }], tasks: [{ type: 'noop' }] });
-  expect(cron.status, JSON.stringify(cron.json)).toBe(201);
-  cronActivityId = cron.json.id;
+  stack = await startFaultStack({ name: 'pg-fault', config: testConfig(url), databaseUrl: url, eventType: EVENT_TYPE, tasks: TASKS });
+  ({ api, worker, apiUrl, sql, eventActivityId, cronActivityId, call, httpKeys, alive } = stack);
 }, 120_000);
 
 afterAll(async () => {
-  if (api) await stopGracefully(api.child);
-  if (worker) await stopGracefully(worker.child);
-  await sql?.end();
-  await target?.close();
+  await stack?.stop();
   await postgres?.dispose();
 }, 60_000);
-
-const httpKeys = (): string[] => target.requests.filter((r) => r.url === '/hook').map((r) => String(r.headers['idempotency-key'] ?? ''));
-const alive = (): void => {
-  expect(api.exited(), `the API exited:\n${api.output().slice(-3_000)}`).toBeNull();
-  expect(worker.exited(), `the worker exited:\n${worker.output().slice(-3_000)}`).toBeNull();
-};
 
 async function readiness(): Promise<{ status: number; json: any }> {
   return await call('GET', '/readyz');

@@ -1,13 +1,11 @@
-import { freePort } from '@activity-core/dev-services';
 import { Client, Connection } from '@temporalio/client';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestDatabase, testConfig } from './harness';
-import { startHttpTarget } from './http-target';
-import { resilientPool } from './restartable-postgres';
+import { startFaultStack, type ApiCall, type FaultStack } from './fault-stack';
 import { checkInvariants, describeState, drained, sleep, startLoad, until } from './restartable-stack';
 import { createRestartableTemporal } from './restartable-temporal';
-import { spawnApiProcess, spawnWorkerProcess, stopGracefully, type SpawnedProcess } from './worker-process';
+import type { SpawnedProcess } from './worker-process';
 
 /**
  * Temporal goes away under load while the API and a worker run as separate
@@ -22,46 +20,28 @@ const TASKS = [{ type: 'delay', config: { duration: '2s' } }, { type: 'http', co
 
 let temporal: Awaited<ReturnType<typeof createRestartableTemporal>>;
 let database: Awaited<ReturnType<typeof createTestDatabase>>;
-let target: Awaited<ReturnType<typeof startHttpTarget>>;
 let config: ReturnType<typeof testConfig>;
+let stack: FaultStack;
 let api: SpawnedProcess;
 let worker: SpawnedProcess;
 let apiUrl: string;
 let sql: pg.Pool;
 let eventActivityId: string;
 let cronActivityId: string;
-
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const response = await fetch(`${apiUrl}${path}`, { method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
-  return { status: response.status, json: response.status === 204 ? null : await response.json() };
-}
+let call: ApiCall;
+let httpKeys: FaultStack['httpKeys'];
 
 beforeAll(async () => {
   temporal = await createRestartableTemporal();
   await temporal.start();
   database = await createTestDatabase();
-  target = await startHttpTarget();
   config = testConfig(database.url, { TEMPORAL_ADDRESS: temporal.address });
-  const port = await freePort();
-  apiUrl = `http://127.0.0.1:${port}`;
-  api = spawnApiProcess(config, port, { CRON_ALLOW_SECONDS: 'true' });
-  worker = spawnWorkerProcess(config, { CRON_ALLOW_SECONDS: 'true' });
-  await Promise.all([api.ready, worker.ready]);
-  sql = resilientPool(database.url);
-  const tasks = TASKS.map((task) => (task.type === 'http' ? { ...task, config: { url: `${target.url}/hook` } } : task));
-  const created = await call('POST', '/v1/activities', { name: 'temporal-fault-events', triggers: [{ type: 'event', event_type: EVENT_TYPE }], tasks });
-  expect(created.status, JSON.stringify(created.json)).toBe(201);
-  eventActivityId = created.json.id;
-  const cron = await call('POST', '/v1/activities', { name: 'temporal-fault-cron', triggers: [{ type: 'cron', cron: '*/5 * * * * *' }], tasks: [{ type: 'noop' }] });
-  expect(cron.status, JSON.stringify(cron.json)).toBe(201);
-  cronActivityId = cron.json.id;
+  stack = await startFaultStack({ name: 'temporal-fault', config, databaseUrl: database.url, eventType: EVENT_TYPE, tasks: TASKS });
+  ({ api, worker, apiUrl, sql, eventActivityId, cronActivityId, call, httpKeys } = stack);
 }, 120_000);
 
 afterAll(async () => {
-  if (api) await stopGracefully(api.child);
-  if (worker) await stopGracefully(worker.child);
-  await sql?.end();
-  await target?.close();
+  await stack?.stop();
   await temporal?.dispose();
   await database?.drop();
 }, 60_000);
@@ -108,7 +88,7 @@ describe('Temporal goes away under load', () => {
     await until('every acknowledged event to run and every run to end', () => drained({ sql, acked: load.acked, eventActivityId }), 360_000, () => describeState(sql));
     expect(api.exited(), api.output().slice(-3_000)).toBeNull();
     expect(worker.exited(), worker.output().slice(-3_000)).toBeNull();
-    expect(await checkInvariants({ sql, acked: load.acked, eventActivityId, tasksPerRun: TASKS.length, httpKeys: target.requests.filter((r) => r.url === '/hook').map((r) => String(r.headers['idempotency-key'] ?? '')), cronActivityId })).toEqual([]);
+    expect(await checkInvariants({ sql, acked: load.acked, eventActivityId, tasksPerRun: TASKS.length, httpKeys: httpKeys(), cronActivityId })).toEqual([]);
     expect((await call('GET', '/readyz')).status).toBe(200);
     // Operators can see it: each process logged losing Temporal and regaining it.
     for (const output of [api.output(), worker.output()]) {
