@@ -1,7 +1,7 @@
 import { FilterExpression } from '@activity-core/filters';
 import { Cron } from 'croner';
 import { z } from 'zod';
-import { DURATION_PATTERN, parseDurationMs } from './duration';
+import { DURATION_PATTERN, parseDurationMs, tryParseDurationMs } from './duration';
 import type { FieldIssue } from './errors';
 import { EventType } from './event-envelope';
 import { DEFINITION_JSON_MAX_DEPTH, jsonDepthExceeds } from './json-bounds';
@@ -285,7 +285,7 @@ type DefinitionShape = z.output<typeof ActivityDefinitionShape>;
 export function definitionLimitIssues(definition: DefinitionShape): Array<{ path: Array<string | number>; message: string }> {
   const issues: Array<{ path: Array<string | number>; message: string }> = [];
   const duration = (value: string | undefined, max: string, path: Array<string | number>): void => {
-    if (value !== undefined && DURATION_PATTERN.test(value) && parseDurationMs(value) > parseDurationMs(max)) issues.push({ path, message: `must be at most ${max}` });
+    if (value !== undefined && (tryParseDurationMs(value) ?? 0) > parseDurationMs(max)) issues.push({ path, message: `must be at most ${max}` });
   };
   const retry = (policy: RetryPolicy | undefined, path: Array<string | number>): void => {
     duration(policy?.initial_interval, DEFINITION_LIMITS.maxDuration, [...path, 'initial_interval']);

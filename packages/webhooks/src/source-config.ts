@@ -1,4 +1,4 @@
-import { Duration, DURATION_PATTERN, parseDurationMs } from '@activity-core/contracts';
+import { Duration, tryParseDurationMs } from '@activity-core/contracts';
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 
@@ -52,12 +52,8 @@ export const WebhookSourceName = z
   .max(64)
   .regex(/^[a-z0-9][a-z0-9_-]*$/, 'name may contain lowercase letters, digits, _ and - and must start with a letter or digit');
 
-/**
- * A value that is not a duration at all is reported by Duration's pattern; the
- * range checks then pass it by (parseDurationMs would throw on it: a 500).
- */
-const isDuration = (value: string): boolean => DURATION_PATTERN.test(value);
-const ToleranceDuration = Duration.refine((value) => !isDuration(value) || parseDurationMs(value) >= 1_000, 'tolerance must be at least 1s');
+/** A value that is not a duration at all is reported by Duration's pattern; the range checks pass it by. */
+const ToleranceDuration = Duration.refine((value) => (tryParseDurationMs(value) ?? Infinity) >= 1_000, 'tolerance must be at least 1s');
 
 /** The Standard Webhooks library checks the timestamp against the system clock with a fixed 5 minutes. */
 const LIBRARY_TOLERANCE_MS = 5 * 60_000;
@@ -107,7 +103,7 @@ export const StandardWebhooksSourceConfig = z
      * so a longer tolerance would be silently ignored.
      */
     tolerance: ToleranceDuration.refine(
-      (value) => !isDuration(value) || parseDurationMs(value) <= LIBRARY_TOLERANCE_MS,
+      (value) => (tryParseDurationMs(value) ?? 0) <= LIBRARY_TOLERANCE_MS,
       'tolerance must be at most 5m for standard_webhooks (the reference library enforces 5 minutes)',
     ).default('5m'),
     /**
