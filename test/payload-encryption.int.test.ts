@@ -138,6 +138,14 @@ describe('payload encryption', () => {
     });
     expect(garbage.statusCode).toBe(400);
     expect(garbage.headers['content-type']).toMatch(/problem\+json/);
+    expect((garbage.json() as { errors: Array<{ path: string }> }).errors[0]?.path).toBe('payloads[0]');
+
+    // Worst values: more payloads than one request may carry, and data that is not base64.
+    const tooMany = await stack.api.server.inject({ method: 'POST', url: '/codec/decode', headers: AUTH, payload: { payloads: Array.from({ length: 1_001 }, () => ({ data: '' })) } });
+    expect(tooMany.statusCode).toBe(400);
+    expect(tooMany.body).toMatch(/payloads/);
+    const notBase64 = await stack.api.server.inject({ method: 'POST', url: '/codec/decode', headers: AUTH, payload: { payloads: [{ data: '../../etc/passwd' }] } });
+    expect(notBase64.statusCode).toBe(400);
   });
 
   test('the encrypted histories replay on the workflow code with the codec on', async () => {
