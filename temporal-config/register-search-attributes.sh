@@ -1,5 +1,6 @@
 #!/bin/sh
-# Registers activity-core's custom search attributes (SPEC §4) on a Temporal
+# Registers activity-core's custom search attributes (the list is in
+# docs/operating.md, "The search-attribute check") on a Temporal
 # server, idempotently. docker-compose.dev.yml runs it once per `up` in the
 # `temporal-search-attributes` container; it also works by hand against any
 # server:  TEMPORAL_ADDRESS=127.0.0.1:7233 sh temporal-config/register-search-attributes.sh

@@ -360,7 +360,7 @@ export const ConfigSchema = z
     /**
      * Days an accepted event, and so its id / Idempotency-Key, is remembered.
      * Unset (the default): forever, so a redelivery at any later time is
-     * answered `duplicate` and never starts a second run (SPEC §5.1). Set it
+     * answered `duplicate` and never starts a second run. Set it
      * to bound the table; after expiry only Temporal's own memory of the run
      * (namespace retention) still stops a second run. See docs/ingress.md.
      * Choose it longer than any provider's redelivery window (Stripe and

@@ -7,7 +7,7 @@ const base = { DATABASE_URL: 'postgres://u:p@localhost:5432/db' };
 describe('ingress configuration', () => {
   test('retention, rate limit and webhook secret keys have documented defaults', () => {
     const config = loadConfig(base);
-    // No retention unless an operator chooses one: ids are remembered forever (SPEC §5.1).
+    // No retention unless an operator chooses one: ids are remembered forever (docs/ingress.md, "How long ids are remembered").
     expect(config.events).toEqual({ retentionDays: null });
     expect(config.rateLimit).toEqual({ max: 1200, windowMs: 60_000 });
     expect(config.webhooks).toEqual({ secretKeys: [] });

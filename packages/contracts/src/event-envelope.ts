@@ -76,7 +76,7 @@ export function isCloudEvent(body: unknown): boolean {
 
 /**
  * Maps a CloudEvent onto the envelope. A CloudEvent without `time` gets the
- * receive time (the spec makes `time` optional; the envelope does not).
+ * receive time (CloudEvents makes `time` optional; the envelope does not).
  */
 export function envelopeFromCloudEvent(event: CloudEvent, receivedAt: Date): EventEnvelopeInput {
   return {

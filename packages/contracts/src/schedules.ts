@@ -1,5 +1,6 @@
 /**
- * API shapes of the schedule manager (SPEC §5.2, §7): cron schedules, their
+ * API shapes of the schedule manager (docs/schedules.md; endpoints in
+ * docs/api.md, "Schedules"): cron schedules, their
  * fire decisions ("why did / didn't this run"), pause, resume, trigger and
  * backfill.
  *

@@ -1,5 +1,6 @@
 /**
- * The custom search attributes every run carries (SPEC §4). The dev server,
+ * The custom search attributes every run carries (docs/operating.md, "The
+ * search-attribute check"). The dev server,
  * docker-compose and the start-up check all read this one list.
  */
 export const REQUIRED_SEARCH_ATTRIBUTES = {

@@ -1,6 +1,7 @@
 /**
- * Misfire handling (SPEC §5.2): deciding whether a fire was missed, and what
- * to run for the fire times that were. Pure; safe in workflow code.
+ * Misfire handling: deciding whether a fire was missed, and what to run for
+ * the fire times that were (the rules are in docs/schedules.md, "Late, missed,
+ * and the three misfire policies"). Pure; safe in workflow code.
  */
 import { parseDurationMs, type MisfirePolicy } from '@activity-core/contracts';
 import { previousFireTime, type CronSpec } from './cron-schedule';

@@ -1,6 +1,9 @@
 import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 
-/** Custom search attributes on every run (SPEC §4), filterable in the Temporal UI. */
+/**
+ * Custom search attributes on every run, filterable in the Temporal UI
+ * (docs/operating.md, "The search-attribute check").
+ */
 export const ActivityIdKey = defineSearchAttributeKey('ActivityId', SearchAttributeType.KEYWORD);
 export const ActivityNameKey = defineSearchAttributeKey('ActivityName', SearchAttributeType.KEYWORD);
 export const TriggerTypeKey = defineSearchAttributeKey('TriggerType', SearchAttributeType.KEYWORD);

@@ -8,7 +8,7 @@ export interface RegistrationIssue {
 
 /** Shortest HMAC key accepted for `github` and `hmac_sha256` sources, in bytes (UTF-8). */
 export const MIN_HMAC_SECRET_BYTES = 16;
-/** Shortest decoded Standard Webhooks secret accepted, in bytes (the spec asks for 24 to 64). */
+/** Shortest decoded Standard Webhooks secret accepted, in bytes (Standard Webhooks asks for 24 to 64). */
 export const MIN_STANDARD_WEBHOOKS_SECRET_BYTES = 24;
 
 function standardWebhooksSecretBytes(secret: string): number {

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { WebhookSourceConfig } from './source-config';
 
 describe('webhook source configs', () => {
-  test('a minimal Standard Webhooks source gets the spec defaults', () => {
+  test('a minimal Standard Webhooks source gets the Standard Webhooks defaults', () => {
     expect(WebhookSourceConfig.parse({ scheme: 'standard_webhooks', name: 'billing', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' })).toEqual({
       scheme: 'standard_webhooks',
       name: 'billing',

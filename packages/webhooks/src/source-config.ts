@@ -108,12 +108,12 @@ export const StandardWebhooksSourceConfig = z
     ).default('5m'),
     /**
      * Where the event id is read from; the first location with a value wins.
-     * @default [{ header: 'webhook-id' }] — the spec's idempotency key, stable across retries.
+     * @default [{ header: 'webhook-id' }] — the Standard Webhooks idempotency key, stable across retries.
      */
     event_id: z.array(FieldLocation).max(5).default(() => [{ header: 'webhook-id' }]),
     /**
      * Where the event type is read from.
-     * @default { from: { body: 'type' } } — the spec's recommended payload shape.
+     * @default { from: { body: 'type' } } — the payload shape Standard Webhooks recommends.
      */
     event_type: EventTypeLocation.default(() => ({ from: { body: 'type' } })),
   })
