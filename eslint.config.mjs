@@ -25,6 +25,8 @@ export default tseslint.config(
     // Workflow code is replayed and must be deterministic: no Node built-ins,
     // no I/O libraries, no runtime imports of barrels that pull them in.
     files: ['packages/temporal/src/workflows/**/*.ts'],
+    // Tests beside the workflows drive them from outside (client, test server); they are never bundled.
+    ignores: ['**/*.test.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -38,6 +40,28 @@ export default tseslint.config(
             { name: '@temporalio/activity', message: 'Workflows cannot use the activity context.' },
           ],
           patterns: [{ group: ['../activities', '../activities/*'], allowTypeImports: true, message: 'Workflows import activity types only.' }],
+        },
+      ],
+    },
+  },
+  {
+    // Processes and packages that only start workflows never load the worker (its native core
+    // bridge, the bundler): they use @activity-core/temporal/client. test/temporal-entry-points.test.ts
+    // checks what actually loads.
+    files: ['apps/api/**/*.ts', 'packages/router/**/*.ts', 'packages/schedule-manager/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: '@activity-core/temporal/worker', message: 'Only the worker process loads the worker: import @activity-core/temporal/client.' },
+            { name: '@temporalio/worker', message: 'Only the worker process loads the Temporal worker: use @temporalio/client or @activity-core/temporal/client.' },
+            { name: '@temporalio/core-bridge', message: 'Only the worker process loads the native core bridge.' },
+          ],
+          patterns: [
+            { group: ['@temporalio/worker/*', '@temporalio/core-bridge/*', '@activity-core/temporal/worker/*'], message: 'Only the worker process loads the worker.' },
+            { group: ['**/temporal/src/**'], message: 'Import @activity-core/temporal/client, not its sources.' },
+          ],
         },
       ],
     },

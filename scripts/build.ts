@@ -18,7 +18,7 @@
  */
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { bundleWorkflows } from '@activity-core/temporal';
+import { bundleWorkflows } from '@activity-core/temporal/worker';
 import { build, type Plugin } from 'esbuild';
 
 const root = process.cwd();

@@ -2,13 +2,14 @@
  * `npm start`: the whole stack on embedded defaults. Temporal CLI dev server
  * (UI on :8233, SQLite under .data/), an embedded Postgres under .data/ (or
  * the one DATABASE_URL names), migrations, then the API and the worker as
- * child processes. Ctrl-C stops everything; the data stays for next time.
+ * child processes, and an echo endpoint on loopback (DEV_ECHO_PORT, 3001) for
+ * http tasks to call. Ctrl-C stops everything; the data stays for next time.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runMigrations } from '@activity-core/db';
-import { findTemporalCli, startEmbeddedPostgres, startTemporalDevServer, type RunningPostgres } from '@activity-core/dev-services';
+import { DEFAULT_ECHO_PORT, findTemporalCli, startEchoServer, startEmbeddedPostgres, startTemporalDevServer, type RunningPostgres } from '@activity-core/dev-services';
 import { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import pg from 'pg';
@@ -20,6 +21,8 @@ const apiPort = env.PORT ?? '3000';
 const temporalPort = Number(env.TEMPORAL_DEV_PORT ?? 7233);
 const uiPort = Number(env.TEMPORAL_UI_PORT ?? 8233);
 const postgresPort = Number(env.EMBEDDED_POSTGRES_PORT ?? 54329);
+/** The echo endpoint `http` tasks can call without the internet (the README's walkthrough uses it). */
+const echoPort = Number(env.DEV_ECHO_PORT ?? DEFAULT_ECHO_PORT);
 
 const children: ChildProcess[] = [];
 const stops: Array<() => Promise<void>> = [];
@@ -133,6 +136,12 @@ async function main(): Promise<void> {
   const cli = findTemporalCli(root, env.TEMPORAL_CLI_PATH, env.PATH);
   if (cli === undefined) throw new Error('Temporal CLI not found; run `npm start` (it installs it)');
 
+  if (!Number.isInteger(echoPort) || echoPort < 1 || echoPort > 65_535) throw new Error(`DEV_ECHO_PORT must be a port number (1-65535), got ${env.DEV_ECHO_PORT}`);
+  const echo = await startEchoServer({ port: echoPort }).catch((error: unknown) => {
+    throw new Error(`could not serve the echo endpoint on 127.0.0.1:${echoPort} (${(error as Error).message}); set DEV_ECHO_PORT to a free port`);
+  });
+  stops.push(() => echo.stop());
+
   let temporalAddress = env.TEMPORAL_ADDRESS;
   if (temporalAddress === undefined) {
     log(`starting the Temporal dev server (${cli})…`);
@@ -182,6 +191,7 @@ async function main(): Promise<void> {
     OpenAPI docs   http://${host}:${apiPort}/docs   (document: /openapi.json)
     Temporal UI    ${env.TEMPORAL_ADDRESS === undefined ? `http://127.0.0.1:${uiPort}` : '(external Temporal)'}
     Temporal gRPC  ${temporalAddress}
+    Echo endpoint  ${echo.url}   (answers any request back as JSON; for http tasks)
     Postgres       ${databaseUrl.replace(/:[^:@/]+@/, ':***@')}
   Ctrl-C stops everything; data is kept in .data/.
 `);

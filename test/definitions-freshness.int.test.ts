@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiApp, type ApiApp } from '../apps/api/src/app';
 import { createDatabase, createDefinitionsRepository, createEventsRepository, createRunsRepository, type Database } from '@activity-core/db';
 import { createEventIngest } from '@activity-core/router';
-import { createRunStarter } from '@activity-core/temporal';
+import { createRunStarter } from '@activity-core/temporal/client';
 import { silentLogger, startStack, type TestStack } from './harness';
 
 /**

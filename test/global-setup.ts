@@ -1,9 +1,9 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findTemporalCli, startEmbeddedPostgres, startTemporalDevServer } from '@activity-core/dev-services';
+import { findTemporalCli, findTemporalTestServer, startEmbeddedPostgres, startTemporalDevServer } from '@activity-core/dev-services';
 import { runMigrations } from '@activity-core/db';
-import { bundleWorkflows } from '@activity-core/temporal';
+import { bundleWorkflows } from '@activity-core/temporal/worker';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 
@@ -13,6 +13,8 @@ declare module 'vitest' {
     templateDatabase: string;
     temporalAddress: string;
     temporalCli: string;
+    /** Temporal's time-skipping test server for the workflow tests; '' when not installed (they fail saying so). */
+    temporalTestServer: string;
     workflowBundlePath: string;
   }
 }
@@ -50,6 +52,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('templateDatabase', TEMPLATE_DATABASE);
   project.provide('temporalAddress', temporal.address);
   project.provide('temporalCli', cli);
+  project.provide('temporalTestServer', findTemporalTestServer(root, process.env.TEMPORAL_TEST_SERVER_PATH, process.env.PATH) ?? '');
   project.provide('workflowBundlePath', bundlePath);
 
   return async () => {

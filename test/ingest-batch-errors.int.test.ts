@@ -110,3 +110,28 @@ describe('batches after an error', () => {
     }
   });
 });
+
+describe('one status per cause', () => {
+  test('a batch item refused for a cause gets the status a single event refused for the same cause gets', async () => {
+    const stored = await stack.api.server.inject({ method: 'POST', url: '/v1/events', payload: { ...item({ v: 1 }), event_id: 'same-cause-reused' } });
+    expect(stored.statusCode, stored.body).toBe(202);
+    const causes: Array<{ cause: string; event: object; status: number }> = [
+      { cause: 'an envelope missing its source', event: { event_type: 'batch.err', occurred_at: '2026-03-01T09:00:00Z' }, status: 400 },
+      { cause: 'a reserved source', event: { ...item(), source: 'webhook:github' }, status: 400 },
+      { cause: 'a reserved event id', event: { ...item(), event_id: 'emit-abc:0' }, status: 400 },
+      { cause: 'text Postgres cannot store', event: { ...item({ note: 'a\u0000b' }), event_id: 'same-cause-nul' }, status: 400 },
+      { cause: 'data over EVENT_DATA_LIMIT_BYTES', event: { ...item({ blob: 'x'.repeat(300 * 1024) }), event_id: 'same-cause-large' }, status: 413 },
+      { cause: 'an event id reused with other content', event: { ...item({ v: 2 }), event_id: 'same-cause-reused' }, status: 422 },
+    ];
+    for (const { cause, event, status } of causes) {
+      const single = await stack.api.server.inject({ method: 'POST', url: '/v1/events', payload: event });
+      const batch = await postBatch([event]);
+      expect(batch.statusCode, `${cause}: ${batch.body}`).toBe(202);
+      const [result] = batch.json().results;
+      expect({ cause, single: single.statusCode, item: result.status }).toEqual({ cause, single: status, item: status });
+    }
+    const { rows } = await stack.sql.query(`SELECT event_id FROM events WHERE event_id LIKE 'same-cause-%' OR event_id = 'emit-abc:0' ORDER BY event_id`);
+    expect(rows).toEqual([{ event_id: 'same-cause-reused' }]);
+  });
+});
+

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runIdFor, taskWorkflowId } from '@activity-core/contracts';
-import { createEncryptionCodec } from '@activity-core/temporal';
+import { createEncryptionCodec } from '@activity-core/temporal/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';

@@ -45,6 +45,12 @@ describe('the production build', () => {
     }
   });
 
+  test('the compiled API does not import the Temporal worker or its native core bridge; the compiled worker does', async () => {
+    const workerPackage = /(from|import\(?)\s*["']@temporalio\/(worker|core-bridge)["'/]/;
+    expect(await readFile(join(distDir, 'api/main.js'), 'utf8')).not.toMatch(workerPackage);
+    expect(await readFile(join(distDir, 'worker/main.js'), 'utf8')).toMatch(workerPackage);
+  });
+
   test('plain node runs the compiled API and worker: migrations apply, /readyz is ready, an event runs to success on the prebuilt workflow bundle, SIGTERM stops both cleanly', async () => {
     const result = await runProductionSmoke({
       distDir,

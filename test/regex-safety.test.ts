@@ -24,6 +24,7 @@ import {
   EventTypePattern,
   findSecretPlaceholders,
   HttpTaskConfig,
+  isJsonMediaType,
   isLowercaseUuid,
   isSecondsCron,
   parseDurationMs,
@@ -34,6 +35,7 @@ import {
 import { compileFilter, evaluateFilter } from '@activity-core/filters';
 import { toTemporalCronString } from '@activity-core/scheduling';
 import { bearer } from '../apps/api/src/plugins/auth';
+import { contentModeOf, decodeHeaderValue } from '../apps/api/src/routes/cloudevents-http';
 import { scopePatternMatches } from '../apps/api/src/services/event-service';
 import { formatPath } from '../apps/api/src/plugins/problem';
 import { parseRfc3339 } from '../packages/filters/src/envelope-variables';
@@ -105,6 +107,13 @@ const AUDITED: AuditedFunction[] = [
     run: (text) => [scopePatternMatches('*:*:*:*:x', text), scopePatternMatches('*.*.*.*.*.paid', text), scopePatternMatches('shop:*:*:*:orders', text)],
     worst: [fill(':'), fill('.'), fill('shop:')],
   },
+  {
+    name: 'isJsonMediaType / contentModeOf',
+    input: 'Content-Type header, CloudEvent datacontenttype',
+    run: (text) => [isJsonMediaType(text), quietly(() => contentModeOf(text, true))()],
+    worst: [`application/${fill('a.')}`.slice(0, SIZE), `application/${fill('+')}`.slice(0, SIZE), fill(';'), `application/${fill('a', '+jso')}`.slice(0, SIZE)],
+  },
+  { name: 'decodeHeaderValue', input: 'CloudEvents binary-mode ce-* header values', run: (text) => quietly(() => decodeHeaderValue(text))(), worst: [fill('%41'), fill('%E2%82%AC'), `"${fill('\\"')}`.slice(0, SIZE), fill('%', 'x')] },
   { name: 'formatPath', input: 'field paths from request bodies', run: formatPath, worst: [fill('/0'), fill('/')], benign: fill('/items/0/name') },
   { name: 'renderString (templating, helper A)', input: 'definition templates', run: (text) => quietly(() => renderString(text, context))(), worst: [`{{a${fill('.a')}`.slice(0, SIZE), `{{${fill(' ')}`.slice(0, SIZE), fill('{{a'), `{{ a${fill(' ', '}')}`] },
   { name: 'renderUrl (templating, helper A)', input: 'definition url template', run: (text) => quietly(() => renderUrl(`https://h.test/${text}`, context))(), worst: [fill('{{a'), fill('/%2e')] },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runIdFor } from '@activity-core/contracts';
 import { createDatabase, createRunsRepository, type Database } from '@activity-core/db';
-import { createRunReconciler } from '@activity-core/temporal';
+import { createRunReconciler } from '@activity-core/temporal/client';
 import { silentLogger, startStack, type TestStack } from './harness';
 
 let stack: TestStack;

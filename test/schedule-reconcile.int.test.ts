@@ -122,7 +122,7 @@ describe('a reconcile holding an old definition', () => {
   test('never rolls a trigger back to the version it read, so the newer schedule keeps its next fire', async () => {
     const { createDatabase, createDefinitionsRepository, createRunsRepository, createSchedulesRepository } = await import('@activity-core/db');
     const { createScheduleManager } = await import('@activity-core/schedule-manager');
-    const { createRunStarter } = await import('@activity-core/temporal');
+    const { createRunStarter } = await import('@activity-core/temporal/client');
     const database = createDatabase({ url: stack.config.databaseUrl, max: 3 });
     try {
       const definitions = createDefinitionsRepository(database.db);

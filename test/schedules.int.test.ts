@@ -1,4 +1,4 @@
-import { formatFireTime, previousFireTime } from '@activity-core/scheduling';
+import { formatLocalTime, previousFireTime } from '@activity-core/scheduling';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startStack, type TestStack } from './harness';
@@ -65,7 +65,7 @@ describe('registering a cron activity', () => {
     let description = await handle.describe();
     expect(description.spec.timezone).toBe('America/New_York');
     expect(description.info.nextActionTimes[0]?.toISOString()).toBe(put.json().schedules[0].next_fire_times[0].utc.replace('+00:00', '.000Z'));
-    expect(formatFireTime(description.info.nextActionTimes[0]!, 'America/New_York').local).toMatch(/T07:30:00-0[45]:00$/);
+    expect(formatLocalTime(description.info.nextActionTimes[0]!, 'America/New_York')).toMatch(/T07:30:00-0[45]:00$/);
 
     await disable(stack, activity.id);
     description = await handle.describe();
@@ -126,7 +126,7 @@ describe('run ids of cron fires', () => {
   test('a trigger in a DST-observing timezone gets the UTC nominal instant in its id, not the wall-clock time', async () => {
     // A fixed Paris wall-clock time a few seconds from now, as a daily 6-field cron.
     const target = new Date(Math.ceil((Date.now() + 10_000) / 1000) * 1000);
-    const local = formatFireTime(target, 'Europe/Paris').local; // e.g. 2026-11-22T15:04:05+01:00
+    const local = formatLocalTime(target, 'Europe/Paris'); // e.g. 2026-11-22T15:04:05+01:00
     const [hour, minute, second] = local.slice(11, 19).split(':').map(Number);
     const cron = `${second} ${minute} ${hour} * * *`;
     const activity = await registerActivity(stack, { name: 'paris-daily', triggers: [{ type: 'cron', cron, timezone: 'Europe/Paris', misfire_grace: '10s' }], tasks: noop });

@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { MissingSearchAttributesError } from '@activity-core/temporal';
+import { MissingSearchAttributesError } from '@activity-core/temporal/client';
 import { createApiApp } from '../apps/api/src/app';
 import { createWorkerApp } from '../apps/worker/src/worker-app';
 import { createTestDatabase, silentLogger, testConfig } from './harness';

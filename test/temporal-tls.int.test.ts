@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { inject } from 'vitest';
 import { runIdFor } from '@activity-core/contracts';
-import { TemporalConnectionSettingsError } from '@activity-core/temporal';
+import { TemporalConnectionSettingsError } from '@activity-core/temporal/client';
 import { createApiApp } from '../apps/api/src/app';
 import { createWorkerApp } from '../apps/worker/src/worker-app';
 import { createTestDatabase, silentLogger, testConfig, waitFor, workflowBundle } from './harness';

@@ -1,6 +1,7 @@
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { startTracing, workflowTracingSinks, type Tracing } from '@activity-core/temporal';
+import { startTracing, type Tracing } from '@activity-core/temporal/client';
+import { workflowTracingSinks } from '@activity-core/temporal/worker';
 import { Client, Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';

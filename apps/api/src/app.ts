@@ -1,5 +1,5 @@
 import type { Config } from '@activity-core/config';
-import { secondsCronIssues } from '@activity-core/contracts';
+import { secondsCronIssues, type Logger } from '@activity-core/contracts';
 import {
   createDatabase,
   createDefinitionsRepository,
@@ -9,16 +9,17 @@ import {
   createWebhookSourcesRepository,
   runMigrations,
 } from '@activity-core/db';
-import { createDependencyMonitor, createDispatcher, createEventIngest, createEventRetention, type Dispatcher, type Logger } from '@activity-core/router';
+import { createDependencyMonitor, createDispatcher, createEventIngest, createEventRetention, type Dispatcher } from '@activity-core/router';
 import { createScheduleManager, scheduleIssues } from '@activity-core/schedule-manager';
 import { createSecretBox } from '@activity-core/webhooks';
-import { checkSearchAttributes, createEncryptionCodec, createRunStarter, diagnoseTemporalConnectFailure, MissingSearchAttributesError, temporalConnectionOptions, type Tracing } from '@activity-core/temporal';
+import { checkSearchAttributes, createEncryptionCodec, createRunStarter, diagnoseTemporalConnectFailure, MissingSearchAttributesError, temporalConnectionOptions, type Tracing } from '@activity-core/temporal/client';
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { createApiMetrics } from './metrics';
 import { createWebhookLimits } from './plugins/rate-limit';
 import { buildServer } from './server';
 import { createActivityService } from './services/activity-service';
+import { createDefinitionHistoryService } from './services/definition-history-service';
 import { createEventService } from './services/event-service';
 import { createRunService } from './services/run-service';
 import { createScheduleObserver, createScheduleService } from './services/schedule-service';
@@ -140,6 +141,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   try {
     server = await buildServer(
       {
+        definitionHistory: createDefinitionHistoryService({ definitions }),
         activities: createActivityService({
           definitions,
           observers: [createScheduleObserver({ manager: scheduleManager, client, logger: () => logger })],

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from '@activity-core/config';
-import { startOtlpTracing } from '@activity-core/temporal';
+import { startOtlpTracing } from '@activity-core/temporal/client';
 import { createApiApp } from './app';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);

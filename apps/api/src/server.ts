@@ -1,6 +1,6 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyServerOptions, type RouteOptions } from 'fastify';
 import {
   jsonSchemaTransform,
   jsonSchemaTransformObject,
@@ -9,12 +9,16 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import type { ApiMetrics } from './metrics';
+import { withBodiesByMediaType } from './openapi-bodies';
+import { completeDocument, describeRoute } from './openapi-document';
 import { registerAuth, type AuthOptions } from './plugins/auth';
 import { registerErrorHandler } from './plugins/error-handler';
+import { registerMethodNotAllowed } from './plugins/method-not-allowed';
 import { OneLinePerRequest } from './plugins/request-log';
 import { registerTracing } from './plugins/tracing';
 import { createWindowCounter, registerRateLimit, type RateLimitOptions } from './plugins/rate-limit';
 import { activityRoutes } from './routes/activities';
+import { definitionHistoryRoutes } from './routes/definition-history';
 import { codecRoutes, type CodecRouteOptions } from './routes/codec';
 import { eventRoutes } from './routes/events';
 import { healthRoutes, type ReadinessProbe } from './routes/health';
@@ -23,13 +27,18 @@ import { runRoutes } from './routes/runs';
 import { scheduleRoutes } from './routes/schedules';
 import { webhookIngestRoutes, webhookSourceRoutes } from './routes/webhooks';
 import type { ActivityService } from './services/activity-service';
+import type { DefinitionHistoryService } from './services/definition-history-service';
 import type { EventService } from './services/event-service';
 import type { RunService } from './services/run-service';
 import type { ScheduleService } from './services/schedule-service';
 import type { WebhookService } from './services/webhook-service';
+// The product's version (bundled into the build): the document's info.version.
+import productPackage from '../../../package.json' with { type: 'json' };
 
 export interface ServerDeps {
   activities: ActivityService;
+  /** Versions of activity definitions: who changed what, and when. */
+  definitionHistory: DefinitionHistoryService;
   events: EventService;
   runs: RunService;
   schedules: ScheduleService;
@@ -54,6 +63,8 @@ export interface ServerOptions {
   timeouts?: { requestMs: number; headersMs: number; keepAliveMs: number };
   /** A span per request (OTEL_*); off when absent. */
   tracing?: boolean;
+  /** Sees every route as it is added, schemas included (the client's drift test reads them; production passes none). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 /** Defaults of HTTP_REQUEST_TIMEOUT_MS, HTTP_HEADERS_TIMEOUT_MS and HTTP_KEEP_ALIVE_TIMEOUT_MS. */
@@ -80,10 +91,16 @@ export async function buildServer(deps: ServerDeps, options: ServerOptions): Pro
       connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(timeouts.headersMs / 4))),
     },
   }).withTypeProvider<ZodTypeProvider>();
+  if (options.onRoute !== undefined) app.addHook('onRoute', options.onRoute);
 
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  // JSON only (POST /v1/events adds the CloudEvents types, webhook deliveries take any): fastify's text/plain
+  // parser would hand routes a string that no route reads, answered as a confusing validation error instead of a 415.
+  app.removeContentTypeParser('text/plain');
   registerErrorHandler(app);
+  // Before any route is added: it indexes them all.
+  registerMethodNotAllowed(app);
   // An orderly stop: close() stops accepting and closes idle keep-alive connections; a request still in flight
   // is finished and answered with `Connection: close`, so its connection ends with it instead of idling until
   // the keep-alive timeout holds the process up.
@@ -108,14 +125,19 @@ export async function buildServer(deps: ServerDeps, options: ServerOptions): Pro
       openapi: '3.1.0',
       info: {
         title: 'activity-core',
-        version: '1.0.0',
+        version: productPackage.version,
         description: 'Register activities, send events, watch runs. Every trigger runs exactly once.',
       },
-      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer' } } },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'A management key (API_KEYS); `POST /v1/events` also takes an ingest key (INGEST_KEYS).' },
+        },
+      },
       security: [{ apiKey: [] }],
     },
-    transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    // Every error answer, status, header and security requirement the server has (openapi-document.ts).
+    transform: describeRoute(withBodiesByMediaType(jsonSchemaTransform)),
+    transformObject: completeDocument(jsonSchemaTransformObject, { version: productPackage.version }),
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => app.swagger());
@@ -123,6 +145,7 @@ export async function buildServer(deps: ServerDeps, options: ServerOptions): Pro
   await app.register(healthRoutes(deps.probes));
   await app.register(metricsRoutes(deps.metrics));
   await app.register(activityRoutes(deps.activities));
+  await app.register(definitionHistoryRoutes(deps.definitionHistory));
   await app.register(eventRoutes(deps.events));
   await app.register(runRoutes(deps.runs));
   await app.register(scheduleRoutes(deps.schedules));

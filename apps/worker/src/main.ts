@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadConfig } from '@activity-core/config';
-import { startOtlpTracing } from '@activity-core/temporal';
+import { startOtlpTracing } from '@activity-core/temporal/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { pino } from 'pino';
 import { createWorkerApp } from './worker-app';

@@ -1,21 +1,19 @@
 import type { Config } from '@activity-core/config';
+import type { Logger } from '@activity-core/contracts';
 import { createDatabase, createDefinitionsRepository, createEventsRepository, createRunsRepository, createSchedulesRepository, runMigrations } from '@activity-core/db';
-import { createDependencyMonitor, createEventIngest, type Logger } from '@activity-core/router';
+import { createDependencyMonitor, createEventIngest } from '@activity-core/router';
 import { createScheduleManager } from '@activity-core/schedule-manager';
 import {
   checkSearchAttributes,
-  createActivities,
   createEncryptionCodec,
   createRunReconciler,
   createRunStarter,
-  createWorker,
   diagnoseTemporalConnectFailure,
-  EgressPolicy,
   temporalConnectionOptions,
   TemporalConnectionSettingsError,
-  type PrebuiltWorkflowBundle,
   type Tracing,
-} from '@activity-core/temporal';
+} from '@activity-core/temporal/client';
+import { createActivities, createWorker, EgressPolicy, type PrebuiltWorkflowBundle } from '@activity-core/temporal/worker';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 

@@ -1,7 +1,9 @@
 /**
  * Domain errors with stable codes. Services throw these; exactly one mapper
- * per boundary (the API's error handler, the activities' failure conversion)
- * turns them into status codes or Temporal failures.
+ * per boundary turns them into status codes or Temporal failures: at the HTTP
+ * edge the table in apps/api/src/plugins/domain-errors.ts (read by the error
+ * handler and by batch item answers alike), in the worker the activities'
+ * failure conversion.
  */
 export type DomainErrorCode =
   | 'not_found'
@@ -11,6 +13,7 @@ export type DomainErrorCode =
   | 'unauthorized'
   | 'forbidden'
   | 'payload_too_large'
+  | 'unsupported_media_type'
   | 'unavailable';
 
 export interface FieldIssue {
@@ -78,6 +81,22 @@ export class PayloadTooLargeError extends DomainError {
   readonly code = 'payload_too_large';
   constructor(
     message: string,
+    readonly issues: FieldIssue[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The request's Content-Type is not one the endpoint reads (415). `accepted`
+ * lists the media types it does read (sent as `Accept-Post`); the issues name
+ * the header and say what would work.
+ */
+export class UnsupportedMediaTypeError extends DomainError {
+  readonly code = 'unsupported_media_type';
+  constructor(
+    message: string,
+    readonly accepted: readonly string[],
     readonly issues: FieldIssue[] = [],
   ) {
     super(message);

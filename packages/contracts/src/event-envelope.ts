@@ -53,7 +53,18 @@ export const EventEnvelopeInput = z
   .strict();
 export type EventEnvelopeInput = z.infer<typeof EventEnvelopeInput>;
 
-/** CloudEvents 1.0 structured-mode JSON, mapped onto the envelope. */
+/**
+ * True for a JSON media type: `application/json` or any `+json` structured
+ * syntax suffix (`application/vnd.acme.order+json`), parameters allowed.
+ * Event data is JSON: this is what `datacontenttype`, and in CloudEvents
+ * binary mode the request's Content-Type, may say.
+ */
+export function isJsonMediaType(mediaType: string): boolean {
+  const essence = (mediaType.split(';', 1)[0] ?? '').trim().toLowerCase();
+  return /^application\/(?:[a-z0-9!#$&^_.-]+\+)?json$/.test(essence);
+}
+
+/** CloudEvents 1.0 in JSON (structured or batched mode, or built from binary-mode headers), mapped onto the envelope. */
 export const CloudEvent = z
   .object({
     specversion: z.literal('1.0'),
@@ -62,12 +73,21 @@ export const CloudEvent = z
     source: z.string().min(1).max(500),
     time: Rfc3339.optional(),
     subject: z.string().min(1).max(500).optional(),
-    datacontenttype: z.string().optional(),
-    dataschema: z.string().optional(),
+    datacontenttype: z
+      .string()
+      .max(200)
+      .refine(isJsonMediaType, 'event data must be JSON: datacontenttype must be application/json or a +json media type')
+      .optional()
+      .meta({ description: 'When present, a JSON media type (`application/json` or `…+json`): event data is a JSON object. Checked, not kept.' }),
+    dataschema: z.string().max(2000).optional(),
     data: z.record(z.string(), z.unknown()).optional(),
+    data_base64: z
+      .never({ error: 'binary event data (data_base64) is not accepted: event data must be a JSON object in `data`' })
+      .optional()
+      .meta({ description: 'Not accepted: event data must be a JSON object in `data`.' }),
   })
   .catchall(z.unknown())
-  .meta({ id: 'CloudEvent', description: 'CloudEvents 1.0 structured JSON; mapped onto the event envelope.' });
+  .meta({ id: 'CloudEvent', description: 'CloudEvents 1.0 JSON (structured and batched mode); mapped onto the event envelope. Extension attributes are accepted and not kept.' });
 export type CloudEvent = z.infer<typeof CloudEvent>;
 
 export function isCloudEvent(body: unknown): boolean {

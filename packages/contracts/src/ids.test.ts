@@ -9,22 +9,26 @@ import {
   formatScheduledFor,
   manualRunWorkflowId,
   parseScheduledFor,
+  resumeTickWorkflowId,
   runIdFor,
+  scheduleTickWorkflowId,
   taskInstanceIdFor,
   taskWorkflowId,
+  temporalScheduleId,
+  toScheduledFor,
   uuidv5,
 } from './ids';
 
 const ACTIVITY = '550e8400-e29b-41d4-a716-446655440000';
 
 describe('run workflow ids', () => {
-  test('a cron run id matches the seed example exactly', () => {
+  test('a cron run id matches the documented example exactly', () => {
     expect(cronRunWorkflowId(ACTIVITY, new Date('2026-03-01T09:00:00Z'))).toBe(
       'activity-550e8400-e29b-41d4-a716-446655440000:2026-03-01T09:00:00+00:00',
     );
   });
 
-  test('an event run id matches the seed example exactly', () => {
+  test('an event run id matches the documented example exactly', () => {
     expect(eventRunWorkflowId(ACTIVITY, 'evt_abc123')).toBe('activity-550e8400-e29b-41d4-a716-446655440000:evt_abc123');
   });
 
@@ -57,6 +61,64 @@ describe('run workflow ids', () => {
     const manual = manualRunWorkflowId(ACTIVITY, '2026-03-01T09:00:00+00:00');
     expect(manual).toBe(`manual-${ACTIVITY}:2026-03-01T09:00:00+00:00`);
     expect(manual.startsWith('activity-')).toBe(false);
+  });
+});
+
+describe('fire times (scheduled_for)', () => {
+  test('any RFC 3339 instant names the same fire time, whatever its offset or fractions', () => {
+    const expected = new Date('2026-03-01T09:00:00Z').getTime();
+    for (const value of ['2026-03-01T09:00:00Z', '2026-03-01T09:00:00.000Z', '2026-03-01T09:00:00.999Z', '2026-03-01T10:00:00+01:00', '2026-03-01T04:30:00.5-04:30', '2026-03-01T09:00:00+00:00']) {
+      expect(toScheduledFor(value).getTime(), value).toBe(expected);
+    }
+  });
+
+  test('a Date names the fire time of its whole second, truncated and never rounded up', () => {
+    expect(toScheduledFor(new Date('2026-03-01T09:00:00.999Z')).toISOString()).toBe('2026-03-01T09:00:00.000Z');
+    expect(toScheduledFor(new Date('1969-12-31T23:59:59.500Z')).toISOString()).toBe('1969-12-31T23:59:59.000Z');
+  });
+
+  test('Temporal\'s form of a nominal time (as the tick workflow passes it) formats to the canonical form', () => {
+    expect(formatScheduledFor(toScheduledFor('2026-03-01T09:00:00.000Z'))).toBe('2026-03-01T09:00:00+00:00');
+  });
+
+  test('the canonical form reads back to the instant it was made from', () => {
+    const instant = new Date('2026-10-25T01:30:00Z');
+    expect(parseScheduledFor(formatScheduledFor(instant)).getTime()).toBe(instant.getTime());
+    expect(toScheduledFor(formatScheduledFor(instant)).getTime()).toBe(instant.getTime());
+  });
+
+  test('strings that are not RFC 3339 instants, or name no real time, are refused', () => {
+    for (const value of ['2026-03-01', '2026-03-01T09:00Z', '2026-03-01T09:00:00', '2026-03-01 09:00:00Z', '2026-03-01T09:00:00+0100', 'March 1, 2026', '2026-02-30T09:00:00Z', '2026-03-01T24:00:00Z', '2026-03-01T09:00:60Z', '2026-03-01T09:00:00+24:00']) {
+      expect(() => toScheduledFor(value), value).toThrow();
+    }
+    expect(() => toScheduledFor(new Date(Number.NaN))).toThrow();
+  });
+});
+
+describe('schedule ids', () => {
+  test('a cron trigger\'s Temporal Schedule is named after the activity and the trigger position', () => {
+    expect(temporalScheduleId(ACTIVITY, 0)).toBe('schedule-550e8400-e29b-41d4-a716-446655440000-0');
+    expect(temporalScheduleId(ACTIVITY, 12)).toBe('schedule-550e8400-e29b-41d4-a716-446655440000-12');
+  });
+
+  test('the tick workflow id of a schedule is its base id, to which Temporal appends the nominal time', () => {
+    expect(scheduleTickWorkflowId(ACTIVITY, 2)).toBe('schedule-tick-550e8400-e29b-41d4-a716-446655440000-2');
+  });
+
+  test('a resume tick id carries the resume instant with milliseconds, so two resumes in one second are two ticks', () => {
+    expect(resumeTickWorkflowId(ACTIVITY, 1, new Date('2026-03-01T09:00:00.123Z'))).toBe(
+      'schedule-tick-550e8400-e29b-41d4-a716-446655440000-1-resume-2026-03-01T09:00:00.123Z',
+    );
+    expect(resumeTickWorkflowId(ACTIVITY, 1, new Date('2026-03-01T09:00:00.124Z'))).not.toBe(
+      resumeTickWorkflowId(ACTIVITY, 1, new Date('2026-03-01T09:00:00.123Z')),
+    );
+  });
+
+  test('schedule ids refuse an activity id that is not a lowercase uuid and a trigger index that is not a position', () => {
+    expect(() => temporalScheduleId(ACTIVITY.toUpperCase(), 0)).toThrow(/lowercase UUID/);
+    expect(() => scheduleTickWorkflowId(ACTIVITY, -1)).toThrow(/trigger index/);
+    expect(() => temporalScheduleId(ACTIVITY, 1.5)).toThrow(/trigger index/);
+    expect(() => resumeTickWorkflowId(ACTIVITY, 0, new Date(Number.NaN))).toThrow();
   });
 });
 

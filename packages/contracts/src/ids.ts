@@ -1,5 +1,6 @@
 /**
- * Deterministic identifiers (SPEC §2). Interoperability depends on these exact
+ * Deterministic identifiers (formats and rules: docs/idempotency.md,
+ * "Identifiers"). Interoperability depends on these exact
  * formats, so every id in the system is built here and nowhere else.
  *
  * This module is imported by workflow code: it must stay deterministic and must
@@ -48,31 +49,73 @@ export function isLowercaseUuid(value: string): boolean {
   return UUID_RE.test(value);
 }
 
+const RFC3339_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|([+-])(\d{2}):(\d{2}))$/;
+
 /**
- * Formats an instant like Python's `datetime.isoformat()` for an aware UTC
- * datetime with whole seconds: `YYYY-MM-DDTHH:MM:SS+00:00`. Sub-second parts
- * are truncated (a nominal fire time never has them; truncating keeps an id
- * stable if one slips in from a clock).
+ * The fire time an instant names, as a Date: the instant truncated to whole
+ * seconds (never rounded). This is the one reader of fire times that arrive in
+ * a form other than the canonical one: a Date from a clock or a driver, or any
+ * RFC 3339 date-time with `Z` or a `±HH:MM` offset and optional fractions —
+ * Temporal's `TemporalScheduledStartTime` as the tick workflow passes it on
+ * (`2026-03-01T09:00:00.000Z`), an instant in an API path or query. Throws on
+ * anything else, including impossible calendar dates (`2026-02-30`).
+ */
+export function toScheduledFor(value: Date | string): Date {
+  if (value instanceof Date) {
+    const ms = value.getTime();
+    if (Number.isNaN(ms)) throw new Error('scheduled_for is not a valid date');
+    return new Date(Math.floor(ms / 1000) * 1000);
+  }
+  const match = RFC3339_RE.exec(value);
+  if (match === null) throw new Error(`scheduled_for must be an RFC 3339 date-time such as 2026-03-01T09:00:00+00:00, got ${value}`);
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const wallClock = new Date(0);
+  // setUTCFullYear, unlike Date.UTC, does not read years 0-99 as 1900-1999.
+  wallClock.setUTCFullYear(year, month - 1, day);
+  wallClock.setUTCHours(hour, minute, second, 0);
+  const offsetHours = match[8] === undefined ? 0 : Number(match[8]);
+  const offsetMinutes = match[9] === undefined ? 0 : Number(match[9]);
+  if (
+    wallClock.getUTCFullYear() !== year ||
+    wallClock.getUTCMonth() !== month - 1 ||
+    wallClock.getUTCDate() !== day ||
+    wallClock.getUTCHours() !== hour ||
+    wallClock.getUTCMinutes() !== minute ||
+    wallClock.getUTCSeconds() !== second ||
+    offsetHours > 23 ||
+    offsetMinutes > 59
+  ) {
+    throw new Error(`scheduled_for is not a real instant: ${value}`);
+  }
+  const offsetMs = (match[7] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+  return new Date(wallClock.getTime() - offsetMs);
+}
+
+/**
+ * The canonical string of a fire time, and the only place it is produced:
+ * `YYYY-MM-DDTHH:MM:SS+00:00`, like Python's `datetime.isoformat()` for an
+ * aware UTC datetime with whole seconds. Never `Z`, never fractions:
+ * sub-second parts are truncated (a nominal fire time never has them;
+ * truncating keeps an id stable if one slips in from a clock). It is the
+ * `{scheduled_for}` of `activity-{activity_id}:{scheduled_for}` and of every
+ * `scheduled_for` field the API answers.
  */
 export function formatScheduledFor(instant: Date): string {
-  const ms = instant.getTime();
-  if (Number.isNaN(ms)) throw new Error('scheduled_for is not a valid date');
-  const whole = new Date(Math.floor(ms / 1000) * 1000);
-  return `${whole.toISOString().slice(0, 19)}+00:00`;
+  return `${toScheduledFor(instant).toISOString().slice(0, 19)}+00:00`;
 }
 
 const SCHEDULED_FOR_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/;
 
-/** Parses the canonical `scheduled_for` form back into a Date; throws on anything else. */
+/**
+ * Parses the canonical `scheduled_for` form (and only that form) back into a
+ * Date; throws on anything else. For fire times that may arrive in another
+ * RFC 3339 form, use {@link toScheduledFor}.
+ */
 export function parseScheduledFor(value: string): Date {
   if (!SCHEDULED_FOR_RE.test(value)) {
     throw new Error(`scheduled_for must look like 2026-03-01T09:00:00+00:00, got ${value}`);
   }
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime()) || formatScheduledFor(date) !== value) {
-    throw new Error(`scheduled_for is not a real instant: ${value}`);
-  }
-  return date;
+  return toScheduledFor(value);
 }
 
 function assertActivityId(activityId: string): void {
@@ -112,10 +155,51 @@ export function taskWorkflowId(runId: string, taskType: string, index: number): 
   return `task-${runId}:${taskType}:${index}`;
 }
 
+function assertTriggerIndex(triggerIndex: number): void {
+  if (!Number.isInteger(triggerIndex) || triggerIndex < 0) throw new Error(`trigger index must be a non-negative integer, got ${triggerIndex}`);
+}
+
+/**
+ * `schedule-{activity_id}-{trigger_index}` — the Temporal Schedule behind one
+ * cron trigger (the trigger's 0-based position in the definition). Stored in
+ * `schedule_states.schedule_id` and named in Temporal; never changes.
+ */
+export function temporalScheduleId(activityId: string, triggerIndex: number): string {
+  assertActivityId(activityId);
+  assertTriggerIndex(triggerIndex);
+  return `schedule-${activityId}-${triggerIndex}`;
+}
+
+/**
+ * `schedule-tick-{activity_id}-{trigger_index}` — the workflow id a cron
+ * trigger's Temporal Schedule gives its `ScheduleTickWorkflow` action.
+ * Temporal itself appends `-{nominal time}` (its own RFC 3339 `Z` form) to it
+ * for each fire, so tick ids seen in Temporal are
+ * `schedule-tick-{activity_id}-{trigger_index}-2026-03-01T09:00:00Z`.
+ */
+export function scheduleTickWorkflowId(activityId: string, triggerIndex: number): string {
+  assertActivityId(activityId);
+  assertTriggerIndex(triggerIndex);
+  return `schedule-tick-${activityId}-${triggerIndex}`;
+}
+
+/**
+ * `schedule-tick-{activity_id}-{trigger_index}-resume-{requested_at}` — the
+ * tick an operator's resume starts at once for one trigger, `requested_at`
+ * being the resume's instant as `Date.toISOString()` writes it
+ * (`2026-03-01T09:00:00.123Z`, milliseconds included: two resumes in the same
+ * second are two ticks). Not a fire time, so not the `scheduled_for` form.
+ */
+export function resumeTickWorkflowId(activityId: string, triggerIndex: number, requestedAt: Date): string {
+  if (Number.isNaN(requestedAt.getTime())) throw new Error('requested_at is not a valid date');
+  return `${scheduleTickWorkflowId(activityId, triggerIndex)}-resume-${requestedAt.toISOString()}`;
+}
+
 /**
  * The run id: UUIDv5 of the run workflow id. Derived from the workflow id,
  * never from Temporal's run id, so it survives replay, worker restart,
- * workflow retry and reset (seed 003).
+ * workflow retry and reset (Temporal's run id changes on retry, reset and
+ * continue-as-new, so nothing may be keyed on it).
  */
 export function runIdFor(runWorkflowId: string): string {
   return uuidv5(runWorkflowId);
@@ -133,6 +217,21 @@ export function taskInstanceIdFor(taskWorkflowIdValue: string): string {
  */
 export function emittedEventId(runId: string, index: number): string {
   return `emit-${runId}:${index}`;
+}
+
+/** The prefix of every event id the ingress assigns. */
+export const ASSIGNED_EVENT_ID_PREFIX = 'evt_';
+
+/**
+ * `evt_{uuid}` — the id the ingress assigns to an event that arrives without
+ * one (no `event_id` in the body, no Idempotency-Key, no delivery id in a
+ * webhook). The one id here that is random, not derived: the default draws a
+ * fresh UUIDv4, so workflow code (which imports this module) must never call
+ * it; pass `uuid` to rebuild a known id.
+ */
+export function assignedEventId(uuid: string = globalThis.crypto.randomUUID()): string {
+  if (!UUID_RE.test(uuid)) throw new Error(`assigned event ids are built from a lowercase UUID, got ${uuid}`);
+  return `${ASSIGNED_EVENT_ID_PREFIX}${uuid}`;
 }
 
 /**
@@ -173,4 +272,15 @@ export function webhookEventId(source: string, deliveryId: string): string {
   let hex = '';
   for (const byte of sha256(new TextEncoder().encode(deliveryId))) hex += byte.toString(16).padStart(2, '0');
   return `${prefix}~${hex}`;
+}
+
+/**
+ * What follows `wh:{source}:` in a webhook event id of this source — the
+ * delivery id, or `~{SHA-256 hex}` for one too long to fit — or undefined
+ * when the id is not one of this source's.
+ */
+export function webhookDeliveryIdOf(source: string, eventId: string): string | undefined {
+  const prefix = `${WEBHOOK_EVENT_ID_PREFIX}${source}:`;
+  if (!eventId.startsWith(prefix) || eventId.length === prefix.length) return undefined;
+  return eventId.slice(prefix.length);
 }

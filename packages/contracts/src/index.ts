@@ -8,4 +8,7 @@ export * from './schedules';
 export * from './canonical-json';
 export * from './task-secrets';
 export * from './json-bounds';
+export * from './json-patch';
+export * from './definition-history';
 export type * from './workflow-types';
+export type { Logger } from './logger';

@@ -1,24 +1,29 @@
 import { z } from 'zod';
 import { ActivityDefinition } from './activity-definition';
+import { ActivityVersion, ActivityVersionPage, DefinitionDiff } from './definition-history';
 import { CloudEvent, EventEnvelope, EventEnvelopeInput } from './event-envelope';
 
 /**
  * JSON Schemas published in `schemas/`, generated from the zod models (never
- * the reverse). Input mode: they describe what a client may send, defaults
- * included. Cross-field rules (dedupe_key_strategy ↔ misfire_policy, cron
+ * the reverse). Request bodies in input mode: they describe what a client may
+ * send, defaults included; responses in output mode: what the API sends. Cross-field rules (dedupe_key_strategy ↔ misfire_policy, cron
  * syntax, timezones) are enforced by the API and stated in descriptions.
  */
 export function generateJsonSchemas(): Record<string, unknown> {
-  const schema = (model: z.ZodType, id: string, title: string) => ({
+  const schema = (model: z.ZodType, id: string, title: string, io: 'input' | 'output' = 'input') => ({
     $id: `https://activity-core.local/schemas/${id}`,
     title,
-    ...z.toJSONSchema(model, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' }),
+    ...z.toJSONSchema(model, { io, target: 'draft-2020-12', unrepresentable: 'any' }),
   });
   return {
     'event-envelope.schema.json': schema(EventEnvelope, 'event-envelope.schema.json', 'Event envelope'),
     'event-envelope-input.schema.json': schema(EventEnvelopeInput, 'event-envelope-input.schema.json', 'Event envelope as posted (event_id optional)'),
     'cloudevent.schema.json': schema(CloudEvent, 'cloudevent.schema.json', 'CloudEvents 1.0 structured JSON accepted by POST /v1/events'),
     'activity-definition.schema.json': schema(ActivityDefinition, 'activity-definition.schema.json', 'Activity definition'),
+    // Responses (output mode: what the API sends).
+    'activity-version.schema.json': schema(ActivityVersion, 'activity-version.schema.json', 'One version of an activity definition (GET /v1/activities/{id}/versions/{version})', 'output'),
+    'activity-version-page.schema.json': schema(ActivityVersionPage, 'activity-version-page.schema.json', 'A page of activity versions (GET /v1/activities/{id}/versions)', 'output'),
+    'definition-diff.schema.json': schema(DefinitionDiff, 'definition-diff.schema.json', 'A diff between two definition versions (GET /v1/activities/{id}/diff)', 'output'),
   };
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { EventId } from './event-envelope';
-import { reservedEventIdReason, webhookEventId } from './ids';
+import { reservedEventIdReason, webhookDeliveryIdOf, webhookEventId } from './ids';
 
 describe('webhook event ids', () => {
   test('are the delivery id under wh:{source}:', () => {
@@ -19,5 +19,13 @@ describe('webhook event ids', () => {
     expect(id).toMatch(new RegExp(`^wh:${source}:~[0-9a-f]{64}$`));
     expect(EventId.safeParse(id).success).toBe(true);
     expect(webhookEventId(source, 'd'.repeat(200 - 68))).toHaveLength(200);
+  });
+
+  test('the delivery id reads back from an id of the same source only', () => {
+    expect(webhookDeliveryIdOf('github', webhookEventId('github', 'a:b:c'))).toBe('a:b:c');
+    expect(webhookDeliveryIdOf('gitlab', webhookEventId('github', 'a:b:c'))).toBeUndefined();
+    expect(webhookDeliveryIdOf('git', webhookEventId('github', 'x'))).toBeUndefined();
+    expect(webhookDeliveryIdOf('github', 'wh:github:')).toBeUndefined();
+    expect(webhookDeliveryIdOf('github', 'evt_x')).toBeUndefined();
   });
 });

@@ -63,34 +63,3 @@ export function guardClient<T extends pg.ClientBase>(client: T, onError: (error:
   client.on('error', (error: Error) => onError(error));
   return client;
 }
-
-/**
- * True when the error means Postgres could not be reached (as opposed to a
- * bad query). Drizzle wraps driver errors in a DrizzleQueryError whose
- * `cause` is the driver's error, so the cause chain is followed.
- */
-export function isConnectionError(error: unknown, depth = 0): boolean {
-  if (depth > 5 || error === null || typeof error !== 'object') return false;
-  const cause = (error as { cause?: unknown }).cause;
-  if (cause !== undefined && isConnectionError(cause, depth + 1)) return true;
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string') {
-    if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '53300'].includes(code)) return true;
-    if (code.startsWith('08')) return true;
-  }
-  const message = (error as Error | null)?.message ?? '';
-  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|not queryable|Client was closed/i.test(message);
-}
-
-/**
- * True when Postgres refused a value's text itself (a NUL character, an
- * untranslatable character): the input is bad, not the server.
- */
-export function isInvalidTextError(error: unknown): boolean {
-  for (let current: unknown = error, depth = 0; current !== null && current !== undefined && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (code === '22P05' || code === '22021' || code === '22P02') return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
-}

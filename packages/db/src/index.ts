@@ -1,12 +1,24 @@
-export { createDatabase, guardClient, isConnectionError, isInvalidTextError, type Database, type DatabaseOptions, type Db } from './client';
+export { createDatabase, guardClient, type Database, type DatabaseOptions, type Db } from './client';
+export {
+  DatabaseUnreachableError,
+  isConnectionError,
+  pgFaultOfCode,
+  translatePgError,
+  UniqueViolationError,
+  UnstorableTextError,
+  type PgFault,
+} from './errors';
 export { runMigrations, MIGRATIONS_FOLDER } from './migrate';
 export { encodeCursor, decodeCursor, type Cursor } from './cursor';
 export {
   createDefinitionsRepository,
   DefinitionIdTakenError,
   DefinitionNameTakenError,
+  type ChangedBy,
+  type DefinitionHistoryHead,
   type DefinitionRow,
   type DefinitionsRepository,
+  type DefinitionVersionRow,
 } from './repositories/definitions-repository';
 export {
   createRunsRepository,

@@ -35,6 +35,12 @@ export const activityDefinitions = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     deletedAt: ts('deleted_at'),
+    /**
+     * Which credential deleted it (`api_key:<id>`, or `anonymous` while
+     * authentication is off). Null while live, and for activities deleted
+     * before migration 0007.
+     */
+    deletedBy: text('deleted_by'),
   },
   (t) => [
     uniqueIndex('activity_definitions_name_live_uq').on(t.name).where(sql`${t.deletedAt} IS NULL`),
@@ -51,7 +57,14 @@ export const activityDefinitionVersions = pgTable(
     name: text('name').notNull(),
     enabled: boolean('enabled').notNull(),
     definition: jsonb('definition').notNull(),
+    /** When this version was written. */
     createdAt: createdAt(),
+    /**
+     * Which credential wrote this version (`api_key:<id>`, or `anonymous`
+     * while authentication is off); the same form as `events.credential`.
+     * Null for versions written before migration 0007.
+     */
+    changedBy: text('changed_by'),
   },
   (t) => [primaryKey({ columns: [t.activityId, t.version] })],
 );

@@ -7,4 +7,6 @@ export {
   type TemporalDevServer,
   type TemporalDevServerOptions,
 } from './temporal-dev-server';
+export { PROJECT_TEMPORAL_TEST_SERVER, findTemporalTestServer } from './temporal-test-server';
 export { startEmbeddedPostgres, type EmbeddedPostgresOptions, type RunningPostgres } from './embedded-postgres';
+export { DEFAULT_ECHO_PORT, ECHO_BODY_LIMIT_BYTES, startEchoServer, type EchoAnswer, type EchoServer } from './echo-server';

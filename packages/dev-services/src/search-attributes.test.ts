@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { SEARCH_ATTRIBUTE_KEYS } from '@activity-core/temporal';
+import { SEARCH_ATTRIBUTE_KEYS } from '@activity-core/temporal/client';
 import { REQUIRED_SEARCH_ATTRIBUTES } from './search-attributes';
 
 describe('the search attribute list', () => {

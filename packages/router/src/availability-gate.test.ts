@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { classifyFailure, createAvailabilityGate, createDependencyMonitor, isTemporalUnreachable, StartTimeoutError } from './availability-gate';
+import { classifyFailure, createAvailabilityGate, createDependencyMonitor } from './availability-gate';
 
 function clock() {
   let now = 1_000_000;
@@ -55,20 +55,6 @@ describe('the Temporal availability gate', () => {
     const inFlight = [gate.tryEnter()!, gate.tryEnter()!, gate.tryEnter()!];
     for (const pass of inFlight) gate.unreachable(pass);
     expect(gate.retryInMs()).toBe(500);
-  });
-});
-
-describe('telling "unreachable" from "refused"', () => {
-  test('deadline exceeded and unavailable, also as a cause, mean unreachable', () => {
-    expect(isTemporalUnreachable(Object.assign(new Error('x'), { code: 14 }))).toBe(true);
-    expect(isTemporalUnreachable(new Error('Failed to start Workflow', { cause: Object.assign(new Error('DEADLINE_EXCEEDED'), { code: 4 }) }))).toBe(true);
-    expect(isTemporalUnreachable(new StartTimeoutError('timed out'))).toBe(true);
-  });
-
-  test('an invalid argument or an unknown error is a refusal', () => {
-    expect(isTemporalUnreachable(Object.assign(new Error('bad id'), { code: 3 }))).toBe(false);
-    expect(isTemporalUnreachable(new Error('boom'))).toBe(false);
-    expect(isTemporalUnreachable(undefined)).toBe(false);
   });
 });
 

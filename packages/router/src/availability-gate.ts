@@ -1,4 +1,6 @@
-import type { Logger } from './logger';
+import type { Logger } from '@activity-core/contracts';
+import { pgFaultOfCode } from '@activity-core/db';
+import { StartTimeoutError } from '@activity-core/temporal/client';
 
 /**
  * Whether Temporal is worth calling right now, shared by the inline dispatch
@@ -85,29 +87,6 @@ export function createAvailabilityGate(options: AvailabilityGateOptions = {}): A
   };
 }
 
-/** gRPC status codes that mean "Temporal is not answering", not "this request is wrong". */
-const UNAVAILABLE_CODES = new Set([
-  4, // DEADLINE_EXCEEDED: the client gave up retrying an unreachable server
-  8, // RESOURCE_EXHAUSTED: Temporal is rate limiting; back off as a whole
-  14, // UNAVAILABLE
-]);
-
-/** True when a start failed because Temporal could not be reached (as opposed to refusing the request). */
-export function isTemporalUnreachable(error: unknown): boolean {
-  for (let current = error, depth = 0; current !== null && typeof current === 'object' && depth < 5; depth++) {
-    if (current instanceof StartTimeoutError) return true;
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'number' && UNAVAILABLE_CODES.has(code)) return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
-}
-
-/** Our own backstop fired: the start call outlived its deadline. */
-export class StartTimeoutError extends Error {
-  override readonly name = 'StartTimeoutError';
-}
-
 /** What a failing dependency check says in public: a fixed class, never the driver's text. */
 export type FailureReason = 'unreachable' | 'timeout' | 'error';
 
@@ -120,7 +99,8 @@ export function classifyFailure(error: unknown): FailureReason {
     if (current instanceof DependencyCheckTimeoutError || current instanceof StartTimeoutError) return 'timeout';
     const code = (current as { code?: unknown }).code;
     if (code === 4 || code === 'ETIMEDOUT') return 'timeout';
-    if (code === 14 || (typeof code === 'string' && (/^(ECONNREFUSED|ECONNRESET|EPIPE|ENOTFOUND|EHOSTUNREACH|57P0[123])$/.test(code) || code.startsWith('08')))) return 'unreachable';
+    // gRPC UNAVAILABLE from Temporal; a lost Postgres connection or socket as packages/db reads the code.
+    if (code === 14 || pgFaultOfCode(code) === 'connection_lost') return 'unreachable';
     const message = (current as { message?: unknown }).message;
     if (typeof message === 'string') {
       if (/timeout|timed out|deadline/i.test(message)) return 'timeout';

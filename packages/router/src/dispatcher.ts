@@ -1,7 +1,6 @@
-import type { EventEnvelope } from '@activity-core/contracts';
+import type { EventEnvelope, Logger } from '@activity-core/contracts';
 import { isConnectionError, type EventsRepository } from '@activity-core/db';
 import type { EventIngest } from './event-ingest';
-import type { Logger } from './logger';
 
 export interface DispatcherOptions {
   events: Pick<EventsRepository, 'claimPending' | 'listRoutes'>;

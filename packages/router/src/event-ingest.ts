@@ -6,28 +6,28 @@ import {
   InvalidInputError,
   eventRunWorkflowId,
   runIdFor,
-  UnavailableError,
   type ActivityDefinition,
   type EventAcceptedResponse,
   type EventEnvelope,
   type EventFilteredResult,
   type EventIdOrigin,
   type EventRunResult,
+  type Logger,
   type RouteOutcome,
 } from '@activity-core/contracts';
 import {
-  isConnectionError,
-  isInvalidTextError,
+  DatabaseUnreachableError,
+  translatePgError,
+  UnstorableTextError,
   type DefinitionsRepository,
   type EventRouteRow,
   type EventsRepository,
   type NewRoute,
   type RunsRepository,
 } from '@activity-core/db';
-import type { RunStarter } from '@activity-core/temporal';
-import { createAvailabilityGate, isTemporalUnreachable, StartTimeoutError, type AvailabilityGate } from './availability-gate';
+import { isTemporalUnreachable, StartTimeoutError, type RunStarter } from '@activity-core/temporal/client';
+import { createAvailabilityGate, type AvailabilityGate } from './availability-gate';
 import { eventFingerprint } from './fingerprint';
-import type { Logger } from './logger';
 import { createDefinitionCache } from './definition-index';
 import { decideForActivity } from './matching';
 import { inSpan } from './tracing';
@@ -75,7 +75,7 @@ export interface EventIngestDeps {
  * is true when it failed before the write began (so certainly nothing was
  * stored); a failure during the write may have happened after the commit.
  */
-export class StoreUnreachableError extends UnavailableError {
+export class StoreUnreachableError extends DatabaseUnreachableError {
   /**
    * The event's id when it may have been stored, so the answer can name it: a
    * client whose event got an assigned id must retry with that id (in the
@@ -309,12 +309,13 @@ export function createEventIngest(deps: EventIngestDeps) {
           deps.events.accept({ envelope, fingerprint, idOrigin, routes, leaseMs, hops, ...(origin.credential === undefined ? {} : { credential: origin.credential }) }),
         );
       } catch (error) {
-        if (isConnectionError(error)) throw new StoreUnreachableError(!writing, envelope.event_id);
-        if (isInvalidTextError(error)) throw new InvalidInputError('the event contains text Postgres cannot store (e.g. a NUL character \\u0000)', [{ path: 'data', message: 'contains a character that cannot be stored' }]);
+        const translated = translatePgError(error);
+        if (translated instanceof DatabaseUnreachableError) throw new StoreUnreachableError(!writing, envelope.event_id);
+        if (translated instanceof UnstorableTextError) throw new InvalidInputError('the event contains text Postgres cannot store (e.g. a NUL character \\u0000)', [{ path: 'data', message: 'contains a character that cannot be stored' }]);
         throw error;
       }
       if (result.kind === 'fingerprint_mismatch') throw new EventIdReusedError(envelope.event_id);
-      // A redelivery starts nothing: every run it matched is a duplicate (SPEC §5.1, §7),
+      // A redelivery starts nothing: every run it matched is a duplicate (docs/idempotency.md, layer 1),
       // even one the first delivery has not got Temporal to start yet.
       if (result.kind === 'duplicate') return response(envelope, idOrigin, 'duplicate', result.routes, () => 'duplicate');
       const outcomes = await dispatch(envelope, result.routes, 1, hops);

@@ -1,5 +1,5 @@
+import type { Logger } from '@activity-core/contracts';
 import type { EventsRepository } from '@activity-core/db';
-import type { Logger } from './logger';
 
 export interface EventRetentionOptions {
   events: Pick<EventsRepository, 'purgeRoutedBefore'>;

@@ -14,5 +14,4 @@ export {
   type FailureReason,
 } from './availability-gate';
 export { createEventRetention, type EventRetention, type EventRetentionOptions } from './event-retention';
-export type { Logger } from './logger';
 export { buildDefinitionIndex, createDefinitionCache, type DefinitionCache, type DefinitionIndex, type DefinitionSource, type IndexableDefinition, type IndexedDefinition } from './definition-index';

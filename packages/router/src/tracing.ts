@@ -1,6 +1,6 @@
 import { SpanStatusCode, trace, type Attributes } from '@opentelemetry/api';
 
-/** Same name as @activity-core/temporal's TRACER_NAME: one instrumentation scope for our own spans. */
+/** Same name as TRACER_NAME in @activity-core/temporal/client: one instrumentation scope for our own spans. */
 const tracer = trace.getTracer('activity-core');
 
 /**

@@ -15,16 +15,16 @@ const windows = (fires: PlannedFire[]) =>
 
 describe('a tick that arrives on time', () => {
   test('runs its nominal time with the window since the previous nominal time and moves processed-through to now', () => {
-    const plan = planFires({ trigger: everyTwoSeconds('skip'), processedThrough: at(0), lastWindowEnd: at(0), nominal: at(2), now: at(2, 300) });
+    const plan = planFires({ trigger: everyTwoSeconds('skip'), processedThrough: at(0), lastWindowEnd: at(0), tickScheduledFor: at(2), now: at(2, 300) });
     expect(summary(plan.fires)).toEqual([[2, 'run', 'on_time']]);
     expect(windows(plan.fires)).toEqual([[0, 2]]);
     expect(plan.processedThrough).toEqual(at(2, 300));
     expect(plan.lastWindowEnd).toEqual(at(2));
-    expect(plan.foreignNominal).toBe(false);
+    expect(plan.foreignTickScheduledFor).toBe(false);
   });
 
   test('a fire within its grace is on time, even under the skip policy', () => {
-    const plan = planFires({ trigger: everyTwoSeconds('skip', { misfire_grace: '5s' }), processedThrough: at(0), lastWindowEnd: null, nominal: at(2), now: at(4, 500) });
+    const plan = planFires({ trigger: everyTwoSeconds('skip', { misfire_grace: '5s' }), processedThrough: at(0), lastWindowEnd: null, tickScheduledFor: at(2), now: at(4, 500) });
     expect(summary(plan.fires)).toEqual([
       [2, 'run', 'on_time'],
       [4, 'run', 'on_time'],
@@ -36,7 +36,7 @@ describe('a tick that arrives on time', () => {
   });
 
   test('jitter delays fires on purpose and never makes one late', () => {
-    const plan = planFires({ trigger: everyTwoSeconds('skip', { jitter: '3s' }), processedThrough: at(0), lastWindowEnd: null, nominal: at(2), now: at(5, 500) });
+    const plan = planFires({ trigger: everyTwoSeconds('skip', { jitter: '3s' }), processedThrough: at(0), lastWindowEnd: null, tickScheduledFor: at(2), now: at(5, 500) });
     expect(summary(plan.fires)).toEqual([
       [2, 'run', 'on_time'],
       [4, 'run', 'on_time'],
@@ -44,8 +44,8 @@ describe('a tick that arrives on time', () => {
   });
 
   test('the same nominal time delivered twice is decided once: the second delivery plans nothing', () => {
-    const first = planFires({ trigger: everyTwoSeconds('catchup'), processedThrough: at(0), lastWindowEnd: null, nominal: at(2), now: at(2, 100) });
-    const second = planFires({ trigger: everyTwoSeconds('catchup'), processedThrough: first.processedThrough, lastWindowEnd: first.lastWindowEnd, nominal: at(2), now: at(2, 400) });
+    const first = planFires({ trigger: everyTwoSeconds('catchup'), processedThrough: at(0), lastWindowEnd: null, tickScheduledFor: at(2), now: at(2, 100) });
+    const second = planFires({ trigger: everyTwoSeconds('catchup'), processedThrough: first.processedThrough, lastWindowEnd: first.lastWindowEnd, tickScheduledFor: at(2), now: at(2, 400) });
     expect(second.fires).toEqual([]);
     expect(second.processedThrough).toEqual(at(2, 400));
     expect(second.lastWindowEnd).toEqual(at(2));
@@ -54,7 +54,7 @@ describe('a tick that arrives on time', () => {
 
 describe('after an outage (fires 02..08 missed, 10 due half a second ago, grace 1s)', () => {
   const outage = (policy: MisfirePolicy, extra: Partial<CronTrigger> = {}, lastWindowEnd: Date | null = at(0)) =>
-    planFires({ trigger: everyTwoSeconds(policy, extra), processedThrough: at(0), lastWindowEnd, nominal: at(2), now: at(10, 500) });
+    planFires({ trigger: everyTwoSeconds(policy, extra), processedThrough: at(0), lastWindowEnd, tickScheduledFor: at(2), now: at(10, 500) });
 
   test('skip: no runs for the missed times, each recorded as misfire_skip; the next on-time fire runs normally', () => {
     const plan = outage('skip');
@@ -160,8 +160,8 @@ describe('an outage longer than the listing limit', () => {
 describe('Temporal and our cron evaluation disagreeing', () => {
   test('a nominal time our evaluation does not produce still runs, and is flagged', () => {
     const trigger: CronTrigger = { ...everyTwoSeconds('skip'), cron: '0 * * * * *' };
-    const plan = planFires({ trigger, processedThrough: at(0), lastWindowEnd: null, nominal: at(31), now: at(31, 200) });
-    expect(plan.foreignNominal).toBe(true);
+    const plan = planFires({ trigger, processedThrough: at(0), lastWindowEnd: null, tickScheduledFor: at(31), now: at(31, 200) });
+    expect(plan.foreignTickScheduledFor).toBe(true);
     expect(summary(plan.fires)).toEqual([[31, 'run', 'on_time']]);
   });
 });

@@ -6,7 +6,8 @@
  * Terminology
  * - processed through: every nominal time at or before it already has a
  *   decision; a plan decides every nominal time in `(processedThrough, upTo]`
- *   and moves it to `upTo` (the later of now and Temporal's nominal time).
+ *   and moves it to `upTo` (the later of now and the `scheduledFor` Temporal
+ *   fired the tick for).
  * - late: started more than `misfire_grace` (+ `jitter`) after its nominal
  *   time — the misfire policy decides what it gets. On-time fire times always
  *   run, each with the window `[previous nominal time, scheduled_for)`.
@@ -36,8 +37,8 @@ export interface FirePlanInput {
   /** `scheduled_for` of the latest run this trigger started; where a compressed window starts. */
   lastWindowEnd: Date | null;
   now: Date;
-  /** The nominal time Temporal fired the tick for; absent for a resume or a start-up sweep. */
-  nominal?: Date;
+  /** The `scheduledFor` Temporal fired the tick for; absent for a resume or a start-up sweep. */
+  tickScheduledFor?: Date;
   /**
    * Most fire times listed one by one; older missed times are recorded as
    * one range. Must be at least `max_catchup` (at most 1000). @default 1000
@@ -51,11 +52,11 @@ export interface FirePlan {
   processedThrough: Date;
   lastWindowEnd: Date | null;
   /**
-   * True when Temporal fired for a nominal time our cron evaluation does not
-   * produce. It still runs (Temporal is the clock), but it means the two
-   * evaluations disagree, which the caller logs loudly.
+   * True when Temporal fired the tick for a `scheduledFor` our cron
+   * evaluation does not produce. It still runs (Temporal is the clock), but it
+   * means the two evaluations disagree, which the caller logs loudly.
    */
-  foreignNominal: boolean;
+  foreignTickScheduledFor: boolean;
 }
 
 const DEFAULT_LIST_LIMIT = 1000;
@@ -64,24 +65,24 @@ function later(a: Date, b: Date): Date {
   return a.getTime() >= b.getTime() ? a : b;
 }
 
-/** Decides every nominal fire time in `(processedThrough, max(now, nominal)]`. */
+/** Decides every nominal fire time in `(processedThrough, max(now, tickScheduledFor)]`. */
 export function planFires(input: FirePlanInput): FirePlan {
   const { trigger, processedThrough, now } = input;
   const limit = Math.max(input.listLimit ?? DEFAULT_LIST_LIMIT, trigger.max_catchup);
-  const upTo = input.nominal === undefined ? later(now, processedThrough) : later(later(now, input.nominal), processedThrough);
+  const upTo = input.tickScheduledFor === undefined ? later(now, processedThrough) : later(later(now, input.tickScheduledFor), processedThrough);
 
   const range = fireTimesBetween(trigger, processedThrough, upTo, limit, 'latest');
   const times = [...range.times];
-  let foreignNominal = false;
-  const nominal = input.nominal;
+  let foreignTickScheduledFor = false;
+  const tickScheduledFor = input.tickScheduledFor;
   if (
-    nominal !== undefined &&
-    nominal.getTime() > processedThrough.getTime() &&
-    !times.some((time) => time.getTime() === nominal.getTime()) &&
-    (!range.truncated || (times[0] !== undefined && nominal.getTime() > times[0].getTime()))
+    tickScheduledFor !== undefined &&
+    tickScheduledFor.getTime() > processedThrough.getTime() &&
+    !times.some((time) => time.getTime() === tickScheduledFor.getTime()) &&
+    (!range.truncated || (times[0] !== undefined && tickScheduledFor.getTime() > times[0].getTime()))
   ) {
-    foreignNominal = true;
-    times.push(nominal);
+    foreignTickScheduledFor = true;
+    times.push(tickScheduledFor);
     times.sort((a, b) => a.getTime() - b.getTime());
   }
 
@@ -153,7 +154,7 @@ export function planFires(input: FirePlanInput): FirePlan {
     if (fire.kind === 'run' && (lastWindowEnd === null || fire.scheduledFor.getTime() > lastWindowEnd.getTime())) lastWindowEnd = fire.scheduledFor;
   }
   fires.sort((a, b) => a.scheduledFor.getTime() - b.scheduledFor.getTime());
-  return { fires, processedThrough: upTo, lastWindowEnd, foreignNominal };
+  return { fires, processedThrough: upTo, lastWindowEnd, foreignTickScheduledFor };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { CronTrigger } from '@activity-core/contracts';
+import { temporalScheduleId, type CronTrigger } from '@activity-core/contracts';
 import type { ScheduleStateRow } from '@activity-core/db';
 import { describe, expect, test } from 'vitest';
 import { planFires } from './fire-plan';
@@ -18,7 +18,7 @@ const trigger = (extra: Partial<CronTrigger> = {}): CronTrigger => ({
 const state = (extra: Partial<ScheduleStateRow> = {}): ScheduleStateRow => ({
   activityId: ACTIVITY,
   triggerIndex: 0,
-  scheduleId: `schedule-${ACTIVITY}-0`,
+  scheduleId: temporalScheduleId(ACTIVITY, 0),
   trigger: trigger(),
   processedThrough: at(2),
   lastWindowEnd: at(2),

@@ -6,17 +6,19 @@
  * leaves pending rows that the next call (a retry, the next tick, the
  * worker's start-up sweep) starts: decided means it will run, exactly once.
  */
-import { canonicalJson, cronRunWorkflowId, formatScheduledFor, runIdFor, type ActivitySnapshot, type CronTrigger } from '@activity-core/contracts';
+import {
+  canonicalJson,
+  cronRunWorkflowId,
+  formatScheduledFor,
+  runIdFor,
+  temporalScheduleId,
+  type ActivitySnapshot,
+  type CronTrigger,
+  type Logger,
+} from '@activity-core/contracts';
 import type { DefinitionRow, NewScheduleFire, SchedulesRepository, ScheduleStatePatch, ScheduleStateRow } from '@activity-core/db';
-import type { ProcessScheduleTickResult, RunStarter } from '@activity-core/temporal';
+import type { ProcessScheduleTickResult, RunStarter } from '@activity-core/temporal/client';
 import { fireRange, planFires, type PlannedFire } from './fire-plan';
-
-export interface Logger {
-  debug(obj: object, message?: string): void;
-  info(obj: object, message?: string): void;
-  warn(obj: object, message?: string): void;
-  error(obj: object, message?: string): void;
-}
 
 export interface FireProcessorDeps {
   schedules: SchedulesRepository;
@@ -29,8 +31,8 @@ export interface FireProcessorDeps {
 export interface ProcessDueInput {
   activityId: string;
   triggerIndex: number;
-  /** The nominal time Temporal fired for; absent for a resume or a sweep. */
-  nominal?: Date;
+  /** The `scheduledFor` Temporal fired the tick for; absent for a resume or a sweep. */
+  tickScheduledFor?: Date;
   /** For logs: which tick (or sweep) asked. */
   origin: string;
 }
@@ -188,7 +190,7 @@ export function createFireProcessor(deps: FireProcessorDeps) {
      * tick's own nominal time), records the decisions, and starts the runs.
      */
     async processDue(input: ProcessDueInput): Promise<ProcessScheduleTickResult> {
-      const { activityId, triggerIndex, nominal } = input;
+      const { activityId, triggerIndex, tickScheduledFor } = input;
       const decided = await deps.schedules.transaction(async (tx) => {
         let state = await tx.lockState(activityId, triggerIndex);
         // Read under the lock, on the same connection: a definition change syncs this state under the same lock, so it is either before or after us.
@@ -198,11 +200,11 @@ export function createFireProcessor(deps: FireProcessorDeps) {
         const now = deps.clock?.() ?? (await tx.databaseNow());
         if (state === undefined) {
           // A schedule whose state was never written (its creation was interrupted): start deciding from this fire.
-          const from = nominal === undefined ? now : new Date(nominal.getTime() - 1);
+          const from = tickScheduledFor === undefined ? now : new Date(tickScheduledFor.getTime() - 1);
           await tx.insertState({
             activityId,
             triggerIndex,
-            scheduleId: `schedule-${activityId}-${triggerIndex}`,
+            scheduleId: temporalScheduleId(activityId, triggerIndex),
             trigger,
             processedThrough: from,
             active: row.enabled,
@@ -216,7 +218,7 @@ export function createFireProcessor(deps: FireProcessorDeps) {
         const fires = [...transition.fires];
         const patch: ScheduleStatePatch = { ...transition.patch };
         const current = transition.next;
-        const upTo = later(later(now, nominal ?? now), current.processedThrough);
+        const upTo = later(later(now, tickScheduledFor ?? now), current.processedThrough);
         if (!row.enabled) {
           // A tick that slipped through while the activity was being disabled.
           const range = fireRange(trigger, current.processedThrough, upTo);
@@ -225,10 +227,16 @@ export function createFireProcessor(deps: FireProcessorDeps) {
           }
           patch.processedThrough = upTo;
         } else {
-          const plan = planFires({ trigger, processedThrough: current.processedThrough, lastWindowEnd: current.lastWindowEnd, now, ...(nominal === undefined ? {} : { nominal }) });
-          if (plan.foreignNominal) {
+          const plan = planFires({
+            trigger,
+            processedThrough: current.processedThrough,
+            lastWindowEnd: current.lastWindowEnd,
+            now,
+            ...(tickScheduledFor === undefined ? {} : { tickScheduledFor }),
+          });
+          if (plan.foreignTickScheduledFor) {
             deps.logger.warn(
-              { activityId, triggerIndex, nominal: nominal?.toISOString(), cron: trigger.cron, timezone: trigger.timezone },
+              { activityId, triggerIndex, scheduledFor: tickScheduledFor === undefined ? undefined : formatScheduledFor(tickScheduledFor), cron: trigger.cron, timezone: trigger.timezone },
               'Temporal fired at a time this cron evaluation does not produce; running it anyway',
             );
           }

@@ -1,7 +1,7 @@
 import type { CronTrigger } from '@activity-core/contracts';
 import { describe, expect, test } from 'vitest';
-import { catchupWindowMs, desiredSchedule, scheduleIdFor, scheduleNote, tickWorkflowIdFor } from './schedule-options';
-import { cronScheduleSummaries, scheduleIssues } from './trigger-checks';
+import { catchupWindowMs, desiredSchedule, pauseCauseOf, scheduleNote } from './schedule-options';
+import { scheduleIssues } from './trigger-checks';
 
 const ACTIVITY = '550e8400-e29b-41d4-a716-446655440000';
 const row = { id: ACTIVITY, name: 'nightly-export', version: 3 };
@@ -17,8 +17,17 @@ const trigger = (extra: Partial<CronTrigger> = {}): CronTrigger => ({
 
 describe('the Temporal Schedule of a cron trigger', () => {
   test('is named after the activity and the trigger position; its ticks after the same', () => {
-    expect(scheduleIdFor(ACTIVITY, 2)).toBe(`schedule-${ACTIVITY}-2`);
-    expect(tickWorkflowIdFor(ACTIVITY, 2)).toBe(`schedule-tick-${ACTIVITY}-2`);
+    const desired = desiredSchedule({ row, trigger: trigger(), triggerIndex: 2, taskQueue: 'q', cause: { kind: 'running' } });
+    expect(desired.scheduleId).toBe(`schedule-${ACTIVITY}-2`);
+    expect(desired.options.scheduleId).toBe(`schedule-${ACTIVITY}-2`);
+    expect(desired.options.action.workflowId).toBe(`schedule-tick-${ACTIVITY}-2`);
+  });
+
+  test('is paused while the activity is disabled, else while an operator paused it', () => {
+    expect(pauseCauseOf({ enabled: false }, { paused: true, pauseNote: 'x' })).toEqual({ kind: 'disabled' });
+    expect(pauseCauseOf({ enabled: true }, { paused: true, pauseNote: 'vendor maintenance' })).toEqual({ kind: 'operator', note: 'vendor maintenance' });
+    expect(pauseCauseOf({ enabled: true }, { paused: false, pauseNote: null })).toEqual({ kind: 'running' });
+    expect(pauseCauseOf({ enabled: true }, undefined)).toEqual({ kind: 'running' });
   });
 
   test('fires the tick workflow on the trigger cron and timezone, buffering one tick while workers are down', () => {
@@ -59,24 +68,11 @@ describe('the Temporal Schedule of a cron trigger', () => {
   });
 });
 
-describe('registration checks and previews', () => {
+describe('registration checks', () => {
   test('cron syntax Temporal cannot run is an issue on the trigger\'s cron field', () => {
     expect(scheduleIssues({ triggers: [{ type: 'event', event_type: 'a.b' }, trigger({ cron: '0 9 L * *' })] })).toEqual([
       expect.objectContaining({ path: 'triggers[1].cron', code: 'invalid_cron' }),
     ]);
     expect(scheduleIssues({ triggers: [trigger()] })).toEqual([]);
-  });
-
-  test('an activity response lists the next 5 fire times per cron trigger, in UTC and on the trigger\'s wall clock', () => {
-    const now = new Date('2026-03-06T12:00:00Z'); // a Friday
-    const [summary] = cronScheduleSummaries({ id: ACTIVITY, enabled: true, definition: { triggers: [trigger()] } }, now);
-    expect(summary?.next_fire_times).toEqual([
-      { utc: '2026-03-09T08:00:00+00:00', local: '2026-03-09T09:00:00+01:00' },
-      { utc: '2026-03-10T08:00:00+00:00', local: '2026-03-10T09:00:00+01:00' },
-      { utc: '2026-03-11T08:00:00+00:00', local: '2026-03-11T09:00:00+01:00' },
-      { utc: '2026-03-12T08:00:00+00:00', local: '2026-03-12T09:00:00+01:00' },
-      { utc: '2026-03-13T08:00:00+00:00', local: '2026-03-13T09:00:00+01:00' },
-    ]);
-    expect(cronScheduleSummaries({ id: ACTIVITY, enabled: false, definition: { triggers: [trigger()] } }, now)[0]?.next_fire_times).toEqual([]);
   });
 });

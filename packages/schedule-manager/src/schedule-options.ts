@@ -4,24 +4,14 @@
  * existing schedule already matches. Pure apart from hashing.
  */
 import { createHash } from 'node:crypto';
-import { canonicalJson, parseDurationMs, type CronTrigger } from '@activity-core/contracts';
-import type { DefinitionRow } from '@activity-core/db';
+import { canonicalJson, parseDurationMs, scheduleTickWorkflowId, temporalScheduleId, type CronTrigger } from '@activity-core/contracts';
+import type { DefinitionRow, ScheduleStateRow } from '@activity-core/db';
 import { toTemporalCronString } from '@activity-core/scheduling';
-import { SCHEDULE_TICK_WORKFLOW, type ScheduleTickInput } from '@activity-core/temporal';
+import { SCHEDULE_TICK_WORKFLOW, type ScheduleTickInput } from '@activity-core/temporal/client';
 import { ScheduleOverlapPolicy, type ScheduleOptions } from '@temporalio/client';
 
 /** Marks schedules this service owns (with the task queue, so deployments sharing a namespace never touch each other's). */
 export const MANAGED_BY = 'activity-core';
-
-/** `schedule-{activity_id}-{trigger_index}`: one Temporal Schedule per cron trigger. */
-export function scheduleIdFor(activityId: string, triggerIndex: number): string {
-  return `schedule-${activityId}-${triggerIndex}`;
-}
-
-/** Base id of tick workflows; Temporal appends `-{nominal time}` to it for each fire. */
-export function tickWorkflowIdFor(activityId: string, triggerIndex: number): string {
-  return `schedule-tick-${activityId}-${triggerIndex}`;
-}
 
 /**
  * Temporal never starts a Schedule's action later than this after its time
@@ -35,6 +25,13 @@ export function catchupWindowMs(trigger: CronTrigger): number {
 
 /** Who keeps a schedule paused, for the note operators read in the Temporal UI. */
 export type PauseCause = { kind: 'running' } | { kind: 'disabled' } | { kind: 'operator'; note: string | null };
+
+/** Why a trigger's schedule should be paused, if it should: a disabled activity first, then an operator's pause. */
+export function pauseCauseOf(row: Pick<DefinitionRow, 'enabled'>, state: Pick<ScheduleStateRow, 'paused' | 'pauseNote'> | undefined): PauseCause {
+  if (!row.enabled) return { kind: 'disabled' };
+  if (state?.paused === true) return { kind: 'operator', note: state.pauseNote };
+  return { kind: 'running' };
+}
 
 function describeTrigger(row: Pick<DefinitionRow, 'id' | 'name'>, trigger: CronTrigger, triggerIndex: number): string {
   const policy = trigger.misfire_policy === 'catchup' ? `catchup (max ${trigger.max_catchup})` : trigger.misfire_policy;
@@ -69,7 +66,7 @@ export function desiredSchedule(input: {
   cause: PauseCause;
 }): DesiredSchedule {
   const { row, trigger, triggerIndex, taskQueue, cause } = input;
-  const scheduleId = scheduleIdFor(row.id, triggerIndex);
+  const scheduleId = temporalScheduleId(row.id, triggerIndex);
   const spec = {
     cronExpressions: [toTemporalCronString(trigger.cron)],
     timezone: trigger.timezone,
@@ -82,7 +79,7 @@ export function desiredSchedule(input: {
     catchupWindow: catchupWindowMs(trigger),
     pauseOnFailure: false,
   };
-  const workflowId = tickWorkflowIdFor(row.id, triggerIndex);
+  const workflowId = scheduleTickWorkflowId(row.id, triggerIndex);
   const staticSummary = `${row.name} · cron trigger ${triggerIndex} tick`;
   const revision = createHash('sha256')
     .update(canonicalJson({ spec, policies, taskQueue, workflowId, workflowType: SCHEDULE_TICK_WORKFLOW, staticSummary }))

@@ -1,14 +1,9 @@
 /**
- * What the API needs from the schedule manager without touching Temporal:
- * registration checks beyond the definition schema, and the next fire times
- * an activity response shows.
+ * Registration checks beyond the definition schema, for the API to run
+ * before it stores a definition. No Temporal calls.
  */
-import type { ActivityDefinition, CronScheduleSummary, FieldIssue } from '@activity-core/contracts';
-import { formatFireTime, nextFireTimes, toTemporalCronString } from '@activity-core/scheduling';
-import { cronTriggersOf, scheduleIdFor } from './schedule-options';
-
-/** How many upcoming fire times an activity response lists per cron trigger. */
-export const NEXT_FIRE_TIMES = 5;
+import type { ActivityDefinition, FieldIssue } from '@activity-core/contracts';
+import { toTemporalCronString } from '@activity-core/scheduling';
 
 /**
  * Problems the definition schema cannot see: cron syntax that croner accepts
@@ -26,19 +21,4 @@ export function scheduleIssues(definition: Pick<ActivityDefinition, 'triggers'>)
     }
   });
   return issues;
-}
-
-/** The `schedules` field of an activity response: per cron trigger, the next fire times (none while disabled). */
-export function cronScheduleSummaries(
-  row: { id: string; enabled: boolean; definition: Pick<ActivityDefinition, 'triggers'> },
-  now: Date,
-): CronScheduleSummary[] {
-  return cronTriggersOf(row.definition as ActivityDefinition).map(({ trigger, triggerIndex }) => ({
-    trigger_index: triggerIndex,
-    schedule_id: scheduleIdFor(row.id, triggerIndex),
-    cron: trigger.cron,
-    timezone: trigger.timezone,
-    misfire_policy: trigger.misfire_policy,
-    next_fire_times: row.enabled ? nextFireTimes(trigger, now, NEXT_FIRE_TIMES).map((time) => formatFireTime(time, trigger.timezone)) : [],
-  }));
 }

@@ -1,15 +1,13 @@
+import { formatScheduledFor } from '@activity-core/contracts';
 import { describe, expect, test } from 'vitest';
 import { nextFireTimes } from './cron-schedule';
-import { formatFireTime, formatLocalTime } from './fire-time-format';
+import { formatLocalTime } from './fire-time-format';
 
 const at = (value: string): Date => new Date(value);
 
 describe('fire times for people', () => {
   test('a winter fire in Paris shows 08:00 UTC as 09:00+01:00', () => {
-    expect(formatFireTime(at('2026-03-02T08:00:00Z'), 'Europe/Paris')).toEqual({
-      utc: '2026-03-02T08:00:00+00:00',
-      local: '2026-03-02T09:00:00+01:00',
-    });
+    expect(formatLocalTime(at('2026-03-02T08:00:00Z'), 'Europe/Paris')).toBe('2026-03-02T09:00:00+01:00');
   });
 
   test('a summer fire in Paris carries the summer offset', () => {
@@ -22,10 +20,7 @@ describe('fire times for people', () => {
   });
 
   test('a UTC trigger shows +00:00, never Z', () => {
-    expect(formatFireTime(at('2026-03-02T08:00:00Z'), 'UTC')).toEqual({
-      utc: '2026-03-02T08:00:00+00:00',
-      local: '2026-03-02T08:00:00+00:00',
-    });
+    expect(formatLocalTime(at('2026-03-02T08:00:00Z'), 'UTC')).toBe('2026-03-02T08:00:00+00:00');
   });
 
   test('negative, half-hour and quarter-hour offsets are rendered as ±HH:MM', () => {
@@ -38,16 +33,13 @@ describe('fire times for people', () => {
     expect(formatLocalTime(at('2026-03-01T23:00:00Z'), 'Europe/Paris')).toBe('2026-03-02T00:00:00+01:00');
   });
 
-  test('milliseconds are dropped in both forms, as in scheduled_for', () => {
-    expect(formatFireTime(at('2026-03-02T08:00:00.999Z'), 'Europe/Paris')).toEqual({
-      utc: '2026-03-02T08:00:00+00:00',
-      local: '2026-03-02T09:00:00+01:00',
-    });
+  test('milliseconds are dropped, as in scheduled_for', () => {
+    expect(formatLocalTime(at('2026-03-02T08:00:00.999Z'), 'Europe/Paris')).toBe('2026-03-02T09:00:00+01:00');
   });
 
   test('the next 5 fire times of a Paris weekday trigger across the spring change read 09:00 locally every day', () => {
     const spec = { cron: '0 9 * * MON-FRI', timezone: 'Europe/Paris' };
-    const views = nextFireTimes(spec, at('2026-03-26T12:00:00Z'), 5).map((time) => formatFireTime(time, spec.timezone));
+    const views = nextFireTimes(spec, at('2026-03-26T12:00:00Z'), 5).map((time) => ({ utc: formatScheduledFor(time), local: formatLocalTime(time, spec.timezone) }));
     expect(views).toEqual([
       { utc: '2026-03-27T08:00:00+00:00', local: '2026-03-27T09:00:00+01:00' },
       { utc: '2026-03-30T07:00:00+00:00', local: '2026-03-30T09:00:00+02:00' },

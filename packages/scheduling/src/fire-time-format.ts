@@ -1,16 +1,11 @@
 /**
- * Renders nominal fire times for people: the API's "next fire times in UTC and
- * local". Pure; safe in workflow code.
+ * Renders a fire time on a trigger's wall clock, for people: the `local` half
+ * of the API's "next fire times in UTC and local". The UTC half, and every
+ * other fire-time string, is `formatScheduledFor` in
+ * `@activity-core/contracts`, the only producer of the canonical
+ * `scheduled_for` form. Pure; safe in workflow code.
  */
-import { formatScheduledFor } from '@activity-core/contracts';
-
-/** One fire time as the API shows it. */
-export interface FireTimeView {
-  /** The canonical `scheduled_for` form: `2026-03-02T08:00:00+00:00`. */
-  utc: string;
-  /** The same instant on the trigger's wall clock, with that zone's offset at that instant: `2026-03-02T09:00:00+01:00`. */
-  local: string;
-}
+import { toScheduledFor } from '@activity-core/contracts';
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
@@ -54,7 +49,8 @@ function formatOffset(offsetSeconds: number): string {
 export function formatLocalTime(instant: Date, timezone: string): string {
   const ms = instant.getTime();
   if (Number.isNaN(ms)) throw new RangeError('instant is not a valid Date');
-  const wholeSeconds = Math.floor(ms / 1000) * 1000;
+  // The same whole second as the instant's scheduled_for.
+  const wholeSeconds = toScheduledFor(instant).getTime();
   const parts: Record<string, number> = {};
   for (const part of formatterFor(timezone).formatToParts(new Date(wholeSeconds))) {
     if (part.type !== 'literal') parts[part.type] = Number(part.value);
@@ -64,9 +60,4 @@ export function formatLocalTime(instant: Date, timezone: string): string {
   const wallClockAsUtc = new Date(0).setUTCFullYear(year, month - 1, day) + ((hour * 60 + minute) * 60 + second) * 1000;
   const offsetSeconds = Math.round((wallClockAsUtc - wholeSeconds) / 1000);
   return `${pad(year, 4)}-${pad(month)}-${pad(day)}T${pad(hour)}:${pad(minute)}:${pad(second)}${formatOffset(offsetSeconds)}`;
-}
-
-/** A fire time in UTC (`scheduled_for` form) and on the trigger's wall clock. */
-export function formatFireTime(instant: Date, timezone: string): FireTimeView {
-  return { utc: formatScheduledFor(instant), local: formatLocalTime(instant, timezone) };
 }

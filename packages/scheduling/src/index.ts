@@ -13,7 +13,7 @@ export {
   type FireTimesInRange,
   type RangeKeep,
 } from './cron-schedule';
-export { formatFireTime, formatLocalTime, type FireTimeView } from './fire-time-format';
+export { formatLocalTime } from './fire-time-format';
 export {
   isLate,
   planMisfire,

@@ -156,9 +156,9 @@ export function planMisfire(input: MisfirePlanInput): MisfirePlan {
  * delays fires on purpose and so never makes one late. Starting exactly at the
  * limit is on time.
  */
-export function isLate(nominal: Date, actualStart: Date, grace: string, jitter?: string): boolean {
-  if (Number.isNaN(nominal.getTime())) throw new RangeError('nominal is not a valid Date');
+export function isLate(scheduledFor: Date, actualStart: Date, grace: string, jitter?: string): boolean {
+  if (Number.isNaN(scheduledFor.getTime())) throw new RangeError('scheduledFor is not a valid Date');
   if (Number.isNaN(actualStart.getTime())) throw new RangeError('actualStart is not a valid Date');
   const allowedMs = parseDurationMs(grace) + (jitter === undefined ? 0 : parseDurationMs(jitter));
-  return actualStart.getTime() - nominal.getTime() > allowedMs;
+  return actualStart.getTime() - scheduledFor.getTime() > allowedMs;
 }

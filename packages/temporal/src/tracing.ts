@@ -7,7 +7,8 @@
  * interceptors put the active span into the workflow's headers, the
  * workflow interceptors (tracing-interceptors.ts, in the bundle) continue it
  * inside the sandbox and hand finished spans to the worker through a sink,
- * and the activity interceptor continues it around each activity.
+ * and the activity interceptor continues it around each activity (the sink
+ * and the activity interceptor are in worker-tracing.ts).
  *
  * Off (no `Tracing`), nothing is registered: every span call in the code is
  * an OpenTelemetry API no-op and no workflow carries a trace header.
@@ -19,9 +20,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
 import { AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { WorkflowClientInterceptor } from '@temporalio/client';
-import { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry/lib/worker/index.js';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
-import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
 
 /** The name every span of ours is created under. */
 export const TRACER_NAME = 'activity-core';
@@ -88,20 +87,4 @@ export function startTracing(options: { serviceName: string; spanProcessor: Span
 export function startOtlpTracing(settings: TracingSettings, defaultServiceName: string): Tracing {
   const exporter = new OTLPTraceExporter({ url: settings.endpoint, headers: { ...settings.headers } });
   return startTracing({ serviceName: settings.serviceName ?? defaultServiceName, spanProcessor: new BatchSpanProcessor(exporter) });
-}
-
-/** Traces each activity as a child of the span that scheduled it. */
-export function activityTracingInterceptors(): ActivityInterceptorsFactory {
-  return (ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) });
-}
-
-const dropSpans = { export: { fn: () => undefined } };
-
-/**
- * The `exporter` sink the workflow interceptors hand finished spans to. Always
- * registered, because the bundle always has the interceptors: without tracing
- * here, spans of a workflow started by a tracing client are dropped.
- */
-export function workflowTracingSinks(tracing: Tracing | undefined): InjectedSinks<Record<string, never>> {
-  return { exporter: tracing === undefined ? dropSpans : makeWorkflowExporter(tracing.spanProcessor, tracing.resource) } as unknown as InjectedSinks<Record<string, never>>;
 }

@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { PayloadCodec } from '@temporalio/common';
 import type { Activities } from './activities';
-import { activityTracingInterceptors, workflowTracingSinks, type Tracing } from './tracing';
+import type { Tracing } from './tracing';
+import { activityTracingInterceptors, workflowTracingSinks } from './worker-tracing';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
 /** Workflow interceptors in every bundle: traces, for workflows started with a trace context (see tracing.ts). */

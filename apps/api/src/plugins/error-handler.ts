@@ -1,17 +1,9 @@
-import {
-  assertNever,
-  DomainError,
-  type DomainErrorCode,
-  EventIdReusedError,
-  type ForbiddenError,
-  type InvalidInputError,
-  type PayloadTooLargeError,
-  UnavailableError,
-} from '@activity-core/contracts';
-import { DefinitionNameTakenError, isConnectionError, isInvalidTextError } from '@activity-core/db';
+import { DomainError, EventIdReusedError, UnavailableError, UnsupportedMediaTypeError } from '@activity-core/contracts';
+import { DatabaseUnreachableError, DefinitionNameTakenError, translatePgError } from '@activity-core/db';
 import { WebhookPayloadError, WebhookVerificationError } from '@activity-core/webhooks';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { problemOf } from './domain-errors';
 import { formatPath, problem, type ProblemBody } from './problem';
 
 function send(reply: FastifyReply, request: FastifyRequest, body: ProblemBody): FastifyReply {
@@ -19,33 +11,6 @@ function send(reply: FastifyReply, request: FastifyRequest, body: ProblemBody): 
     .status(body.status)
     .type('application/problem+json')
     .send({ ...body, instance: request.url, request_id: request.id });
-}
-
-function fromDomainError(error: DomainError): ProblemBody {
-  const code: DomainErrorCode = error.code;
-  switch (code) {
-    case 'not_found':
-      return problem('not_found', 404, 'Not found', error.message);
-    case 'conflict':
-      return problem('conflict', 409, 'Conflict', error.message);
-    case 'invalid_input':
-      return problem('validation', 400, 'Invalid request', error.message, (error as InvalidInputError).issues);
-    case 'event_id_reused':
-      return problem('event_id_reused', 422, 'Event id reused with a different payload', error.message);
-    case 'unauthorized':
-      return problem('unauthorized', 401, 'Unauthorized', error.message);
-    case 'forbidden':
-      return problem('forbidden', 403, 'Forbidden', error.message, (error as ForbiddenError).issues);
-    case 'payload_too_large':
-      return problem('payload_too_large', 413, 'Payload too large', error.message, (error as PayloadTooLargeError).issues);
-    case 'unavailable': {
-      // After the write began the event may be stored: the answer names its id (an assigned one too) for the retry.
-      const eventId = (error as { eventId?: unknown }).eventId;
-      return { ...problem('unavailable', 503, 'Service unavailable', error.message), ...(typeof eventId === 'string' ? { event_id: eventId } : {}) };
-    }
-    default:
-      return assertNever(code);
-  }
 }
 
 /**
@@ -68,12 +33,16 @@ export function registerErrorHandler(app: FastifyInstance): void {
       const detail = errors.map((e) => `${e.path}: ${e.message}`).join('; ');
       return send(reply, request, problem('validation', 400, 'Invalid request', detail, errors));
     }
-    if (error instanceof DomainError) {
-      const body = fromDomainError(error);
-      if (error instanceof UnavailableError) reply.header('retry-after', String(error.retryAfterSeconds));
-      if (error instanceof EventIdReusedError) request.log.info({ eventId: error.eventId }, 'event id reused with different content');
-      if (error.code === 'unauthorized') reply.header('www-authenticate', 'Bearer realm="activity-core"');
-      return send(reply, request, body);
+    // A Postgres fault no service translated (a repository call that failed) becomes its domain error here.
+    const domain = translatePgError(error);
+    if (domain instanceof DomainError) {
+      if (domain instanceof DatabaseUnreachableError && domain !== error) request.log.error({ err: error }, 'dependency unreachable');
+      if (domain instanceof UnavailableError) reply.header('retry-after', String(domain.retryAfterSeconds));
+      if (domain instanceof EventIdReusedError) request.log.info({ eventId: domain.eventId }, 'event id reused with different content');
+      if (domain.code === 'unauthorized') reply.header('www-authenticate', 'Bearer realm="activity-core"');
+      // The media types the endpoint does read, in the registered Accept-Post header (a 415 should say what would work).
+      if (domain instanceof UnsupportedMediaTypeError) reply.header('accept-post', domain.accepted.join(', '));
+      return send(reply, request, problemOf(domain));
     }
     if (error instanceof WebhookVerificationError) {
       // Nothing was stored; the message names headers and rules, never the secret.
@@ -87,22 +56,19 @@ export function registerErrorHandler(app: FastifyInstance): void {
     if (error instanceof DefinitionNameTakenError) {
       return send(reply, request, problem('conflict', 409, 'Name already in use', error.message, [{ path: 'name', message: error.message }]));
     }
-    if (isInvalidTextError(error)) {
-      return send(reply, request, problem('validation', 400, 'Invalid request', 'the request contains text that cannot be stored (e.g. a NUL character \\u0000)'));
-    }
-    if (isConnectionError(error)) {
-      request.log.error({ err: error }, 'dependency unreachable');
-      reply.header('retry-after', '5');
-      return send(reply, request, problem('unavailable', 503, 'Service unavailable', 'a dependency is unreachable; retry later'));
-    }
     switch (error.code) {
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return send(reply, request, problem('invalid_json', 400, 'Invalid JSON', error.message));
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         return send(reply, request, problem('payload_too_large', 413, 'Payload too large', error.message));
-      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return send(reply, request, problem('unsupported_media_type', 415, 'Unsupported media type', error.message));
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': {
+        // Every route but POST /v1/events (its own list) and webhook deliveries (any type) reads JSON alone.
+        if (request.method === 'POST') reply.header('accept-post', 'application/json');
+        const sent = request.headers['content-type'] ?? '(none)';
+        const detail = `Content-Type ${sent.slice(0, 100)} is not accepted; send application/json`;
+        return send(reply, request, problem('unsupported_media_type', 415, 'Unsupported media type', detail, [{ path: 'header.content-type', message: 'accepted: application/json' }]));
+      }
       default:
         break;
     }

@@ -5,6 +5,7 @@ export const PROBLEM_TYPES = {
   invalid_json: 'urn:activity-core:problem:invalid-json',
   validation: 'urn:activity-core:problem:validation-error',
   not_found: 'urn:activity-core:problem:not-found',
+  method_not_allowed: 'urn:activity-core:problem:method-not-allowed',
   conflict: 'urn:activity-core:problem:conflict',
   event_id_reused: 'urn:activity-core:problem:event-id-reused',
   unauthorized: 'urn:activity-core:problem:unauthorized',

@@ -1,5 +1,5 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
-import { tracer } from '@activity-core/temporal';
+import { tracer } from '@activity-core/temporal/client';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 
 const spans = new WeakMap<FastifyRequest, Span>();

@@ -2,6 +2,7 @@ import { ActivityDefinition, ActivityRecord, Page, Problem } from '@activity-cor
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ActivityService } from '../services/activity-service';
+import { credentialLabel } from '../services/event-service';
 
 const IdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
 const ListQuery = z.object({
@@ -19,7 +20,7 @@ export const activityRoutes = (service: ActivityService): FastifyPluginAsyncZod 
     app.post(
       '/v1/activities',
       { config, schema: { tags, summary: 'Register an activity', body: ActivityDefinition, response: { 201: ActivityRecord, ...errors } } },
-      async (request, reply) => reply.status(201).send(await service.create(request.body)),
+      async (request, reply) => reply.status(201).send(await service.create(request.body, credentialLabel(request.credential))),
     );
 
     app.put(
@@ -35,7 +36,7 @@ export const activityRoutes = (service: ActivityService): FastifyPluginAsyncZod 
         },
       },
       async (request, reply) => {
-        const { record, created } = await service.put(request.params.id, request.body);
+        const { record, created } = await service.put(request.params.id, request.body, credentialLabel(request.credential));
         return reply.status(created ? 201 : 200).send(record);
       },
     );
@@ -56,7 +57,7 @@ export const activityRoutes = (service: ActivityService): FastifyPluginAsyncZod 
       '/v1/activities/:id',
       { config, schema: { tags, summary: 'Delete an activity and its schedules; run history stays', params: IdParams, response: { 204: z.null(), ...errors } } },
       async (request, reply) => {
-        await service.remove(request.params.id);
+        await service.remove(request.params.id, credentialLabel(request.credential));
         return reply.status(204).send(null);
       },
     );
@@ -65,7 +66,7 @@ export const activityRoutes = (service: ActivityService): FastifyPluginAsyncZod 
       app.post(
         `/v1/activities/:id/${action}`,
         { config, schema: { tags, summary: `${action === 'enable' ? 'Enable' : 'Disable'} an activity (idempotent)`, params: IdParams, response: { 200: ActivityRecord, ...errors } } },
-        async (request) => await service.setEnabled(request.params.id, enabled),
+        async (request) => await service.setEnabled(request.params.id, enabled, credentialLabel(request.credential)),
       );
     }
   };

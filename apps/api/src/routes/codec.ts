@@ -1,6 +1,5 @@
 import { InvalidInputError, Problem } from '@activity-core/contracts';
-import { payloadFromJson, payloadToJson, type JsonPayload } from '@activity-core/temporal';
-import type { PayloadCodec } from '@temporalio/common';
+import { payloadFromJson, payloadToJson, type JsonPayload, type PayloadCodec } from '@activity-core/temporal/client';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { ApiMetrics } from '../metrics';
 
 /** Prometheus scrape endpoint. Management keys only: it describes the whole installation. */
@@ -14,6 +15,8 @@ export const metricsRoutes = (metrics: ApiMetrics): FastifyPluginAsyncZod =>
           description:
             'Counters of this API process (requests, ingested events, routing outcomes) and gauges of the shared state read from Postgres ' +
             '(events waiting for routing, running runs, unconfirmed cron decisions). Scrape with the management key as a bearer token.',
+          // Sent as text (the handler sets the exposition format's type), never serialised as JSON.
+          response: { 200: { description: 'The Prometheus text exposition format (version 0.0.4).', content: { 'text/plain': { schema: z.string() } } } },
         },
       },
       async (_request, reply) => {

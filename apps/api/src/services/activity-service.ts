@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { NotFoundError, type ActivityDefinition, type ActivityRecord } from '@activity-core/contracts';
-import { decodeCursor, DefinitionIdTakenError, encodeCursor, type DefinitionRow, type DefinitionsRepository } from '@activity-core/db';
+import { decodeCursor, DefinitionIdTakenError, encodeCursor, type ChangedBy, type DefinitionRow, type DefinitionsRepository } from '@activity-core/db';
 import { keysetPage, type Page } from './pagination';
 import { InvalidInputError, type FieldIssue } from '@activity-core/contracts';
 import { selfTriggerIssues } from '@activity-core/router';
@@ -61,25 +61,26 @@ export function createActivityService(deps: {
   }
 
   return {
-    async create(definition: ActivityDefinition): Promise<ActivityRecord> {
+    /** `changedBy` is recorded with every version a change writes (definition history); see ChangedBy. */
+    async create(definition: ActivityDefinition, changedBy: ChangedBy): Promise<ActivityRecord> {
       validate(definition);
-      const row = await deps.definitions.insert(randomUUID(), definition);
+      const row = await deps.definitions.insert(randomUUID(), definition, changedBy);
       await changed(row);
       return toActivityRecord(row);
     },
 
     /** PUT: creates the activity with this id, or replaces it. Repeating it changes nothing. */
-    async put(id: string, definition: ActivityDefinition): Promise<{ record: ActivityRecord; created: boolean }> {
+    async put(id: string, definition: ActivityDefinition, changedBy: ChangedBy): Promise<{ record: ActivityRecord; created: boolean }> {
       validate(definition);
       // Two passes at most: an identical PUT racing us may create the id between our replace and our insert.
       for (let pass = 0; ; pass++) {
-        const replaced = await deps.definitions.replace(id, () => definition);
+        const replaced = await deps.definitions.replace(id, () => definition, changedBy);
         if (replaced !== undefined) {
           if (replaced.changed) await changed(replaced.row);
           return { record: toActivityRecord(replaced.row), created: false };
         }
         try {
-          const row = await deps.definitions.insert(id, definition);
+          const row = await deps.definitions.insert(id, definition, changedBy);
           await changed(row);
           return { record: toActivityRecord(row), created: true };
         } catch (error) {
@@ -105,16 +106,16 @@ export function createActivityService(deps: {
       });
     },
 
-    async setEnabled(id: string, enabled: boolean): Promise<ActivityRecord> {
-      const replaced = await deps.definitions.replace(id, (current) => ({ ...current.definition, enabled }));
+    async setEnabled(id: string, enabled: boolean, changedBy: ChangedBy): Promise<ActivityRecord> {
+      const replaced = await deps.definitions.replace(id, (current) => ({ ...current.definition, enabled }), changedBy);
       if (replaced === undefined) throw new NotFoundError('activity', id);
       if (replaced.changed) await changed(replaced.row);
       return toActivityRecord(replaced.row);
     },
 
     /** Removes the activity and its schedules; runs and their history stay. */
-    async remove(id: string): Promise<void> {
-      const row = await deps.definitions.softDelete(id);
+    async remove(id: string, deletedBy: ChangedBy): Promise<void> {
+      const row = await deps.definitions.softDelete(id, deletedBy);
       if (row === undefined) throw new NotFoundError('activity', id);
       for (const observer of observers) await observer.onDeleted(row);
     },

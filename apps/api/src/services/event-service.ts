@@ -1,28 +1,28 @@
-import { randomUUID } from 'node:crypto';
 import type { IngestKeyScope } from '@activity-core/config';
 import {
+  assignedEventId,
   CloudEvent,
   DomainError,
   envelopeFromCloudEvent,
   EventEnvelope,
   EventEnvelopeInput,
   ForbiddenError,
-  PayloadTooLargeError,
   InvalidInputError,
   isCloudEvent,
   NotFoundError,
   reservedEventIdReason,
   UnavailableError,
-  type DomainErrorCode,
   type EventAcceptedResponse,
   type EventIdOrigin,
   type FieldIssue,
+  type Logger,
   type RouteOutcome,
 } from '@activity-core/contracts';
-import { isConnectionError, type EventsRepository, type WebhookSourcesRepository } from '@activity-core/db';
-import { StoreUnreachableError, type EventIngest, type Logger } from '@activity-core/router';
+import { DatabaseUnreachableError, translatePgError, type EventsRepository, type WebhookSourcesRepository } from '@activity-core/db';
+import { StoreUnreachableError, type EventIngest } from '@activity-core/router';
 import type { z } from 'zod';
 import type { RequestCredential } from '../plugins/auth';
+import { fieldIssuesOf, httpStatusOf } from '../plugins/domain-errors';
 import { formatPath } from '../plugins/problem';
 
 /** The source emit_event tasks stamp on their events unless they name another. */
@@ -83,21 +83,30 @@ export function credentialLabel(credential: RequestCredential | undefined): stri
   return credential === undefined ? 'anonymous' : `${credential.kind}:${credential.id}`;
 }
 
-/** Status of a batch item refused with a DomainError. */
-const STATUS_OF: Partial<Record<DomainErrorCode, number>> = { event_id_reused: 422, unavailable: 503, forbidden: 403, payload_too_large: 413 };
-
 /** Who posts: the request's credential. Absent while authentication is off. */
 export interface Poster {
   credential?: RequestCredential;
 }
 
-/** Ids the ingress assigns to events that arrive without one. */
-export function assignEventId(): string {
-  return `evt_${randomUUID()}`;
+/** Where a field problem is reported: a path of the item's own, or undefined for the default `[i].a.b` form. */
+export type FieldPathOf = (path: readonly PropertyKey[]) => string | undefined;
+
+function issuesOf(error: z.ZodError, prefix: string, pathOf?: FieldPathOf): FieldIssue[] {
+  return error.issues.map((issue) => ({
+    path: pathOf?.(issue.path) ?? formatPath([...(prefix ? [prefix] : []), ...issue.path]),
+    message: issue.message,
+    code: issue.code,
+  }));
 }
 
-function issuesOf(error: z.ZodError, prefix: string): FieldIssue[] {
-  return error.issues.map((issue) => ({ path: formatPath([...(prefix ? [prefix] : []), ...issue.path]), message: issue.message, code: issue.code }));
+/**
+ * How a posted item is read. Absent: an envelope, or a CloudEvent when it
+ * has `specversion` (`application/json`). `cloudEvent`: always a CloudEvent
+ * (the CloudEvents content modes); `fieldPath` then says where its fields
+ * came from (binary mode: `header.ce-type`, …).
+ */
+export interface ItemFormat {
+  cloudEvent?: { fieldPath?: FieldPathOf };
 }
 
 /**
@@ -106,13 +115,15 @@ function issuesOf(error: z.ZodError, prefix: string): FieldIssue[] {
  */
 export function normaliseEvent(
   body: unknown,
-  options: { idempotencyKey?: string; receivedAt: Date; pathPrefix?: string },
+  options: { idempotencyKey?: string; receivedAt: Date; pathPrefix?: string } & ItemFormat,
 ): { envelope: EventEnvelope; idOrigin: EventIdOrigin } {
   const prefix = options.pathPrefix ?? '';
+  const asCloudEvent = options.cloudEvent !== undefined || isCloudEvent(body);
+  const pathOf = options.cloudEvent?.fieldPath;
   let input: EventEnvelopeInput;
-  if (isCloudEvent(body)) {
+  if (asCloudEvent) {
     const parsed = CloudEvent.safeParse(body);
-    if (!parsed.success) throw new InvalidInputError('not a valid CloudEvent', issuesOf(parsed.error, prefix));
+    if (!parsed.success) throw new InvalidInputError('not a valid CloudEvent', issuesOf(parsed.error, prefix, pathOf));
     input = envelopeFromCloudEvent(parsed.data, options.receivedAt);
   } else {
     const parsed = EventEnvelopeInput.safeParse(body);
@@ -133,12 +144,15 @@ export function normaliseEvent(
     eventId = options.idempotencyKey;
     idOrigin = 'idempotency_key';
   } else {
-    eventId = assignEventId();
+    eventId = assignedEventId();
     idOrigin = 'assigned';
   }
   const reserved = reservedEventIdReason(eventId);
   if (reserved !== undefined) {
-    throw new InvalidInputError(`event_id ${eventId} is reserved`, [{ path: idOrigin === 'body' ? formatPath([...(prefix ? [prefix] : []), 'event_id']) : 'headers.idempotency-key', message: reserved }]);
+    // The field the id came from: `event_id` of an envelope, `id` of a CloudEvent (`ce-id` in binary mode).
+    const idField = asCloudEvent ? 'id' : 'event_id';
+    const path = idOrigin === 'body' ? (pathOf?.([idField]) ?? formatPath([...(prefix ? [prefix] : []), idField])) : 'headers.idempotency-key';
+    throw new InvalidInputError(`event_id ${eventId} is reserved`, [{ path, message: reserved }]);
   }
   const envelope = EventEnvelope.safeParse({ ...input, event_id: eventId });
   if (!envelope.success) throw new InvalidInputError('invalid event id', issuesOf(envelope.error, prefix));
@@ -185,7 +199,8 @@ export function createEventService(deps: {
     try {
       rows = await deps.webhookSources.list();
     } catch (error) {
-      if (isConnectionError(error)) throw new UnavailableError('the event store is unreachable; nothing was accepted, retry later');
+      // Read before anything is written: nothing was stored.
+      if (translatePgError(error) instanceof DatabaseUnreachableError) throw new StoreUnreachableError(true);
       throw error;
     }
     for (const row of rows) {
@@ -196,8 +211,10 @@ export function createEventService(deps: {
   }
 
   /** Refuses reserved sources (400) and anything outside a scoped ingest key's scope (403). */
-  function authorise(envelope: EventEnvelope, poster: Poster, reserved: ReadonlyMap<string, string>, prefix: string): void {
-    const at = (field: string) => formatPath([...(prefix ? [prefix] : []), field]);
+  function authorise(envelope: EventEnvelope, poster: Poster, reserved: ReadonlyMap<string, string>, prefix: string, format: ItemFormat = {}): void {
+    // Binary-mode CloudEvents name the header the field came from (`source` → `header.ce-source`, `event_type` → `header.ce-type`).
+    const pathOf = format.cloudEvent?.fieldPath;
+    const at = (field: 'source' | 'event_type') => pathOf?.([field === 'event_type' ? 'type' : field]) ?? formatPath([...(prefix ? [prefix] : []), field]);
     const reason = reservedSourceReason(envelope.source, reserved);
     if (reason !== undefined) {
       throw new InvalidInputError(`source "${envelope.source}" is reserved`, [{ path: at('source'), message: reason }]);
@@ -219,9 +236,9 @@ export function createEventService(deps: {
   }
 
   return {
-    async accept(body: unknown, options: { idempotencyKey?: string; receivedAt: Date } & Poster): Promise<EventAcceptedResponse> {
+    async accept(body: unknown, options: { idempotencyKey?: string; receivedAt: Date } & Poster & ItemFormat): Promise<EventAcceptedResponse> {
       const { envelope, idOrigin } = normaliseEvent(body, options);
-      authorise(envelope, options, await webhookEventSources(), '');
+      authorise(envelope, options, await webhookEventSources(), '', options);
       return await deps.ingest.ingest(envelope, idOrigin, { credential: credentialLabel(options.credential) });
     },
 
@@ -235,9 +252,10 @@ export function createEventService(deps: {
      *
      * With `idempotencyKey`, an item without an event_id gets
      * `{key}#{index}`, so resending the same batch under the same key
-     * cannot double it.
+     * cannot double it. With `cloudEvent` (a CloudEvents batch) every item
+     * is read as a CloudEvent, whose `id` is required.
      */
-    async acceptBatch(items: unknown[], options: { idempotencyKey?: string; receivedAt: Date } & Poster): Promise<BatchItemResult[]> {
+    async acceptBatch(items: unknown[], options: { idempotencyKey?: string; receivedAt: Date } & Poster & ItemFormat): Promise<BatchItemResult[]> {
       const { receivedAt, idempotencyKey } = options;
       if (idempotencyKey !== undefined && idempotencyKey.length > MAX_BATCH_IDEMPOTENCY_KEY) {
         throw new InvalidInputError(`with a batch, Idempotency-Key is at most ${MAX_BATCH_IDEMPOTENCY_KEY} characters (item ids are {key}#{index})`, [
@@ -251,10 +269,11 @@ export function createEventService(deps: {
       for (const [index, item] of items.entries()) {
         let eventId: string | undefined;
         try {
-          const hasOwnId = typeof item === 'object' && item !== null && ('event_id' in item || isCloudEvent(item));
+          const hasOwnId = options.cloudEvent !== undefined || (typeof item === 'object' && item !== null && ('event_id' in item || isCloudEvent(item)));
           const { envelope, idOrigin } = normaliseEvent(item, {
             receivedAt,
             pathPrefix: `[${index}]`,
+            ...(options.cloudEvent === undefined ? {} : { cloudEvent: options.cloudEvent }),
             ...(idempotencyKey === undefined || hasOwnId ? {} : { idempotencyKey: batchItemEventId(idempotencyKey, index) }),
           });
           eventId = envelope.event_id;
@@ -277,15 +296,17 @@ export function createEventService(deps: {
             });
             continue;
           }
-          const status = STATUS_OF[error.code] ?? 400;
+          // The status a single event refused for the same cause gets.
+          const status = httpStatusOf(error);
           if (status === 503 && !(error instanceof StoreUnreachableError && error.nothingStored)) mayHaveStored = true;
+          const issues = fieldIssuesOf(error);
           results.push({
             index,
             ok: false,
             status,
             title: error.code,
             detail: error.message,
-            ...(error instanceof InvalidInputError || error instanceof ForbiddenError || error instanceof PayloadTooLargeError ? { errors: error.issues } : {}),
+            ...(issues === undefined ? {} : { errors: issues }),
             ...withId,
           });
         }

@@ -9,11 +9,9 @@ import {
   type TriggerType,
 } from '@activity-core/contracts';
 import { decodeCursor, encodeCursor, type RunRow, type RunsRepository, type TaskInstanceRow } from '@activity-core/db';
-import { isGrpcServiceError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { isTemporalUnreachable } from '@activity-core/temporal/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { keysetPage, type Page } from './pagination';
-
-/** gRPC UNAVAILABLE (14) and DEADLINE_EXCEEDED (4): Temporal did not answer. */
-const UNAVAILABLE_CODES = new Set<number>([14, 4]);
 
 const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
 
@@ -108,7 +106,7 @@ export function createRunService(deps: { runs: RunsRepository; client: Client; t
       } catch (error) {
         // Already closed in Temporal (terminated, timed out): nothing to cancel; the run reconciler records its end.
         if (error instanceof WorkflowNotFoundError) return { run_id: runId, cancel_requested: false };
-        if (isGrpcServiceError(error) && UNAVAILABLE_CODES.has(error.code)) {
+        if (isTemporalUnreachable(error)) {
           throw new UnavailableError('Temporal is unreachable; the cancellation was not requested, retry later');
         }
         throw error;

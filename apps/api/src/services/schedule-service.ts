@@ -2,6 +2,7 @@ import {
   DomainError,
   parseIdempotencyKey,
   parseScheduledFor,
+  toScheduledFor,
   InvalidInputError,
   UnavailableError,
   type ActivitySchedules,
@@ -9,11 +10,13 @@ import {
   type BackfillResponse,
   type FireExplanation,
   type FireRecord,
+  type Logger,
   type ReconcileResponse,
   type TriggerNowResponse,
 } from '@activity-core/contracts';
 import type { DefinitionRow } from '@activity-core/db';
-import type { Logger, ScheduleManager } from '@activity-core/schedule-manager';
+import type { ScheduleManager } from '@activity-core/schedule-manager';
+import { isTemporalUnreachable } from '@activity-core/temporal/client';
 import type { Client } from '@temporalio/client';
 import type { DefinitionObserver } from './activity-service';
 import { keysetPage, type Page } from './pagination';
@@ -22,18 +25,6 @@ import { keysetPage, type Page } from './pagination';
 const TEMPORAL_DEADLINE_MS = 10_000;
 /** A backfill starts up to a thousand runs, one after another. */
 const BACKFILL_DEADLINE_MS = 120_000;
-
-/** gRPC DEADLINE_EXCEEDED and UNAVAILABLE: Temporal did not answer in time. */
-const UNREACHABLE_CODES = new Set([4, 14]);
-
-function isTemporalUnreachable(error: unknown): boolean {
-  for (let current: unknown = error, depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'number' && UNREACHABLE_CODES.has(code)) return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
-}
 
 async function withTemporal<T>(client: Client, deadlineMs: number, fn: () => Promise<T>): Promise<T> {
   try {
@@ -89,8 +80,8 @@ export function createScheduleService(deps: { manager: ScheduleManager; client: 
     },
 
     async explain(activityId: string, scheduledFor: string): Promise<FireExplanation> {
-      const at = new Date(scheduledFor);
-      return await deps.manager.explain(activityId, new Date(Math.floor(at.getTime() / 1000) * 1000));
+      // Any RFC 3339 instant (the route validated it); sub-seconds are dropped.
+      return await deps.manager.explain(activityId, toScheduledFor(scheduledFor));
     },
   };
 }

@@ -1,16 +1,20 @@
 import {
+  assignedEventId,
   ConflictError,
   EventEnvelope,
   InvalidInputError,
   NotFoundError,
   reservedEventIdReason,
   UnavailableError,
+  WEBHOOK_EVENT_ID_PREFIX,
+  webhookDeliveryIdOf,
   type EventAcceptedResponse,
   type EventIdOrigin,
   type FieldIssue,
+  type Logger,
 } from '@activity-core/contracts';
 import type { EventsRepository, WebhookSourceRow, WebhookSourcesRepository } from '@activity-core/db';
-import type { EventIngest, Logger } from '@activity-core/router';
+import type { EventIngest } from '@activity-core/router';
 import {
   extractEvent,
   isSealedSecret,
@@ -27,7 +31,6 @@ import {
 } from '@activity-core/webhooks';
 import type { WebhookLimits } from '../plugins/rate-limit';
 import { formatPath } from '../plugins/problem';
-import { assignEventId } from './event-service';
 
 /** `Omit` applied to each member of a union, so the scheme still discriminates. */
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -147,8 +150,8 @@ export function createWebhookService(deps: {
    * (`credential` null) — so no key can use this to swallow a delivery.
    */
   async function legacyDuplicate(name: string, envelope: EventEnvelope): Promise<EventAcceptedResponse | undefined> {
-    const bare = envelope.event_id.slice(`wh:${name}:`.length);
-    if (!envelope.event_id.startsWith(`wh:${name}:`) || bare.length === 0) return undefined;
+    const bare = webhookDeliveryIdOf(name, envelope.event_id);
+    if (bare === undefined) return undefined;
     const found = await deps.events.get(bare);
     if (found === undefined) return undefined;
     const { event } = found;
@@ -283,7 +286,7 @@ export function createWebhookService(deps: {
 
       const extracted = extractEvent(source, headers, rawBody, receivedAt);
       const assigned = extracted.envelope.event_id === undefined;
-      const parsed = EventEnvelope.safeParse({ ...extracted.envelope, event_id: extracted.envelope.event_id ?? assignEventId() });
+      const parsed = EventEnvelope.safeParse({ ...extracted.envelope, event_id: extracted.envelope.event_id ?? assignedEventId() });
       if (!parsed.success) {
         const issues: FieldIssue[] = parsed.error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message, code: issue.code }));
         throw new InvalidInputError('the delivery does not make a valid event', issues);
@@ -291,7 +294,7 @@ export function createWebhookService(deps: {
       const envelope = parsed.data;
       // Delivery ids are namespaced (wh:...) and never reserved; an assigned id is a UUID. Kept as a guard.
       const reserved = reservedEventIdReason(envelope.event_id);
-      if (reserved !== undefined && !envelope.event_id.startsWith('wh:')) {
+      if (reserved !== undefined && !envelope.event_id.startsWith(WEBHOOK_EVENT_ID_PREFIX)) {
         throw new InvalidInputError(`event id ${envelope.event_id} is reserved`, [{ path: 'event_id', message: reserved }]);
       }
       const idOrigin: EventIdOrigin = assigned ? 'assigned' : extracted.idOrigin;

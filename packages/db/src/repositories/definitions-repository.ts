@@ -1,7 +1,8 @@
 import { canonicalJson, ConflictError, type ActivityDefinition } from '@activity-core/contracts';
-import { and, asc, desc, eq, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import type { Cursor } from '../cursor';
+import { translatePgError, UniqueViolationError } from '../errors';
 import { activityDefinitions, activityDefinitionVersions, definitionsVersion } from '../schema';
 
 export interface DefinitionRow {
@@ -15,7 +16,34 @@ export interface DefinitionRow {
   deletedAt: Date | null;
 }
 
-const UNIQUE_VIOLATION = '23505';
+/**
+ * Who made a change to a definition: the request's credential in the form
+ * `events.credential` uses (`api_key:<key id>`, or `anonymous` while
+ * authentication is off). Recorded with the version it wrote, or as the
+ * activity's `deleted_by`.
+ */
+export type ChangedBy = string;
+
+/** One stored version of an activity, with who wrote it and when. */
+export interface DefinitionVersionRow {
+  activityId: string;
+  version: number;
+  name: string;
+  enabled: boolean;
+  definition: ActivityDefinition;
+  /** When the version was written. */
+  changedAt: Date;
+  /** Null for versions written before changes were attributed (migration 0007). */
+  changedBy: ChangedBy | null;
+}
+
+/** What the history of an activity hangs on: its newest version and whether (and by whom) it was deleted. */
+export interface DefinitionHistoryHead {
+  id: string;
+  currentVersion: number;
+  deletedAt: Date | null;
+  deletedBy: ChangedBy | null;
+}
 
 /** Another writer created this id between our look and our insert. */
 export class DefinitionIdTakenError extends Error {
@@ -30,9 +58,10 @@ export class DefinitionNameTakenError extends Error {
   }
 }
 
+/** The unique constraint that refused the write; undefined when the error is not a unique violation. */
 function violatedConstraint(error: unknown): string | undefined {
-  const cause = (error as { cause?: { code?: string; constraint?: string } }).cause ?? (error as { code?: string; constraint?: string });
-  return cause?.code === UNIQUE_VIOLATION ? cause.constraint : undefined;
+  const translated = translatePgError(error);
+  return translated instanceof UniqueViolationError ? translated.constraint : undefined;
 }
 
 function isNameConflict(error: unknown): boolean {
@@ -43,17 +72,36 @@ function toRow(row: typeof activityDefinitions.$inferSelect): DefinitionRow {
   return { ...row, definition: row.definition as ActivityDefinition };
 }
 
+function toVersionRow(row: typeof activityDefinitionVersions.$inferSelect): DefinitionVersionRow {
+  return {
+    activityId: row.activityId,
+    version: row.version,
+    name: row.name,
+    enabled: row.enabled,
+    definition: row.definition as ActivityDefinition,
+    changedAt: row.createdAt,
+    changedBy: row.changedBy,
+  };
+}
+
+const headColumns = {
+  id: activityDefinitions.id,
+  currentVersion: activityDefinitions.version,
+  deletedAt: activityDefinitions.deletedAt,
+  deletedBy: activityDefinitions.deletedBy,
+};
+
 export function createDefinitionsRepository(db: Db) {
-  async function writeVersion(tx: Db, row: DefinitionRow): Promise<void> {
+  async function writeVersion(tx: Db, row: DefinitionRow, changedBy: ChangedBy): Promise<void> {
     await tx
       .insert(activityDefinitionVersions)
-      .values({ activityId: row.id, version: row.version, name: row.name, enabled: row.enabled, definition: row.definition })
+      .values({ activityId: row.id, version: row.version, name: row.name, enabled: row.enabled, definition: row.definition, changedBy })
       .onConflictDoNothing();
   }
 
   return {
-    /** Creates version 1. Throws DefinitionNameTakenError when the name is in use. */
-    async insert(id: string, definition: ActivityDefinition): Promise<DefinitionRow> {
+    /** Creates version 1, written by `changedBy`. Throws DefinitionNameTakenError when the name is in use. */
+    async insert(id: string, definition: ActivityDefinition, changedBy: ChangedBy): Promise<DefinitionRow> {
       try {
         return await db.transaction(async (tx) => {
           const [inserted] = await tx
@@ -61,7 +109,7 @@ export function createDefinitionsRepository(db: Db) {
             .values({ id, name: definition.name, version: 1, enabled: definition.enabled, definition })
             .returning();
           const row = toRow(inserted!);
-          await writeVersion(tx, row);
+          await writeVersion(tx, row, changedBy);
           return row;
         });
       } catch (error) {
@@ -80,12 +128,14 @@ export function createDefinitionsRepository(db: Db) {
 
     /**
      * Replaces the definition, bumping the version only when something
-     * changed; repeating the same PUT is a no-op. Returns undefined when the
-     * activity does not exist (or was deleted).
+     * changed; repeating the same PUT is a no-op. A new version records
+     * `changedBy`. Returns undefined when the activity does not exist (or was
+     * deleted).
      */
     async replace(
       id: string,
       change: (current: DefinitionRow) => ActivityDefinition,
+      changedBy: ChangedBy,
     ): Promise<{ row: DefinitionRow; changed: boolean } | undefined> {
       let attemptedName = '';
       try {
@@ -115,7 +165,7 @@ export function createDefinitionsRepository(db: Db) {
             .where(eq(activityDefinitions.id, id))
             .returning();
           const row = toRow(updated!);
-          await writeVersion(tx, row);
+          await writeVersion(tx, row, changedBy);
           return { row, changed: true };
         });
       } catch (error) {
@@ -192,14 +242,58 @@ export function createDefinitionsRepository(db: Db) {
       return row?.version;
     },
 
-    /** Soft delete: the row stays for run history; the name becomes free. */
-    async softDelete(id: string): Promise<DefinitionRow | undefined> {
+    /** Soft delete by `deletedBy`: the row stays for run history; the name becomes free. */
+    async softDelete(id: string, deletedBy: ChangedBy): Promise<DefinitionRow | undefined> {
       const [row] = await db
         .update(activityDefinitions)
-        .set({ deletedAt: sql`now()`, enabled: false, updatedAt: sql`now()` })
+        .set({ deletedAt: sql`now()`, deletedBy, enabled: false, updatedAt: sql`now()` })
         .where(and(eq(activityDefinitions.id, id), isNull(activityDefinitions.deletedAt)))
         .returning();
       return row === undefined ? undefined : toRow(row);
+    },
+
+    /**
+     * The versions of an activity, newest first, deleted activities included,
+     * with the head they belong to, read in one snapshot (a version written
+     * meanwhile is in both or in neither). `before` continues a page: only
+     * versions below it. Undefined when no activity has this id.
+     */
+    async history(
+      id: string,
+      options: { limit: number; before?: number },
+    ): Promise<{ head: DefinitionHistoryHead; versions: DefinitionVersionRow[] } | undefined> {
+      return await db.transaction(
+        async (tx) => {
+          const [head] = await tx.select(headColumns).from(activityDefinitions).where(eq(activityDefinitions.id, id));
+          if (head === undefined) return undefined;
+          const conditions = [eq(activityDefinitionVersions.activityId, id)];
+          if (options.before !== undefined) conditions.push(lt(activityDefinitionVersions.version, options.before));
+          const rows = await tx
+            .select()
+            .from(activityDefinitionVersions)
+            .where(and(...conditions))
+            .orderBy(desc(activityDefinitionVersions.version))
+            .limit(options.limit);
+          return { head, versions: rows.map(toVersionRow) };
+        },
+        { isolationLevel: 'repeatable read', accessMode: 'read only' },
+      );
+    },
+
+    /** The head of an activity's history, deleted activities included; undefined when no activity has this id. */
+    async historyHead(id: string): Promise<DefinitionHistoryHead | undefined> {
+      const [head] = await db.select(headColumns).from(activityDefinitions).where(eq(activityDefinitions.id, id));
+      return head;
+    },
+
+    /** The given versions of an activity that exist (deleted activities included), with who wrote each and when. */
+    async findVersions(id: string, versions: readonly number[]): Promise<DefinitionVersionRow[]> {
+      if (versions.length === 0) return [];
+      const rows = await db
+        .select()
+        .from(activityDefinitionVersions)
+        .where(and(eq(activityDefinitionVersions.activityId, id), inArray(activityDefinitionVersions.version, [...versions])));
+      return rows.map(toVersionRow);
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { HttpTaskConfig, RunContext } from '@activity-core/contracts';
+import type { HttpTaskConfig, Logger, RunContext } from '@activity-core/contracts';
 import { DEFINITION_JSON_MAX_DEPTH, jsonDepthExceeds, parseDurationMs } from '@activity-core/contracts';
 import type { RunsRepository } from '@activity-core/db';
 import { ApplicationFailure, Context } from '@temporalio/activity';
@@ -27,7 +27,10 @@ export interface HttpTaskResult {
   truncated?: true;
 }
 
-/** Headers activity-core adds to every `http` task request (seeds 001, 002). */
+/**
+ * Headers activity-core adds to every `http` task request; what each means to
+ * the receiver is in docs/idempotency.md, "The `http` task: headers for the receiver".
+ */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const ATTEMPT_ID_HEADER = 'X-Activity-Attempt-Id';
 export const RUN_ID_HEADER = 'X-Activity-Run-Id';
@@ -166,7 +169,7 @@ export function createHttpTaskActivities(deps: {
   egress?: EgressPolicy;
   fetch?: HttpFetch;
   /** Where a request that got no answer is logged, with its cause (the worker's log). */
-  logger?: { warn(obj: object, message?: string): void };
+  logger?: Pick<Logger, 'warn'>;
 }) {
   const egress = deps.egress ?? new EgressPolicy();
   // Every connection resolves its host through the egress policy, so the address checked is the address connected to.

@@ -1,3 +1,4 @@
+import type { Logger } from '@activity-core/contracts';
 import type { RunsRepository } from '@activity-core/db';
 import type { Client } from '@temporalio/client';
 import type { EgressPolicy } from './egress';
@@ -21,7 +22,7 @@ export interface ActivityDeps {
   egress?: EgressPolicy;
   fetch?: HttpFetch;
   /** The worker's log (an http task that got no answer is logged with its cause). */
-  logger?: { warn(obj: object, message?: string): void };
+  logger?: Pick<Logger, 'warn'>;
 }
 
 /** Every activity the worker registers, built from its dependencies. */

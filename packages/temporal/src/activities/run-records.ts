@@ -1,4 +1,4 @@
-import type { RunStatus, TriggerType } from '@activity-core/contracts';
+import { toScheduledFor, type RunStatus, type TriggerType } from '@activity-core/contracts';
 import type { ErrorInfo, RunsRepository, TaskInstanceUpsert } from '@activity-core/db';
 
 export interface LogRunInput {
@@ -16,7 +16,8 @@ export interface LogRunInput {
 /** A task instance write, exactly as the repository takes it. */
 export type RecordTaskInput = TaskInstanceUpsert;
 
-const dateOrNull = (value: string | undefined): Date | null => (value === undefined ? null : new Date(value));
+/** The payload's fire times (`scheduledFor`, `windowStart`, `windowEnd`) are `scheduled_for` strings; read with the one fire-time reader. */
+const fireTimeOrNull = (value: string | undefined): Date | null => (value === undefined ? null : toScheduledFor(value));
 
 /** Bookkeeping activities: every write is idempotent, so Temporal may retry them freely. */
 export function createRunRecordActivities(deps: { runs: Pick<RunsRepository, 'insertRun' | 'setRunStatus' | 'upsertTaskInstance'> }) {
@@ -29,10 +30,10 @@ export function createRunRecordActivities(deps: { runs: Pick<RunsRepository, 'in
         activityId: input.activityId,
         activityVersion: input.activityVersion,
         triggerType: input.triggerType,
-        scheduledFor: dateOrNull(input.scheduledFor),
+        scheduledFor: fireTimeOrNull(input.scheduledFor),
         eventId: input.eventId ?? null,
-        windowStart: dateOrNull(input.windowStart),
-        windowEnd: dateOrNull(input.windowEnd),
+        windowStart: fireTimeOrNull(input.windowStart),
+        windowEnd: fireTimeOrNull(input.windowEnd),
       });
     },
 

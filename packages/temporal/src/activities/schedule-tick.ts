@@ -20,7 +20,10 @@ export interface ProcessScheduleTickInput {
   /**
    * The nominal fire time Temporal started the tick for
    * (`TemporalScheduledStartTime`), ISO 8601. Absent for a tick started by a
-   * resume, which processes everything due up to now.
+   * resume, which processes everything due up to now. The one fire time in a
+   * payload that is neither named `scheduledFor` nor in the canonical form
+   * (it is `Date.toISOString()`); histories carry it, so it stays as it is and
+   * is read with `toScheduledFor` (ADR 0033).
    */
   nominalTime?: string;
   /** The tick workflow's id, recorded for traceability. */

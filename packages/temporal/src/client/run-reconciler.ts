@@ -1,15 +1,11 @@
+import type { Logger } from '@activity-core/contracts';
 import type { RunsRepository } from '@activity-core/db';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-
-interface Logger {
-  info(obj: object, message?: string): void;
-  warn(obj: object, message?: string): void;
-}
 
 export interface RunReconcilerOptions {
   client: Client;
   runs: Pick<RunsRepository, 'listRunningToCheck' | 'markChecked' | 'setRunStatus'>;
-  logger: Logger;
+  logger: Pick<Logger, 'info' | 'warn'>;
   /** Runs younger than this are left alone (they record their own outcome). @default 60000 */
   minAgeMs?: number;
   /** A running run is re-confirmed at most this often. @default 300000 */

@@ -1,4 +1,4 @@
-import { parseDurationMs, type ActivitySnapshot, type RunTrigger } from '@activity-core/contracts';
+import { parseDurationMs, parseScheduledFor, type ActivitySnapshot, type RunTrigger } from '@activity-core/contracts';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import { RUN_ACTIVITY_WORKFLOW } from '../names';
 import { runSearchAttributes } from '../search-attributes';
@@ -54,7 +54,7 @@ export function createRunStarter(deps: { client: Client; taskQueue: string }) {
           activityId: activity.id,
           activityName: activity.name,
           triggerType: trigger.type,
-          ...(trigger.type === 'cron' || trigger.type === 'backfill' ? { scheduledFor: new Date(trigger.scheduled_for) } : {}),
+          ...(trigger.type === 'cron' || trigger.type === 'backfill' ? { scheduledFor: parseScheduledFor(trigger.scheduled_for) } : {}),
           ...(trigger.type === 'event' ? { eventId: trigger.event.event_id } : {}),
         }),
         staticSummary: summaryFor(request),

@@ -1,0 +1,78 @@
+import { ActivityVersion, ActivityVersionPage, DefinitionDiff, MAX_DEFINITION_VERSION, Problem } from '@activity-core/contracts';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { DefinitionHistoryService } from '../services/definition-history-service';
+
+const VERSION_MESSAGE = `must be a version number: a whole number from 1 to ${MAX_DEFINITION_VERSION}`;
+
+/**
+ * A version number in a path or query: digits only (no sign, exponent, hex
+ * or leading zero, which a numeric coercion would let through), at most the
+ * largest version Postgres stores.
+ */
+const VersionNumber = z
+  .string()
+  .regex(/^[1-9][0-9]{0,9}$/, VERSION_MESSAGE)
+  .transform(Number)
+  .refine((version) => version <= MAX_DEFINITION_VERSION, VERSION_MESSAGE)
+  .meta({ description: `A version number, 1 to ${MAX_DEFINITION_VERSION}.`, example: '3' });
+
+const IdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
+const VersionParams = IdParams.extend({ version: VersionNumber });
+const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(100, 'a cursor is at most 100 characters').optional(),
+});
+const DiffQuery = z.object({
+  from: VersionNumber.optional().meta({ description: 'The version the patch starts from. Default: the version before `to`.' }),
+  to: VersionNumber.optional().meta({ description: 'The version the patch leads to. Default: the current version.' }),
+});
+const errors = { 400: Problem, 401: Problem, 404: Problem, 503: Problem };
+
+export const definitionHistoryRoutes = (service: DefinitionHistoryService): FastifyPluginAsyncZod =>
+  async (app) => {
+    const config = { auth: 'management' as const };
+    const tags = ['activities'];
+
+    app.get(
+      '/v1/activities/:id/versions',
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Versions of an activity, newest first, with who wrote each and when (deleted activities too)',
+          params: IdParams,
+          querystring: ListQuery,
+          response: { 200: ActivityVersionPage, ...errors },
+        },
+      },
+      async (request) => await service.list(request.params.id, request.query),
+    );
+
+    app.get(
+      '/v1/activities/:id/versions/:version',
+      {
+        config,
+        schema: { tags, summary: 'One version of an activity with its definition, who wrote it and when', params: VersionParams, response: { 200: ActivityVersion, ...errors } },
+      },
+      async (request) => await service.get(request.params.id, request.params.version),
+    );
+
+    app.get(
+      '/v1/activities/:id/diff',
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'What changed between two versions of an activity, as an RFC 6902 JSON Patch',
+          description:
+            'The patch turns the `from` definition into the `to` definition. Without `to`, the current version; without `from`, the version before `to` ' +
+            '(so a bare `GET …/diff` is the last change). `remove` and `replace` carry the value they take away in `old_value`.',
+          params: IdParams,
+          querystring: DiffQuery,
+          response: { 200: DefinitionDiff, ...errors },
+        },
+      },
+      async (request) => await service.diff(request.params.id, request.query),
+    );
+  };

@@ -1,0 +1,192 @@
+/**
+ * Keeps Temporal Schedules in step with Postgres (ADR 0010). Postgres is the
+ * source of truth: the definition says which schedules exist and how they
+ * fire, `schedule_states` says whether an operator paused them and how far
+ * fire times have been decided. Temporal is made to match, by the API when a
+ * definition changes and by every worker's periodic reconciliation.
+ *
+ * Every step is safe against a concurrent writer holding an older copy of the
+ * definition: state changes are applied under the trigger's row lock from the
+ * newest definition, an older definition version never overwrites a newer
+ * schedule, and a schedule is never (re)created for an activity deleted or
+ * changed since it was read.
+ */
+import { temporalScheduleId, type CronTrigger, type ReconcileResponse } from '@activity-core/contracts';
+import type { DefinitionRow, ScheduleStateRow } from '@activity-core/db';
+import type { ScheduleTickInput } from '@activity-core/temporal/client';
+import { ScheduleAlreadyRunning, type ScheduleDescription } from '@temporalio/client';
+import { applyDefinitionToState } from './fire-processor';
+import { isScheduleNotFound, type ScheduleManagerDeps } from './schedule-deps';
+import { cronTriggersOf, desiredSchedule, MANAGED_BY, pauseCauseOf } from './schedule-options';
+
+/** What keeping one schedule in step did. */
+export type SyncOutcome = 'created' | 'updated' | 'unchanged' | 'deleted';
+
+export function createScheduleSync(deps: ScheduleManagerDeps) {
+  const { logger } = deps;
+
+  /** Writes (or creates) the trigger's state under its lock, applying definition changes. */
+  async function syncState(callerRow: DefinitionRow, callerTrigger: CronTrigger, triggerIndex: number): Promise<ScheduleStateRow> {
+    return await deps.schedules.transaction(async (tx) => {
+      const now = deps.clock?.() ?? (await tx.databaseNow());
+      const state = await tx.lockState(callerRow.id, triggerIndex);
+      // Under the lock, apply the newest definition, not the caller's copy: a
+      // reconcile that read version N must never roll back what version N+1's
+      // writer already applied (the next fire would be lost).
+      let row = callerRow;
+      let trigger = callerTrigger;
+      const fresh = await deps.definitions.get(callerRow.id);
+      if (fresh !== undefined && fresh.version > callerRow.version) {
+        const freshTrigger = fresh.definition.triggers[triggerIndex];
+        if (freshTrigger?.type !== 'cron' && state !== undefined) return state;
+        if (freshTrigger?.type === 'cron') {
+          row = fresh;
+          trigger = freshTrigger;
+        }
+      }
+      if (state === undefined) {
+        await tx.insertState({
+          activityId: row.id,
+          triggerIndex,
+          scheduleId: temporalScheduleId(row.id, triggerIndex),
+          trigger,
+          // Fire times before the schedule existed were never due.
+          processedThrough: now,
+          active: row.enabled,
+        });
+        const created = await tx.lockState(row.id, triggerIndex);
+        if (created === undefined) throw new Error(`schedule state ${row.id}/${triggerIndex} could not be created`);
+        return created;
+      }
+      const { patch, fires, next } = applyDefinitionToState(state, row.enabled, trigger, now);
+      await tx.insertFires(fires);
+      if (Object.keys(patch).length > 0) await tx.updateState(row.id, triggerIndex, patch);
+      return next;
+    });
+  }
+
+  /** Makes the Temporal Schedule of one trigger match the desired one. */
+  async function ensureTemporalSchedule(row: DefinitionRow, trigger: CronTrigger, triggerIndex: number, state: ScheduleStateRow): Promise<SyncOutcome> {
+    const desired = desiredSchedule({ row, trigger, triggerIndex, taskQueue: deps.taskQueue, cause: pauseCauseOf(row, state) });
+    const handle = deps.client.schedule.getHandle(desired.scheduleId);
+    let current: ScheduleDescription;
+    try {
+      current = await handle.describe();
+    } catch (error) {
+      if (!isScheduleNotFound(error)) throw error;
+      // A reconcile that read Postgres before the activity was deleted (or
+      // changed) must not resurrect its schedule: check again just before creating.
+      const fresh = await deps.definitions.get(row.id);
+      if (fresh === undefined || fresh.version > row.version) return 'unchanged';
+      try {
+        await deps.client.schedule.create(desired.options);
+      } catch (createError) {
+        if (createError instanceof ScheduleAlreadyRunning) return 'unchanged';
+        throw createError;
+      }
+      logger.info({ scheduleId: desired.scheduleId, activityId: row.id }, 'schedule created');
+      return 'created';
+    }
+    const existing = current.action.args?.[0] as Partial<ScheduleTickInput> | undefined;
+    // A writer holding an older definition version never overwrites a newer schedule.
+    if (existing?.definitionVersion !== undefined && existing.definitionVersion > row.version) return 'unchanged';
+    if (existing?.revision === desired.revision && existing.definitionVersion !== undefined && current.state.paused === desired.paused) {
+      return 'unchanged';
+    }
+    await handle.update(() => ({
+      spec: desired.options.spec,
+      action: desired.options.action,
+      policies: desired.options.policies,
+      state: { paused: desired.paused, note: desired.note },
+    }));
+    logger.info({ scheduleId: desired.scheduleId, activityId: row.id, paused: desired.paused }, 'schedule updated');
+    return 'updated';
+  }
+
+  async function deleteTemporalSchedule(scheduleId: string): Promise<boolean> {
+    try {
+      await deps.client.schedule.getHandle(scheduleId).delete();
+      logger.info({ scheduleId }, 'schedule deleted');
+      return true;
+    } catch (error) {
+      if (isScheduleNotFound(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Removes the schedule and state of a trigger that no longer exists (run and fire history stay). */
+  async function retire(activityId: string, triggerIndex: number): Promise<boolean> {
+    const deleted = await deleteTemporalSchedule(temporalScheduleId(activityId, triggerIndex));
+    await deps.schedules.deleteState(activityId, triggerIndex);
+    return deleted;
+  }
+
+  /** Whether the definition in Postgres (read now) still has a cron trigger at this index. */
+  async function stillWanted(activityId: string, triggerIndex: number): Promise<boolean> {
+    const row = await deps.definitions.get(activityId);
+    return row?.definition.triggers[triggerIndex]?.type === 'cron';
+  }
+
+  /** Creates, updates (or pauses) and deletes the schedules of one live activity to match its definition. */
+  async function sync(row: DefinitionRow): Promise<Array<{ scheduleId: string; outcome: SyncOutcome }>> {
+    const results: Array<{ scheduleId: string; outcome: SyncOutcome }> = [];
+    const wanted = cronTriggersOf(row.definition);
+    for (const { trigger, triggerIndex } of wanted) {
+      const state = await syncState(row, trigger, triggerIndex);
+      results.push({ scheduleId: temporalScheduleId(row.id, triggerIndex), outcome: await ensureTemporalSchedule(row, trigger, triggerIndex, state) });
+    }
+    const wantedIndexes = new Set(wanted.map((entry) => entry.triggerIndex));
+    for (const state of await deps.schedules.listStates(row.id)) {
+      if (wantedIndexes.has(state.triggerIndex) || (await stillWanted(row.id, state.triggerIndex))) continue;
+      await retire(row.id, state.triggerIndex);
+      results.push({ scheduleId: state.scheduleId, outcome: 'deleted' });
+    }
+    return results;
+  }
+
+  return {
+    sync,
+
+    /** An activity was deleted: its schedules and schedule states go; runs and fire history stay. */
+    async remove(row: Pick<DefinitionRow, 'id' | 'definition'>): Promise<void> {
+      const indexes = new Set([...cronTriggersOf(row.definition).map((entry) => entry.triggerIndex)]);
+      for (const state of await deps.schedules.listStates(row.id)) indexes.add(state.triggerIndex);
+      for (const triggerIndex of indexes) await retire(row.id, triggerIndex);
+    },
+
+    /**
+     * Makes Temporal match Postgres: creates missing schedules, updates
+     * changed ones, deletes schedules (of this task queue) that no live cron
+     * trigger wants. Idempotent: a second run reports no changes.
+     */
+    async reconcile(): Promise<ReconcileResponse> {
+      const result: ReconcileResponse = { created: [], updated: [], deleted: [], unchanged: 0 };
+      const wanted = new Set<string>();
+      for (const row of await deps.schedules.listLiveDefinitions()) {
+        for (const { triggerIndex } of cronTriggersOf(row.definition)) wanted.add(temporalScheduleId(row.id, triggerIndex));
+        for (const { scheduleId, outcome } of await sync(row)) {
+          if (outcome === 'unchanged') result.unchanged++;
+          else result[outcome].push(scheduleId);
+        }
+      }
+      for (const state of await deps.schedules.listStates()) {
+        if (wanted.has(state.scheduleId) || (await stillWanted(state.activityId, state.triggerIndex))) continue;
+        if (await retire(state.activityId, state.triggerIndex)) result.deleted.push(state.scheduleId);
+      }
+      for await (const summary of deps.client.schedule.list()) {
+        const memo = summary.memo as { managedBy?: unknown; taskQueue?: unknown; activityId?: unknown; triggerIndex?: unknown } | undefined;
+        if (memo?.managedBy !== MANAGED_BY || memo.taskQueue !== deps.taskQueue || wanted.has(summary.scheduleId)) continue;
+        if (typeof memo.activityId === 'string' && typeof memo.triggerIndex === 'number' && (await stillWanted(memo.activityId, memo.triggerIndex))) continue;
+        if (await deleteTemporalSchedule(summary.scheduleId)) result.deleted.push(summary.scheduleId);
+      }
+      return result;
+    },
+
+    /** Removes the schedule and state of one trigger that no longer exists. */
+    retire,
+
+    stillWanted,
+  };
+}
+
+export type ScheduleSync = ReturnType<typeof createScheduleSync>;

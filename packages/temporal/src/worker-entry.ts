@@ -1,0 +1,19 @@
+/**
+ * `@activity-core/temporal/worker`: what only a worker process needs, the
+ * worker itself, the workflow bundle and the activities. It loads
+ * `@temporalio/worker` (and its native core bridge); processes that only start
+ * workflows import `@activity-core/temporal/client` instead, and eslint keeps
+ * the API, the router and the schedule manager from importing this.
+ */
+export { bundleWorkflows, createWorker, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH, type CreateWorkerOptions, type PrebuiltWorkflowBundle } from './worker';
+export { activityTracingInterceptors, workflowTracingSinks } from './worker-tracing';
+export {
+  createActivities,
+  ATTEMPT_ID_HEADER,
+  IDEMPOTENCY_KEY_HEADER,
+  RUN_ID_HEADER,
+  EgressPolicy,
+  type Activities,
+  type ActivityDeps,
+  type EmitEvent,
+} from './activities';
