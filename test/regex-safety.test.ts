@@ -29,8 +29,10 @@ import {
   isSecondsCron,
   parseDurationMs,
   parseIdempotencyKey,
+  parseScheduledFor,
   reservedEventIdReason,
   secretPlaceholderIssues,
+  toScheduledFor,
 } from '@activity-core/contracts';
 import { compileFilter, evaluateFilter } from '@activity-core/filters';
 import { toTemporalCronString } from '@activity-core/scheduling';
@@ -95,6 +97,7 @@ const AUDITED: AuditedFunction[] = [
   { name: 'isSecondsCron', input: 'definition cron', run: isSecondsCron, worst: [fill(' \t'), fill('* ')] },
   { name: 'toTemporalCronString', input: 'definition cron', run: (text) => quietly(() => toTemporalCronString(text))(), worst: [fill(' ', 'x'), `* * * * ${fill('1,')}`.slice(0, SIZE)] },
   { name: 'reservedEventIdReason / isLowercaseUuid', input: 'event id', run: (text) => [reservedEventIdReason(text), isLowercaseUuid(text)], worst: [fill('2026-01-01T00:00:00+00:00'), fill('0')] },
+  { name: 'toScheduledFor / parseScheduledFor', input: 'scheduled_for in API paths, queries and backfill bodies', run: (text) => [quietly(() => toScheduledFor(text))(), quietly(() => parseScheduledFor(text))()], worst: [`2026-01-01T00:00:00.${fill('1', 'x')}`.slice(0, SIZE), fill('2026-01-01T00:00:00'), `2026-01-01T00:00:00${fill('+00:00')}`.slice(0, SIZE)] },
   { name: 'parseRfc3339', input: 'event occurred_at (filters)', run: parseRfc3339, worst: [`2026-01-01T00:00:00.${fill('1', 'x')}`.slice(0, SIZE), fill('2026-01-01T00:00:00')] },
   { name: 'estimateRegexSize', input: 'filter matches() pattern', run: estimateRegexSize, worst: [fill('\\Q'), fill('\\p{'), fill('['), fill('(?'), fill('{1,'), fill('(')], benign: fill('(?i)') },
   { name: 'evaluateFilter matches()', input: 'event data (filters)', run: (text) => regexFilter.ok && evaluateFilter(regexFilter.filter, envelope({ s: text })), worst: [fill('a', '!')] },

@@ -2,6 +2,9 @@ import { v5 as referenceUuidv5 } from 'uuid';
 import { describe, expect, test } from 'vitest';
 import {
   ACTIVITY_CORE_UUID_NAMESPACE,
+  batchItemEventId,
+  httpTaskAttemptId,
+  MAX_BATCH_IDEMPOTENCY_KEY,
   reservedEventIdReason,
   cronRunWorkflowId,
   emittedEventId,
@@ -159,5 +162,20 @@ describe('reserved event ids', () => {
     expect(reservedEventIdReason('emit-x:0')).toMatch(/emit_event/);
     expect(reservedEventIdReason('evt_abc123')).toBeUndefined();
     expect(reservedEventIdReason('2026-03-01T09:00:00Z')).toBeUndefined();
+  });
+});
+
+describe('ids derived for retries', () => {
+  test('a batch item sent without an id is named by the batch key and its position, so a resent batch names the same events', () => {
+    expect(batchItemEventId('order-batch-7', 0)).toBe('order-batch-7#0');
+    expect(batchItemEventId('order-batch-7', 99)).toBe('order-batch-7#99');
+    // The longest key with the largest index still fits the 200-character event id.
+    expect(batchItemEventId('k'.repeat(MAX_BATCH_IDEMPOTENCY_KEY), 99_999)).toHaveLength(200);
+  });
+
+  test('each attempt of an http task has its own attempt id under the one task workflow id', () => {
+    const task = taskWorkflowId('6f1c0d4e-0000-5000-8000-000000000000', 'http', 1);
+    expect(httpTaskAttemptId(task, 1)).toBe(`${task}#1`);
+    expect(httpTaskAttemptId(task, 2)).not.toBe(httpTaskAttemptId(task, 1));
   });
 });

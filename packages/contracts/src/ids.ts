@@ -67,7 +67,7 @@ export function toScheduledFor(value: Date | string): Date {
     return new Date(Math.floor(ms / 1000) * 1000);
   }
   const match = RFC3339_RE.exec(value);
-  if (match === null) throw new Error(`scheduled_for must be an RFC 3339 date-time such as 2026-03-01T09:00:00+00:00, got ${value}`);
+  if (match === null) throw new Error(`scheduled_for must be an RFC 3339 date-time such as 2026-03-01T09:00:00+00:00, got ${JSON.stringify(value.slice(0, 64))}`);
   const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
   const wallClock = new Date(0);
   // setUTCFullYear, unlike Date.UTC, does not read years 0-99 as 1900-1999.
@@ -85,7 +85,7 @@ export function toScheduledFor(value: Date | string): Date {
     offsetHours > 23 ||
     offsetMinutes > 59
   ) {
-    throw new Error(`scheduled_for is not a real instant: ${value}`);
+    throw new Error(`scheduled_for is not a real instant: ${JSON.stringify(value.slice(0, 64))}`);
   }
   const offsetMs = (match[7] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
   return new Date(wallClock.getTime() - offsetMs);
@@ -113,7 +113,7 @@ const SCHEDULED_FOR_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/;
  */
 export function parseScheduledFor(value: string): Date {
   if (!SCHEDULED_FOR_RE.test(value)) {
-    throw new Error(`scheduled_for must look like 2026-03-01T09:00:00+00:00, got ${value}`);
+    throw new Error(`scheduled_for must look like 2026-03-01T09:00:00+00:00, got ${JSON.stringify(value.slice(0, 64))}`);
   }
   return toScheduledFor(value);
 }
@@ -283,4 +283,25 @@ export function webhookDeliveryIdOf(source: string, eventId: string): string | u
   const prefix = `${WEBHOOK_EVENT_ID_PREFIX}${source}:`;
   if (!eventId.startsWith(prefix) || eventId.length === prefix.length) return undefined;
   return eventId.slice(prefix.length);
+}
+
+/**
+ * The event id of item `index` of a batch sent without an event_id under
+ * `Idempotency-Key: key` (`{key}#{index}`): resending the same batch with the
+ * same key names the same events, so a retry after an error cannot double one.
+ */
+export function batchItemEventId(idempotencyKey: string, index: number): string {
+  return `${idempotencyKey}#${index}`;
+}
+
+/** Longest Idempotency-Key a batch takes: derived item ids (`{key}#{index}`) must stay within the 200-character event id. */
+export const MAX_BATCH_IDEMPOTENCY_KEY = 200 - `#${99_999}`.length;
+
+/**
+ * The `X-Activity-Attempt-Id` of one attempt of an `http` task
+ * (`<task workflow id>#<attempt>`): distinct per attempt, while the
+ * Idempotency-Key stays the same across all of them.
+ */
+export function httpTaskAttemptId(taskWorkflowIdValue: string, attempt: number): string {
+  return `${taskWorkflowIdValue}#${attempt}`;
 }

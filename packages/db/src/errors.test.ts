@@ -107,6 +107,17 @@ describe('everything else', () => {
     }
   });
 
+  test('words in a statement\'s parameters never make a failure look like a lost connection', () => {
+    // The parameters are user data (an event's payload): drizzle puts them into its message.
+    const userData = ['{"note":"Connection terminated; not queryable; Client was closed"}'];
+    const failed = new DrizzleQueryError('insert into "events" ("data") values ($1)', userData, databaseError('P0001', 'test fault for e2'));
+    expect(translatePgError(failed)).toBe(failed);
+    expect(isConnectionError(failed)).toBe(false);
+    // The driver's own words below the wrapper still count.
+    const lost = new DrizzleQueryError('select 1', [], new Error('Connection terminated unexpectedly'));
+    expect(isConnectionError(lost)).toBe(true);
+  });
+
   test('a cause chain that loops ends the search instead of hanging', () => {
     const looped: Error & { cause?: unknown } = new Error('outer');
     looped.cause = looped;

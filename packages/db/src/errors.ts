@@ -1,4 +1,5 @@
 import { DomainError, InvalidInputError, UnavailableError } from '@activity-core/contracts';
+import { DrizzleQueryError } from 'drizzle-orm/errors';
 
 /**
  * The one place that reads Postgres and driver error codes. Everything
@@ -62,7 +63,10 @@ function findFault(error: unknown): { fault: PgFault; at: object } | undefined {
   // No code anywhere: pg and pg-pool say some connection failures only in words.
   for (let current = error, depth = 0; current !== null && typeof current === 'object' && depth <= MAX_CAUSE_DEPTH; depth++) {
     const message = (current as { message?: unknown }).message;
-    if (typeof message === 'string' && CONNECTION_LOST_MESSAGE.test(message)) return { fault: 'connection_lost', at: current };
+    // A drizzle query error's message carries the statement's parameters, i.e. user data: an event
+    // whose data says "not queryable" must not turn another failure into "Postgres is unreachable".
+    const carriesParameters = current instanceof DrizzleQueryError || 'params' in current;
+    if (!carriesParameters && typeof message === 'string' && CONNECTION_LOST_MESSAGE.test(message)) return { fault: 'connection_lost', at: current };
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { EventAcceptedResponse, EventEnvelope, EventIdOrigin } from '@activity-core/contracts';
-import { ForbiddenError, InvalidInputError, UnavailableError } from '@activity-core/contracts';
+import { batchItemEventId, ForbiddenError, InvalidInputError, UnavailableError } from '@activity-core/contracts';
 import { StoreUnreachableError, type IngestOrigin } from '@activity-core/router';
 import { describe, expect, test } from 'vitest';
-import { batchItemEventId, createEventService, credentialLabel, reservedSourceReason, scopePatternMatches } from './event-service';
+import { createEventService, credentialLabel, reservedSourceReason, scopePatternMatches } from './event-service';
 
 const event = (fields: Partial<EventEnvelope> = {}) => ({ event_type: 'order.paid', source: 'shop', occurred_at: '2026-03-01T09:00:00Z', data: {}, ...fields });
 const receivedAt = new Date('2026-03-01T09:00:01Z');

@@ -1,6 +1,8 @@
 import type { IngestKeyScope } from '@activity-core/config';
 import {
   assignedEventId,
+  batchItemEventId,
+  MAX_BATCH_IDEMPOTENCY_KEY,
   CloudEvent,
   DomainError,
   envelopeFromCloudEvent,
@@ -171,14 +173,6 @@ export type BatchItemResult =
       /** The item's event id when it had one (given, derived or assigned): resend the item with it, and a retry cannot double it. */
       event_id?: string;
     };
-
-/** The id of batch item `index` sent without an event_id under `Idempotency-Key: key`. */
-export function batchItemEventId(idempotencyKey: string, index: number): string {
-  return `${idempotencyKey}#${index}`;
-}
-
-/** Longest Idempotency-Key a batch takes: derived item ids (`{key}#{index}`) must stay within the 200-character event id. */
-export const MAX_BATCH_IDEMPOTENCY_KEY = 200 - `#${99_999}`.length;
 
 export function createEventService(deps: {
   ingest: Pick<EventIngest, 'ingest'>;

@@ -1,5 +1,5 @@
 import type { HttpTaskConfig, Logger, RunContext } from '@activity-core/contracts';
-import { DEFINITION_JSON_MAX_DEPTH, jsonDepthExceeds, parseDurationMs } from '@activity-core/contracts';
+import { DEFINITION_JSON_MAX_DEPTH, httpTaskAttemptId, jsonDepthExceeds, parseDurationMs } from '@activity-core/contracts';
 import type { RunsRepository } from '@activity-core/db';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Agent, fetch as undiciFetch } from 'undici';
@@ -216,7 +216,7 @@ export function createHttpTaskActivities(deps: {
         throw ApplicationFailure.nonRetryable(`invalid header: ${redact((error as Error).message)}`, 'invalid_header');
       }
       requestHeaders.set(IDEMPOTENCY_KEY_HEADER, input.taskWorkflowId);
-      requestHeaders.set(ATTEMPT_ID_HEADER, `${input.taskWorkflowId}#${attempt}`);
+      requestHeaders.set(ATTEMPT_ID_HEADER, httpTaskAttemptId(input.taskWorkflowId, attempt));
       requestHeaders.set(RUN_ID_HEADER, input.runId);
       if (body !== undefined && !requestHeaders.has('content-type')) requestHeaders.set('content-type', 'application/json');
 
