@@ -36,6 +36,7 @@ import { runMigrations } from '@activity-core/db';
 import { findTemporalCli, freePort, startEmbeddedPostgres, startTemporalDevServer, type RunningPostgres, type TemporalDevServer } from '@activity-core/dev-services';
 import { Client, Connection, WorkflowIdReusePolicy } from '@temporalio/client';
 import pg from 'pg';
+import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../apps/worker/src/runtime-flags';
 
 // ---------------------------------------------------------------- options
 
@@ -144,9 +145,11 @@ const procs = new Set<Proc>();
 
 function startNode(name: string, entry: 'api' | 'worker', env: Record<string, string>): Proc {
   if (cleaning !== undefined) throw new Error(`not starting the ${name}: the benchmark is stopping`);
-  const args = built ? ['--enable-source-maps', entry === 'api' ? distApi : distWorker] : ['--import', 'tsx', join('apps', entry, 'src', 'main.ts')];
+  // The worker is started as `npm run start:worker` starts it: its memory flags and malloc arena limit.
+  const runtime = entry === 'worker' ? { flags: [...WORKER_NODE_FLAGS], env: WORKER_PROCESS_ENV } : { flags: [], env: {} };
+  const args = [...runtime.flags, ...(built ? ['--enable-source-maps', entry === 'api' ? distApi : distWorker] : ['--import', 'tsx', join('apps', entry, 'src', 'main.ts')])];
   // process.execPath directly (no npx/tsx wrapper): the child's pid is the node process whose memory is read.
-  const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...runtime.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-20_000);
@@ -436,7 +439,7 @@ async function main(): Promise<void> {
   out.push(`activity-core hot path — commit ${gitCommit()}, ${new Date().toISOString()}`);
   out.push(`machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${f(totalmem() / 2 ** 30, 1)} GiB, node ${process.version}; load average (1/5/15 min) at start ${load0.map((l) => f(l, 2)).join(' ')}, at end ${load1.map((l) => f(l, 2)).join(' ')}`);
   if (built) out.push(`build: dist/ written ${statSync(distApi).mtime.toISOString()} (rebuild with \`npm run build\` after changing the sources)`);
-  out.push(`stack: Temporal dev server (in-memory SQLite) + embedded Postgres + API + 1 worker, all on this machine; API and worker from ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default (DATABASE_POOL_SIZE=10)`);
+  out.push(`stack: Temporal dev server (in-memory SQLite) + embedded Postgres + API + 1 worker, all on this machine; API and worker from ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default (DATABASE_POOL_SIZE=10); worker node flags as \`npm run start:worker\`: ${[...Object.entries(WORKER_PROCESS_ENV).map(([k, v]) => `${k}=${v}`), ...WORKER_NODE_FLAGS].join(' ')}`);
   out.push(`load: ${concurrency} concurrent senders, ${rounds} alternating rounds of ${perRound} (raw, new, duplicate), each phase from an idle stack; worker ${pauseWorker ? 'frozen (SIGSTOP) during the event phases (--pause-worker)' : 'running the new runs during the event phases'}; one activity, one \`noop\` task`);
   out.push('');
   out.push('| measure | figure | ratio to raw | target |');

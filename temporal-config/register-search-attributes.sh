@@ -13,7 +13,7 @@ set -eu
 
 ADDRESS="${TEMPORAL_ADDRESS:-temporal:7233}"
 NAMESPACE="${TEMPORAL_NAMESPACE:-default}"
-SEARCH_ATTRIBUTES="${SEARCH_ATTRIBUTES:-ActivityId=Keyword ActivityName=Keyword TriggerType=Keyword ScheduledFor=Datetime EventId=Keyword}"
+SEARCH_ATTRIBUTES="${SEARCH_ATTRIBUTES:-ActivityId=Keyword ActivityName=Keyword TriggerType=Keyword ScheduledFor=Datetime EventId=Keyword RerunOf=Keyword}"
 WAIT_SECONDS="${WAIT_SECONDS:-300}"
 TEMPORAL_BIN="${TEMPORAL_BIN:-temporal}"
 

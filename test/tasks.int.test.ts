@@ -1,9 +1,7 @@
-import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runIdFor } from '@activity-core/contracts';
+import { recordGoldenHistory } from './golden-histories';
 import { startHttpTarget } from './http-target';
 import { startStack, workflowBundle, type TestStack } from './harness';
 
@@ -154,20 +152,12 @@ describe('tasks', () => {
     await handle.result();
     const history = await handle.fetchHistory();
     await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, workflowId)).resolves.toBeUndefined();
-    if (process.env.RECORD_HISTORIES === '1') {
-      // Refreshes the golden histories that test/history-replay.int.test.ts replays forever after.
-      const dir = join(process.cwd(), 'test', 'histories');
-      await mkdir(dir, { recursive: true });
-      await writeFile(join(dir, 'run-activity-workflow.binpb'), temporal.api.history.v1.History.encode(history).finish());
-      // Replay needs each history's workflow id: the run id (and so the task ids) derive from it.
-      await writeFile(join(dir, 'workflow-ids.json'), `${JSON.stringify({ 'run-activity-workflow.binpb': workflowId, 'task-workflow-http.binpb': `task-${runIdFor(workflowId)}:http:2` }, null, 2)}\n`);
-    }
-
     const { runId } = { runId: runIdFor(workflowId) };
     const child = stack.client.workflow.getHandle(`task-${runId}:http:2`);
-    await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, await child.fetchHistory(), child.workflowId)).resolves.toBeUndefined();
-    if (process.env.RECORD_HISTORIES === '1') {
-      await writeFile(join(process.cwd(), 'test', 'histories', 'task-workflow-http.binpb'), temporal.api.history.v1.History.encode(await child.fetchHistory()).finish());
-    }
+    const childHistory = await child.fetchHistory();
+    await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, childHistory, child.workflowId)).resolves.toBeUndefined();
+    // Adds golden histories of today's shape beside the older ones (see recordGoldenHistory).
+    await recordGoldenHistory('run-activity-workflow', history, workflowId);
+    await recordGoldenHistory('task-workflow-http', childHistory, child.workflowId);
   });
 });

@@ -101,10 +101,10 @@ describe('registration', () => {
     expect(refused.json().errors).toEqual([expect.objectContaining({ path: 'allow_replay_without_timestamp', message: expect.stringContaining('timestamp_header') })]);
   });
 
-  test('a secret shorter than 16 bytes is refused with a 400 naming secret', async () => {
+  test('a secret shorter than 16 characters is refused with a 400 naming secret', async () => {
     const refused = await manage('POST', '/v1/webhook-sources', { name: 'weak', scheme: 'hmac_sha256', secret: 'short-secret', timestamp_header: 'X-Timestamp' });
     expect(refused.statusCode).toBe(400);
-    expect(refused.json().errors).toEqual([{ path: 'secret', message: 'the secret must be at least 16 bytes; this one has 12' }]);
+    expect(refused.json().errors).toEqual([{ path: 'secret', message: 'the secret must be at least 16 characters; this one has 12' }]);
   });
 });
 

@@ -149,12 +149,15 @@ export interface FuzzOptions {
   requestTimeoutSeconds: number;
   phases: readonly string[];
   timeoutMs: number;
+  /** schemathesis checks to run. @default ['not_a_server_error'] */
+  checks?: readonly string[];
 }
 
 /**
- * One schemathesis run: checks that no answer is a 5xx and none takes longer
- * than `maxResponseSeconds` (a request that gets no answer within
- * `requestTimeoutSeconds` fails too), then the NDJSON report parsed.
+ * One schemathesis run: runs `checks` (by default only that no answer is a
+ * 5xx) and checks that no answer takes longer than `maxResponseSeconds` (a
+ * request that gets no answer within `requestTimeoutSeconds` fails too), then
+ * the NDJSON report parsed.
  */
 export async function fuzz(options: FuzzOptions): Promise<{ result: CliResult; report: FuzzReport; seconds: number }> {
   const reports = join(options.workDir, 'reports');
@@ -167,7 +170,7 @@ export async function fuzz(options: FuzzOptions): Promise<{ result: CliResult; r
       'run',
       options.schemaUrl,
       ...Object.entries(options.headers ?? {}).flatMap(([name, value]) => ['--header', `${name}: ${value}`]),
-      '--checks', 'not_a_server_error',
+      '--checks', (options.checks ?? ['not_a_server_error']).join(','),
       '--max-response-time', String(options.maxResponseSeconds),
       '--request-timeout', String(options.requestTimeoutSeconds),
       '--phases', options.phases.join(','),

@@ -4,6 +4,7 @@ import {
   createDatabase,
   createDefinitionsRepository,
   createEventsRepository,
+  createRerunsRepository,
   createRunsRepository,
   createSchedulesRepository,
   createWebhookSourcesRepository,
@@ -21,9 +22,11 @@ import { buildServer } from './server';
 import { createActivityService } from './services/activity-service';
 import { createDefinitionHistoryService } from './services/definition-history-service';
 import { createEventService } from './services/event-service';
+import { createBulkRerunRunner, createRerunService } from './services/rerun-service';
 import { createRunService } from './services/run-service';
 import { createScheduleObserver, createScheduleService } from './services/schedule-service';
 import { createWebhookService } from './services/webhook-service';
+import { createWebhookSourceCatalog } from './services/webhook-source-catalog';
 
 function forwardingLogger(): Logger & { target: Logger | undefined } {
   const forward =
@@ -55,6 +58,10 @@ export interface ApiAppOptions {
   dispatcherIntervalMs?: number;
   /** Events the dispatcher claims per round. @default 50 */
   dispatcherBatchSize?: number;
+  /** Carry out bulk re-runs in this process (any API process may take one over). @default true */
+  bulkReruns?: boolean;
+  /** How long a bulk re-run's lease lasts without progress before another process takes it over. @default 15000 */
+  bulkRerunLeaseMs?: number;
   /** Run the event retention sweeper in this process. @default true */
   retention?: boolean;
   /** Traces (started by the entry point from OTEL_*): request spans, and the trace context on every workflow start. */
@@ -98,6 +105,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   const webhookSources = createWebhookSourcesRepository(database.db);
   const secretBox = config.webhooks.secretKeys.length > 0 ? createSecretBox(config.webhooks.secretKeys) : undefined;
   const starter = createRunStarter({ client, taskQueue: config.temporal.taskQueue });
+  const rerunsRepository = createRerunsRepository(database.db);
   // The ingest is built before the server that owns the logger; it logs through this forwarder.
   const logger = forwardingLogger();
   const silentUntilServer = logger;
@@ -117,6 +125,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
       },
     ],
   });
+  const reruns = createRerunService({ runs, reruns: rerunsRepository, definitions, starter, logger });
   const ingest = metrics.countIngest(createEventIngest({ definitions, events, starter, runs, logger: silentUntilServer, eventDataLimits: config.eventData }));
   const scheduleManager = createScheduleManager({
     client,
@@ -129,8 +138,11 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
     logger,
     temporalUiUrl: config.temporal.uiUrl,
   });
+  // One cache of the webhook sources for deliveries and for the reserved sources of posted events.
+  const webhookCatalog = createWebhookSourceCatalog(webhookSources);
   const webhooks = createWebhookService({
     sources: webhookSources,
+    catalog: webhookCatalog,
     events,
     ingest,
     logger,
@@ -147,9 +159,9 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
           observers: [createScheduleObserver({ manager: scheduleManager, client, logger: () => logger })],
           validators: [scheduleIssues, (definition) => secondsCronIssues(definition, config.cron)],
         }),
-        schedules: createScheduleService({ manager: scheduleManager, client }),
-        events: createEventService({ ingest, events, webhookSources, ingestKeyScopes: config.ingestKeyScopes, logger }),
-        runs: createRunService({ runs, client, temporalUiUrl: config.temporal.uiUrl, namespace: config.temporal.namespace }),
+        schedules: createScheduleService({ manager: scheduleManager, client, runs, reruns }),
+        events: createEventService({ ingest, events, webhookSources: webhookCatalog, ingestKeyScopes: config.ingestKeyScopes, logger }),
+        runs: createRunService({ runs, client, temporalUiUrl: config.temporal.uiUrl, namespace: config.temporal.namespace, reruns }),
         webhooks,
         metrics,
         probes: dependencies.probes(),
@@ -224,6 +236,17 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   const retentionDays = config.events.retentionDays;
   const retention = retentionDays === null ? undefined : createEventRetention({ events, logger: server.log, retentionMs: retentionDays * 86_400_000 });
   if (options.retention ?? true) retention?.start();
+  // Bulk re-runs accepted by any process, or left behind by one that died, are carried out here.
+  const bulkRerunRunner = createBulkRerunRunner({
+    reruns: rerunsRepository,
+    service: reruns,
+    logger: server.log,
+    ...(options.bulkRerunLeaseMs === undefined ? {} : { leaseMs: options.bulkRerunLeaseMs }),
+  });
+  if (options.bulkReruns ?? true) {
+    reruns.onBulkAccepted(() => bulkRerunRunner.nudge());
+    bulkRerunRunner.start();
+  }
 
   return {
     server,
@@ -250,6 +273,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
       await step('the dependency monitor', () => dependencies.stop());
       await step('the dispatcher', () => dispatcher.stop());
       await step('the retention sweeper', async () => await retention?.stop());
+      await step('the bulk re-run runner', () => bulkRerunRunner.stop());
       // Awaited before the connection closes: the client's retry timer would otherwise call on a closed
       // channel (an uncaught error). The abort ends calls in flight; a connect to an unreachable Temporal
       // still runs to the reconcile's deadline.

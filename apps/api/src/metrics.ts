@@ -1,5 +1,6 @@
 import type { EventIngest } from '@activity-core/router';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { registerRunOutcomeMetrics } from './run-metrics';
 
 /**
  * What `GET /metrics` exposes, in the Prometheus text format.
@@ -132,6 +133,8 @@ export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
   stateGauge('activity_core_schedule_fires_pending', 'Cron fire decisions whose run start is not confirmed yet (a tick or sweep finishes them).', 'schedule_fires_pending');
   stateGauge('activity_core_schedules_paused', 'Cron triggers paused by an operator.', 'schedules_paused');
   stateGauge('activity_core_activities_enabled', 'Enabled, not deleted activity definitions.', 'activities_enabled');
+  // Runs finished by activity and status, and their durations: counted from the run rows at scrape time (run-metrics.ts).
+  registerRunOutcomeMetrics(registry, deps);
   new Gauge({
     name: 'activity_core_metrics_postgres_up',
     help: '1 when the Postgres-backed gauges of this scrape could be read; 0 when Postgres did not answer (they read NaN).',

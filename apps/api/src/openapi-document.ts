@@ -1,4 +1,5 @@
 import type { SwaggerTransform, SwaggerTransformObject } from '@fastify/swagger';
+import { resolveOnWrite } from '@activity-core/contracts';
 import type { FastifySchema, RouteOptions } from 'fastify';
 import type { AuthScope } from './plugins/auth';
 
@@ -21,8 +22,8 @@ import type { AuthScope } from './plugins/auth';
  *   deliveries, which are verified by their signature);
  * - an optional request body (a body schema that accepts no body) as
  *   `required: false`;
- * - constraints checked only when something is written (`x-on-write`, see
- *   ON_WRITE) applied to request schemas only.
+ * - constraints checked only when something is written (ON_WRITE in
+ *   @activity-core/contracts) applied to request schemas only.
  */
 
 export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
@@ -31,13 +32,6 @@ export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
 const SCOPE_MARK = 'x-activity-core-auth';
 const OPTIONAL_BODY_MARK = 'x-activity-core-optional-body';
 
-/**
- * A schema keyword holding JSON Schema keywords that hold for what a client
- * sends but not for every stored value the API returns (limits added after
- * values were stored, e.g. DEFINITION_LIMITS): merged into request schemas,
- * dropped from response schemas. Set it with zod's `.meta({ [ON_WRITE]: {…} })`.
- */
-export const ON_WRITE = 'x-on-write';
 
 const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 const BEARER_SCOPES = new Set<AuthScope>(['management', 'ingest']);
@@ -149,27 +143,6 @@ export function describeRoute<S extends FastifySchema>(transform: SwaggerTransfo
   };
 }
 
-/** Merges `x-on-write` keywords into a request schema (in place), recursively. */
-function applyOnWrite(value: unknown, keep: boolean): void {
-  if (Array.isArray(value)) {
-    for (const item of value) applyOnWrite(item, keep);
-    return;
-  }
-  if (!isObject(value)) return;
-  const onWrite = value[ON_WRITE];
-  if (onWrite !== undefined) {
-    delete value[ON_WRITE];
-    if (keep && isObject(onWrite)) {
-      for (const [keyword, schema] of Object.entries(onWrite)) {
-        // Two constraints on one keyword both hold: anyOf / allOf lists are combined under allOf.
-        if (keyword in value && (keyword === 'anyOf' || keyword === 'oneOf')) value.allOf = [...((value.allOf as unknown[] | undefined) ?? []), { [keyword]: schema }];
-        else value[keyword] = schema;
-      }
-    }
-  }
-  for (const child of Object.values(value)) applyOnWrite(child, keep);
-}
-
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
 
 /** Completes one operation's responses (in place). */
@@ -179,8 +152,14 @@ function completeOperation(method: string, path: string, operation: Json): void 
   const requestBody = operation.requestBody;
   if (operation[OPTIONAL_BODY_MARK] === true && isObject(requestBody)) requestBody.required = false;
   delete operation[OPTIONAL_BODY_MARK];
-  applyOnWrite(operation.parameters, true);
-  applyOnWrite(operation.requestBody, true);
+  resolveOnWrite(operation.parameters, true);
+  resolveOnWrite(operation.requestBody, true);
+  for (const parameter of Array.isArray(operation.parameters) ? operation.parameters : []) {
+    // Every list's cursor is opaque: only the server can tell one it issued.
+    if (isObject(parameter) && parameter.in === 'query' && parameter.name === 'cursor') {
+      parameter.description ??= 'An opaque cursor: the `next_cursor` of the previous page. Any other value is refused with 400.';
+    }
+  }
 
   const responses = (isObject(operation.responses) ? operation.responses : {}) as Record<string, Json>;
   const shape: OperationShape = { method, path, scope, takesInput: (Array.isArray(operation.parameters) && operation.parameters.length > 0) || requestBody !== undefined };
@@ -223,8 +202,8 @@ export function completeDocument(transformObject: SwaggerTransformObject, option
     const components = isObject(document.components) ? document.components : {};
     const schemas = isObject(components.schemas) ? components.schemas : {};
     // Request components are the zod input schemas (`…Input`); the rest describe answers.
-    for (const [name, schema] of Object.entries(schemas)) applyOnWrite(schema, name.endsWith('Input'));
-    applyOnWrite(paths, false);
+    for (const [name, schema] of Object.entries(schemas)) resolveOnWrite(schema, name.endsWith('Input'));
+    resolveOnWrite(paths, false);
     return document as ReturnType<SwaggerTransformObject>;
   };
 }

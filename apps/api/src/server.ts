@@ -126,7 +126,11 @@ export async function buildServer(deps: ServerDeps, options: ServerOptions): Pro
       info: {
         title: 'activity-core',
         version: productPackage.version,
-        description: 'Register activities, send events, watch runs. Every trigger runs exactly once.',
+        description:
+          'Register activities, send events, watch runs. Every trigger runs exactly once. ' +
+          'Errors are `application/problem+json` (RFC 9457) naming each field and rule. Text anywhere in a request that is stored ' +
+          '(definitions, events, webhook sources) cannot hold U+0000, which Postgres cannot store: such a request is refused with 400. ' +
+          'A method a path does not take is answered 405 with `Allow`.',
       },
       components: {
         securitySchemes: {

@@ -1,6 +1,14 @@
 import type { Config } from '@activity-core/config';
 import type { Logger } from '@activity-core/contracts';
-import { createDatabase, createDefinitionsRepository, createEventsRepository, createRunsRepository, createSchedulesRepository, runMigrations } from '@activity-core/db';
+import {
+  createDatabase,
+  createDefinitionsRepository,
+  createEventsRepository,
+  createRunOutcomesRepository,
+  createRunsRepository,
+  createSchedulesRepository,
+  runMigrations,
+} from '@activity-core/db';
 import { createDependencyMonitor, createEventIngest } from '@activity-core/router';
 import { createScheduleManager } from '@activity-core/schedule-manager';
 import {
@@ -13,7 +21,7 @@ import {
   TemporalConnectionSettingsError,
   type Tracing,
 } from '@activity-core/temporal/client';
-import { createActivities, createWorker, EgressPolicy, type PrebuiltWorkflowBundle } from '@activity-core/temporal/worker';
+import { createActivities, createRunOutcomeAnnouncer, createWorker, EgressPolicy, type PrebuiltWorkflowBundle } from '@activity-core/temporal/worker';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 
@@ -116,8 +124,16 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     logger,
     temporalUiUrl: config.temporal.uiUrl,
   });
+  // Runs that end failed or cancelled announce it with a system event through the same ingest (ADR 0038).
+  const announcer = createRunOutcomeAnnouncer({
+    outcomes: createRunOutcomesRepository(database.db),
+    emit: (envelope, origin) => ingest.ingest(envelope, 'system', origin),
+    maxHops: config.emit.maxHops,
+    logger,
+  });
   const activities = createActivities({
     runs,
+    announcer,
     client,
     // Emitted events go through the same durable ingress as posted ones.
     emitEvent: (envelope, origin) => ingest.ingest(envelope, 'emitted', origin),
@@ -136,11 +152,18 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     activities,
     ...(payloadCodecs === undefined ? {} : { payloadCodecs }),
     ...(options.workflowBundle === undefined ? {} : { workflowBundle: options.workflowBundle }),
-    ...(options.identity === undefined ? {} : { overrides: { identity: options.identity } }),
+    overrides: {
+      ...(options.identity === undefined ? {} : { identity: options.identity }),
+      // Bounded instead of the SDK's heap-sized defaults: see WORKER_MAX_* in docs/operating.md.
+      maxCachedWorkflows: config.worker.maxCachedWorkflows,
+      maxConcurrentWorkflowTaskExecutions: config.worker.maxConcurrentWorkflowTasks,
+      maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
+      maxConcurrentLocalActivityExecutions: config.worker.maxConcurrentLocalActivities,
+    },
     ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
   });
 
-  const runReconciler = createRunReconciler({ client, runs, logger });
+  const runReconciler = createRunReconciler({ client, runs, logger, announcer });
 
   // Logs when Postgres or Temporal is lost and regained. The worker rides out both on its own:
   // activities fail and are retried by Temporal, and the SDK's pollers reconnect (within about 10 s).
@@ -154,11 +177,17 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
   dependencies.start();
 
   // Schedules: make Temporal match Postgres, then decide whatever fell due while no worker ran.
+  // The start-up sweep describes every schedule (exact); the periodic ones trust Temporal's schedule
+  // listing for the schedules it shows as desired (ADR 0035). A sweep still running when the next
+  // one is due is not queued behind it: the interval after it starts the next.
   let sweeping: Promise<void> = Promise.resolve();
-  const sweep = (): Promise<void> =>
-    (sweeping = sweeping.then(async () => {
+  let sweepRunning = false;
+  const sweep = (compareWith: 'describe' | 'listing'): Promise<void> => {
+    if (sweepRunning) return sweeping;
+    sweepRunning = true;
+    sweeping = (async () => {
       try {
-        const changes = await scheduleManager.reconcile();
+        const changes = await scheduleManager.reconcile({ compareWith });
         if (changes.created.length + changes.updated.length + changes.deleted.length > 0) logger.info({ ...changes }, 'schedules reconciled');
         await scheduleManager.processAllDue();
       } catch (error) {
@@ -169,12 +198,16 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
         await runReconciler.reconcileOnce();
       } catch (error) {
         logger.warn({ err: error }, 'run reconciliation failed; retrying at the next interval');
+      } finally {
+        sweepRunning = false;
       }
-    }));
+    })();
+    return sweeping;
+  };
   // In the background: the worker polls at once (a tick waiting since an outage runs right away).
-  void sweep();
+  void sweep('describe');
   const sweepIntervalMs = options.scheduleSweepIntervalMs ?? 60_000;
-  const sweepTimer = sweepIntervalMs > 0 ? setInterval(() => void sweep(), sweepIntervalMs) : undefined;
+  const sweepTimer = sweepIntervalMs > 0 ? setInterval(() => void sweep('listing'), sweepIntervalMs) : undefined;
   sweepTimer?.unref();
 
   let running: Promise<void> | undefined;

@@ -346,6 +346,26 @@ export const ConfigSchema = z
       .regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:]+\]:\d{1,5}$/, 'must be host:port, e.g. 0.0.0.0:9464')
       .optional(),
     /**
+     * Worker only: most workflow executions kept in memory between their
+     * workflow tasks (the SDK's `maxCachedWorkflows`). One that is not cached
+     * is replayed from its history when its next task arrives — a run's
+     * history is short, so that costs milliseconds. The SDK's own default
+     * grows with the heap limit (about 2,300 on a 4 GiB heap) and is what let
+     * a worker reach 1 GB; see docs/performance.md. 0 turns the cache off.
+     * @default 100
+     */
+    WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(100),
+    /** Worker only: workflow tasks run at once (`maxConcurrentWorkflowTaskExecutions`), 2–1000 and at most WORKER_MAX_CACHED_WORKFLOWS. @default 40 */
+    WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).max(1000).default(40),
+    /** Worker only: activities run at once (`http` tasks, emitted events, waits for a task; `maxConcurrentActivityTaskExecutions`). @default 100 */
+    WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(10_000).default(100),
+    /**
+     * Worker only: local activities run at once (a run's and a task's
+     * Postgres bookkeeping; `maxConcurrentLocalActivityExecutions`). Each holds
+     * a pool connection, so more than DATABASE_POOL_SIZE only queue. @default 100
+     */
+    WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: z.coerce.number().int().min(1).max(10_000).default(100),
+    /**
      * Worker only: destinations `http` tasks may reach although the egress
      * policy denies them (private, loopback, link-local, CGNAT, multicast…),
      * comma-separated: CIDRs (`10.20.0.0/16`, `fd00::/8`), addresses
@@ -425,6 +445,10 @@ export const ConfigSchema = z
   .refine((env) => env.INGEST_KEYS.length === 0 || env.API_KEYS.length > 0, {
     path: ['INGEST_KEYS'],
     message: 'INGEST_KEYS needs API_KEYS too: without API keys authentication is off and the management API would be open',
+  })
+  .refine((env) => env.WORKER_MAX_CACHED_WORKFLOWS === 0 || env.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS <= env.WORKER_MAX_CACHED_WORKFLOWS, {
+    path: ['WORKER_MAX_CONCURRENT_WORKFLOW_TASKS'],
+    message: 'must be at most WORKER_MAX_CACHED_WORKFLOWS (a workflow task needs its workflow in the cache), unless the cache is off (0)',
   })
   .refine((env) => env.HTTP_HEADERS_TIMEOUT_MS <= env.HTTP_REQUEST_TIMEOUT_MS, {
     path: ['HTTP_HEADERS_TIMEOUT_MS'],
@@ -510,7 +534,14 @@ export const ConfigSchema = z
     /** Fastify's trustProxy (TRUST_PROXY): which X-Forwarded-For hops to believe. */
     trustProxy: env.TRUST_PROXY,
     webhooks: { secretKeys: env.WEBHOOK_SECRET_KEYS },
-    worker: { metricsBindAddress: env.WORKER_METRICS_BIND_ADDRESS ?? null },
+    worker: {
+      metricsBindAddress: env.WORKER_METRICS_BIND_ADDRESS ?? null,
+      /** The worker's cache and slots (WORKER_MAX_*), handed to the Temporal SDK's Worker as they are. */
+      maxCachedWorkflows: env.WORKER_MAX_CACHED_WORKFLOWS,
+      maxConcurrentWorkflowTasks: env.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
+      maxConcurrentActivities: env.WORKER_MAX_CONCURRENT_ACTIVITIES,
+      maxConcurrentLocalActivities: env.WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES,
+    },
     /** Worker only: HTTP_TASK_EGRESS_ALLOW entries (see EgressPolicy in @activity-core/temporal). */
     httpTasks: { egressAllow: env.HTTP_TASK_EGRESS_ALLOW },
     /** Worker only: secrets for `{{ secrets.NAME }}` in `http` tasks. */

@@ -1,10 +1,11 @@
-import { FilterExpression } from '@activity-core/filters';
+import { compileKeyExpression, FilterExpression, MAX_FILTER_EXPRESSION_LENGTH } from '@activity-core/filters';
 import { Cron } from 'croner';
 import { z } from 'zod';
 import { DURATION_PATTERN, parseDurationMs, tryParseDurationMs } from './duration';
 import type { FieldIssue } from './errors';
 import { EventType } from './event-envelope';
 import { DEFINITION_JSON_MAX_DEPTH, jsonDepthExceeds } from './json-bounds';
+import { durationPattern, ON_WRITE } from './schema-patterns';
 import { secretPlaceholderIssues } from './task-secrets';
 
 /**
@@ -47,6 +48,14 @@ const DURATION_SYNTAX = 'must be a duration such as 500ms, 30s, 5m, 2h or 1d';
 /** At most 365d wherever it appears (see DEFINITION_LIMITS). */
 export const Duration = z.string().regex(DURATION_PATTERN, DURATION_SYNTAX);
 export type Duration = z.infer<typeof Duration>;
+
+/**
+ * A definition's duration: its DEFINITION_LIMITS ceiling is checked when a
+ * definition is written (definitionLimitIssues) and stated in the request
+ * schema as a pattern; stored definitions may predate the limit.
+ */
+const limitedDuration = (max: string) => Duration.meta({ [ON_WRITE]: { pattern: durationPattern({ max }), description: `At most ${max}.` } });
+const DefinitionDuration = limitedDuration(DEFINITION_LIMITS.maxDuration);
 
 export const MisfirePolicy = z.enum(['skip', 'catchup', 'compress']);
 export type MisfirePolicy = z.infer<typeof MisfirePolicy>;
@@ -91,17 +100,25 @@ export const CronTrigger = z
   .object({
     type: z.literal('cron'),
     /** 5 fields (minute precision) or 6 fields (leading seconds). */
-    cron: z.string().min(1).max(200),
+    cron: z
+      .string()
+      .min(1)
+      .max(200)
+      .meta({
+        description:
+          '5 fields (minute precision) or 6 (a leading seconds field, only where the server sets CRON_ALLOW_SECONDS), in croner syntax; it must fire at least once. ' +
+          'The server parses it; a schema cannot state cron syntax.',
+      }),
     /** IANA zone the expression is read in. @default "UTC" */
-    timezone: z.string().default('UTC'),
+    timezone: z.string().default('UTC').meta({ description: 'An IANA time zone the server knows (its ICU data decides which); the expression is read in it.' }),
     /** What happens to fire times that passed without a run. @default "skip" */
     misfire_policy: MisfirePolicy.default('skip'),
     /** Most missed fire times a catch-up replays; older ones are recorded as skipped. @default 10 */
     max_catchup: z.number().int().min(1).max(1000).default(10),
     /** How late a fire may start and still count as on time. @default "60s" */
-    misfire_grace: Duration.default('60s'),
+    misfire_grace: DefinitionDuration.default('60s'),
     /** Random delay added to each fire to spread load; the nominal time is unchanged. */
-    jitter: Duration.optional(),
+    jitter: DefinitionDuration.optional(),
   })
   .strict()
   .superRefine((trigger, ctx) => {
@@ -136,11 +153,11 @@ export const RetryPolicy = z
     /** Attempts in total, first included. @default 3 */
     max_attempts: z.number().int().min(1).max(100).default(3),
     /** Wait before the first retry. @default "1s" */
-    initial_interval: Duration.default('1s'),
+    initial_interval: DefinitionDuration.default('1s'),
     /** Each wait is the previous one times this. @default 2 */
     backoff_coefficient: z.number().min(1).max(10).default(2),
     /** Ceiling for the wait between attempts. @default "1m" */
-    maximum_interval: Duration.default('1m'),
+    maximum_interval: DefinitionDuration.default('1m'),
     /** Error codes that are never retried (e.g. `http_status_404`). */
     non_retryable_errors: z.array(z.string().min(1)).max(50).default([]),
   })
@@ -148,6 +165,13 @@ export const RetryPolicy = z
 export type RetryPolicy = z.infer<typeof RetryPolicy>;
 
 export const HttpMethod = z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']);
+
+/**
+ * The http task url rules as one pattern (for the JSON Schema): http or https
+ * in any case, a host (up to the first `/`, `?` or `#`) that is not empty and
+ * holds no `{{`, and no `{{` after the first `#`.
+ */
+export const HTTP_TASK_URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://(?:(?:[^/?#{]|\\{[^/?#{])+\\{?|\\{)(?:[/?][^#]*)?(?:#(?:[^{]|\\{[^{])*\\{?)?$';
 
 export const HttpTaskConfig = z
   .object({
@@ -172,13 +196,14 @@ export const HttpTaskConfig = z
           // A fragment is never sent, so a placeholder there could only serve to confuse; refused rather than encoded.
           ctx.addIssue({ code: 'custom', message: 'placeholders are allowed in the path and query only, not in the #fragment (it is never sent)' });
         }
-      }),
+      })
+      .meta({ pattern: HTTP_TASK_URL_PATTERN }),
     /** Values may contain placeholders, e.g. `Bearer {{ secrets.VENDOR_TOKEN }}`. */
     headers: z.record(z.string(), z.string()).default({}),
     /** JSON body; string values may contain placeholders. */
     body: z.unknown().optional(),
     /** Per-attempt timeout, at most 15m. @default "30s" */
-    timeout: Duration.default('30s'),
+    timeout: limitedDuration(DEFINITION_LIMITS.maxHttpTimeout).default('30s'),
     /** Statuses that count as success. @default 2xx */
     success_statuses: z.array(z.number().int().min(100).max(599)).min(1).optional(),
   })
@@ -192,7 +217,7 @@ export const HttpTaskConfig = z
 export type HttpTaskConfig = z.infer<typeof HttpTaskConfig>;
 
 /** `duration`: a durable timer in the task workflow, at most 365d. */
-export const DelayTaskConfig = z.object({ duration: Duration }).strict();
+export const DelayTaskConfig = z.object({ duration: limitedDuration(DEFINITION_LIMITS.maxDelay) }).strict();
 export type DelayTaskConfig = z.infer<typeof DelayTaskConfig>;
 
 export const EmitEventTaskConfig = z
@@ -240,6 +265,42 @@ export type Task = z.infer<typeof Task>;
 export type TaskType = Task['type'];
 export const TASK_TYPES = ['http', 'delay', 'emit_event', 'noop'] as const satisfies readonly TaskType[];
 
+/** How many runs of one activity (or of one key of it) may hold a slot at once. */
+export const CONCURRENCY_MAX_LIMIT = 1000;
+
+export const ConcurrencyOnLimit = z.enum(['queue', 'skip']);
+export type ConcurrencyOnLimit = z.infer<typeof ConcurrencyOnLimit>;
+
+/** A CEL expression over the event envelope whose value is a concurrency key; checked at registration. */
+export const ConcurrencyKeyExpression = z
+  .string()
+  .max(MAX_FILTER_EXPRESSION_LENGTH, `a key expression may be at most ${MAX_FILTER_EXPRESSION_LENGTH} characters long`)
+  .superRefine((expression, ctx) => {
+    if (expression.length > MAX_FILTER_EXPRESSION_LENGTH) return;
+    const compiled = compileKeyExpression(expression);
+    if (!compiled.ok) ctx.addIssue({ code: 'custom', message: compiled.error.message, input: expression });
+  })
+  .meta({
+    description:
+      'A CEL expression over the event envelope (event_id, event_type, source, subject, occurred_at, data) whose value (a string, int, double or bool) is the key, e.g. `data.customer`. ' +
+      'Evaluated once per run; runs not started by an event (cron, backfill, manual) use the activity-wide key.',
+  });
+
+/**
+ * At most `limit` runs of this activity hold a slot at once, counted per value
+ * of `key` when it is given. A run over the limit waits for a slot in arrival
+ * order (`queue`) or is recorded as `skipped` (`skip`). See docs/concurrency.md.
+ */
+export const Concurrency = z
+  .object({
+    limit: z.number().int().min(1).max(CONCURRENCY_MAX_LIMIT),
+    key: ConcurrencyKeyExpression.optional(),
+    /** What a run over the limit does. @default "queue" */
+    on_limit: ConcurrencyOnLimit.default('queue'),
+  })
+  .strict();
+export type Concurrency = z.infer<typeof Concurrency>;
+
 export const ActivityName = z
   .string()
   .min(1)
@@ -265,13 +326,15 @@ const ActivityDefinitionShape = z
     /** Default retry policy for every task. */
     retry: RetryPolicy.optional(),
     /** Wall-clock limit for one run, at most 365d; none by default. */
-    run_timeout: Duration.optional(),
+    run_timeout: limitedDuration(DEFINITION_LIMITS.maxRunTimeout).optional(),
     /**
      * Lets an emit_event task emit an event one of this activity's own event
      * triggers matches (a loop, ended only by EMIT_MAX_HOPS). Refused at
      * registration unless set. @default false
      */
     allow_self_trigger: z.boolean().optional(),
+    /** Runs of this activity (per key, when given) holding a slot at once; none by default. */
+    concurrency: Concurrency.optional(),
   })
   .strict();
 
@@ -316,6 +379,28 @@ export function definitionLimitIssues(definition: DefinitionShape): Array<{ path
   return issues;
 }
 
+/**
+ * The superRefine rule below in JSON Schema: one policy P with
+ * `dedupe_key_strategy` (when given) P and every cron trigger's
+ * `misfire_policy` P (absent counts as its default, skip).
+ */
+const DEDUPE_MATCHES_MISFIRE_POLICY = {
+  description: '`dedupe_key_strategy` (when given) equals the `misfire_policy` of every cron trigger, and all cron triggers share one misfire_policy.',
+  anyOf: MisfirePolicy.options.map((policy) => ({
+    properties: {
+      dedupe_key_strategy: { const: policy },
+      triggers: {
+        items: {
+          anyOf: [
+            { properties: { type: { const: 'event' } } },
+            { properties: { misfire_policy: { const: policy } }, ...(policy === 'skip' ? {} : { required: ['misfire_policy'] }) },
+          ],
+        },
+      },
+    },
+  })),
+};
+
 export const ActivityDefinition = ActivityDefinitionShape
   .superRefine((definition, ctx) => {
     for (const issue of definitionLimitIssues(definition)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
@@ -347,7 +432,14 @@ export const ActivityDefinition = ActivityDefinitionShape
       ? { ...definition, dedupe_key_strategy: cron.misfire_policy }
       : definition;
   })
-  .meta({ id: 'ActivityDefinition', title: 'Activity definition', description: 'A registered unit of event-driven or scheduled work.' });
+  .meta({
+    id: 'ActivityDefinition',
+    title: 'Activity definition',
+    description:
+      'A registered unit of event-driven or scheduled work. Checked by the server beyond this schema: cron syntax and time zones, filter expressions (CEL), ' +
+      'and the form and place of `{{ secrets.NAME }}` placeholders.',
+    [ON_WRITE]: { allOf: [DEDUPE_MATCHES_MISFIRE_POLICY] },
+  });
 
 /**
  * The stored, validated form as responses carry it: the same fields with no

@@ -2,8 +2,12 @@ import { z } from 'zod';
 import { StoredActivityDefinition } from './activity-definition';
 import { CronScheduleSummary } from './schedules';
 
-/** Statuses as the API reports them. */
-export const RunStatus = z.enum(['running', 'succeeded', 'failed', 'cancelled']);
+/**
+ * Statuses as the API reports them. `waiting_for_slot`: the run is queued
+ * behind its activity's concurrency limit; `skipped`: the limit was reached and
+ * the definition says `on_limit: skip` (the run's `error` says why).
+ */
+export const RunStatus = z.enum(['running', 'waiting_for_slot', 'succeeded', 'failed', 'cancelled', 'skipped']);
 export const TaskStatus = z.enum(['running', 'succeeded', 'failed', 'cancelled']);
 export const TriggerType = z.enum(['event', 'cron', 'manual', 'backfill']);
 export type RunStatus = z.infer<typeof RunStatus>;

@@ -64,6 +64,10 @@ export function isJsonMediaType(mediaType: string): boolean {
   return /^application\/(?:[a-z0-9!#$&^_.-]+\+)?json$/.test(essence);
 }
 
+/** isJsonMediaType as a pattern (for the JSON Schema): ASCII whitespace around the essence, letters in any case. */
+export const JSON_MEDIA_TYPE_PATTERN =
+  '^[ \\t\\n\\r]*[Aa][Pp][Pp][Ll][Ii][Cc][Aa][Tt][Ii][Oo][Nn]/(?:[A-Za-z0-9!#$&^_.-]+\\+)?[Jj][Ss][Oo][Nn][ \\t\\n\\r]*(?:;[\\s\\S]*)?$';
+
 /** CloudEvents 1.0 in JSON (structured or batched mode, or built from binary-mode headers), mapped onto the envelope. */
 export const CloudEvent = z
   .object({
@@ -78,7 +82,7 @@ export const CloudEvent = z
       .max(200)
       .refine(isJsonMediaType, 'event data must be JSON: datacontenttype must be application/json or a +json media type')
       .optional()
-      .meta({ description: 'When present, a JSON media type (`application/json` or `…+json`): event data is a JSON object. Checked, not kept.' }),
+      .meta({ description: 'When present, a JSON media type (`application/json` or `…+json`): event data is a JSON object. Checked, not kept.', pattern: JSON_MEDIA_TYPE_PATTERN }),
     dataschema: z.string().max(2000).optional(),
     data: z.record(z.string(), z.unknown()).optional(),
     data_base64: z
@@ -122,6 +126,9 @@ export function parseIdempotencyKey(header: string): string {
   return quoted === null ? value : (quoted[1] ?? '').replace(/\\(["\\])/g, '$1');
 }
 
-/** Where an event's id came from; recorded with the event so "why this id" has an answer. */
-export const EventIdOrigin = z.enum(['body', 'idempotency_key', 'delivery_id', 'assigned', 'emitted']);
+/**
+ * Where an event's id came from; recorded with the event so "why this id" has an answer.
+ * `system`: a system event the service emitted itself (e.g. `activity_core.run.failed`, id `run-failed:{run_id}`).
+ */
+export const EventIdOrigin = z.enum(['body', 'idempotency_key', 'delivery_id', 'assigned', 'emitted', 'system']);
 export type EventIdOrigin = z.infer<typeof EventIdOrigin>;

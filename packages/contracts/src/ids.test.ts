@@ -3,9 +3,15 @@ import { describe, expect, test } from 'vitest';
 import {
   ACTIVITY_CORE_UUID_NAMESPACE,
   batchItemEventId,
+  bulkRerunId,
+  bulkRerunKey,
+  rerunWorkflowId,
+  concurrencyCoordinatorWorkflowId,
   httpTaskAttemptId,
   MAX_BATCH_IDEMPOTENCY_KEY,
   reservedEventIdReason,
+  isRunOutcomeEventId,
+  runOutcomeEventId,
   cronRunWorkflowId,
   emittedEventId,
   eventRunWorkflowId,
@@ -163,6 +169,26 @@ describe('reserved event ids', () => {
     expect(reservedEventIdReason('evt_abc123')).toBeUndefined();
     expect(reservedEventIdReason('2026-03-01T09:00:00Z')).toBeUndefined();
   });
+
+  test('the ids of run-outcome system events are reserved; other ids starting with run- are not', () => {
+    const runId = runIdFor('activity-x:1');
+    expect(reservedEventIdReason(runOutcomeEventId(runId, 'failed'))).toMatch(/run's end/);
+    expect(reservedEventIdReason(`run-cancelled:${runId}`)).toMatch(/run's end/);
+    expect(reservedEventIdReason('run-failed:anything')).toMatch(/run's end/);
+    expect(reservedEventIdReason('run-42')).toBeUndefined();
+    expect(reservedEventIdReason('run-failed-42')).toBeUndefined();
+  });
+});
+
+describe('run-outcome event ids', () => {
+  test('one id per run and outcome, derived from the run id alone', () => {
+    const runId = runIdFor('activity-550e8400-e29b-41d4-a716-446655440000:evt_abc123');
+    expect(runOutcomeEventId(runId, 'failed')).toBe(`run-failed:${runId}`);
+    expect(runOutcomeEventId(runId, 'cancelled')).toBe(`run-cancelled:${runId}`);
+    expect(isRunOutcomeEventId(runOutcomeEventId(runId, 'failed'))).toBe(true);
+    expect(isRunOutcomeEventId(`emit-${runId}:0`)).toBe(false);
+    expect(() => runOutcomeEventId('NOT-A-UUID', 'failed')).toThrow(/lowercase UUID/);
+  });
 });
 
 describe('ids derived for retries', () => {
@@ -177,5 +203,46 @@ describe('ids derived for retries', () => {
     const task = taskWorkflowId('6f1c0d4e-0000-5000-8000-000000000000', 'http', 1);
     expect(httpTaskAttemptId(task, 1)).toBe(`${task}#1`);
     expect(httpTaskAttemptId(task, 2)).not.toBe(httpTaskAttemptId(task, 1));
+  });
+});
+
+describe('concurrency coordinator ids', () => {
+  const activityId = '0f8fad5b-d9cb-469f-a165-70867728950e';
+
+  test('the activity-wide key names the activity alone', () => {
+    expect(concurrencyCoordinatorWorkflowId(activityId, '')).toBe(`concurrency-${activityId}`);
+  });
+
+  test('a key becomes 32 hex digits of its SHA-256, the same every time and different per key', () => {
+    const acme = concurrencyCoordinatorWorkflowId(activityId, 'acme');
+    // The first 128 bits of sha256("acme").
+    expect(acme).toBe(`concurrency-${activityId}:822b33ad87c148a0a20a5ba7cd5ebcaa`);
+    expect(acme).toBe(concurrencyCoordinatorWorkflowId(activityId, 'acme'));
+    expect(acme).not.toBe(concurrencyCoordinatorWorkflowId(activityId, 'globex'));
+    expect(concurrencyCoordinatorWorkflowId(activityId, 'x'.repeat(10_000)).length).toBe(`concurrency-${activityId}:`.length + 32);
+  });
+
+  test('refuses an activity id that is not a lowercase uuid', () => {
+    expect(() => concurrencyCoordinatorWorkflowId('nope', 'k')).toThrow(/activity_id/);
+  });
+});
+
+describe('re-run ids', () => {
+  test('a re-run is rerun-<original run id>:<attempt>, and its run id is derived from that like every run', () => {
+    const derive = runIdFor;
+    const original = 'aac514cc-a111-570e-9c6b-69b77fb14d00';
+    expect(rerunWorkflowId(original, 1)).toBe('rerun-aac514cc-a111-570e-9c6b-69b77fb14d00:1');
+    expect(derive(rerunWorkflowId(original, 2))).not.toBe(derive(rerunWorkflowId(original, 1)));
+  });
+
+  test('attempts start at 1 and originals must be lowercase UUIDs', () => {
+    expect(() => rerunWorkflowId('aac514cc-a111-570e-9c6b-69b77fb14d00', 0)).toThrow(/positive integer/);
+    expect(() => rerunWorkflowId('AAC514CC-A111-570E-9C6B-69B77FB14D00', 1)).toThrow(/lowercase UUID/);
+  });
+
+  test('a bulk re-run keyed by an Idempotency-Key always has the same id', () => {
+    expect(bulkRerunId('outage-1')).toBe(bulkRerunId('outage-1'));
+    expect(bulkRerunId('outage-1')).not.toBe(bulkRerunId('outage-2'));
+    expect(bulkRerunKey(bulkRerunId('outage-1'))).toBe(`bulk:${bulkRerunId('outage-1')}`);
   });
 });

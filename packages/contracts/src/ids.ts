@@ -148,6 +148,21 @@ export function manualRunWorkflowId(activityId: string, key: string): string {
   return `manual-${activityId}:${key}`;
 }
 
+/**
+ * The concurrency coordinator of one activity and one key: `concurrency-{activity_id}`
+ * for the activity-wide key (`''`), `concurrency-{activity_id}:{hash}` otherwise,
+ * `hash` being the first 32 hex digits of the SHA-256 of the key's UTF-8 bytes
+ * (keys are user data of any length and any characters; the hash keeps the id
+ * short and free of them). One coordinator workflow per id hands out the slots.
+ */
+export function concurrencyCoordinatorWorkflowId(activityId: string, key: string): string {
+  assertActivityId(activityId);
+  if (key === '') return `concurrency-${activityId}`;
+  let hex = '';
+  for (const byte of sha256(new TextEncoder().encode(key))) hex += byte.toString(16).padStart(2, '0');
+  return `concurrency-${activityId}:${hex.slice(0, 32)}`;
+}
+
 /** `task-{run_id}:{task_type}:{index}` — one task of one run. */
 export function taskWorkflowId(runId: string, taskType: string, index: number): string {
   if (!UUID_RE.test(runId)) throw new Error(`run_id must be a lowercase UUID, got ${runId}`);
@@ -219,6 +234,28 @@ export function emittedEventId(runId: string, index: number): string {
   return `emit-${runId}:${index}`;
 }
 
+/** The terminal run statuses that announce themselves with a system event (docs/ingress.md, "System events"). */
+export type AnnouncedRunStatus = 'failed' | 'cancelled';
+
+/** Prefixes of the system events' ids: `run-failed:{run_id}`, `run-cancelled:{run_id}`. */
+export const RUN_OUTCOME_EVENT_ID_PREFIXES: Readonly<Record<AnnouncedRunStatus, string>> = { failed: 'run-failed:', cancelled: 'run-cancelled:' };
+
+/**
+ * `run-failed:{run_id}` / `run-cancelled:{run_id}` — the id of the system
+ * event (`activity_core.run.failed` / `.cancelled`) that announces a run's
+ * end. One per run and outcome: a retried status write, a replayed or reset
+ * run emits the same id, which the events table answers `duplicate`.
+ */
+export function runOutcomeEventId(runId: string, status: AnnouncedRunStatus): string {
+  if (!UUID_RE.test(runId)) throw new Error(`run_id must be a lowercase UUID, got ${runId}`);
+  return `${RUN_OUTCOME_EVENT_ID_PREFIXES[status]}${runId}`;
+}
+
+/** True for the id of a run-outcome system event (`run-failed:…`, `run-cancelled:…`). */
+export function isRunOutcomeEventId(eventId: string): boolean {
+  return Object.values(RUN_OUTCOME_EVENT_ID_PREFIXES).some((prefix) => eventId.startsWith(prefix));
+}
+
 /** The prefix of every event id the ingress assigns. */
 export const ASSIGNED_EVENT_ID_PREFIX = 'evt_';
 
@@ -237,13 +274,15 @@ export function assignedEventId(uuid: string = globalThis.crypto.randomUUID()): 
 /**
  * Event ids that would collide with ids the system makes itself: one shaped
  * like a `scheduled_for` time would give the same workflow id as that cron
- * fire of the activity, and `emit-` ids belong to `emit_event` tasks.
- * Returns why the id is refused, or undefined when it is fine.
+ * fire of the activity, `emit-` ids belong to `emit_event` tasks, `wh:` ids
+ * to webhook deliveries and `run-failed:`/`run-cancelled:` ids to the
+ * system events of runs. Returns why the id is refused, or undefined when it is fine.
  */
 export function reservedEventIdReason(eventId: string): string | undefined {
   if (SCHEDULED_FOR_RE.test(eventId)) return 'event ids shaped like a cron fire time (YYYY-MM-DDTHH:MM:SS+00:00) are reserved for scheduled runs';
   if (eventId.startsWith('emit-')) return 'event ids starting with "emit-" are reserved for events emitted by emit_event tasks';
   if (eventId.startsWith(WEBHOOK_EVENT_ID_PREFIX)) return `event ids starting with "${WEBHOOK_EVENT_ID_PREFIX}" are reserved for webhook deliveries`;
+  if (isRunOutcomeEventId(eventId)) return 'event ids starting with "run-failed:" or "run-cancelled:" are reserved for the system events that announce a run\'s end';
   return undefined;
 }
 
@@ -304,4 +343,40 @@ export const MAX_BATCH_IDEMPOTENCY_KEY = 200 - `#${99_999}`.length;
  */
 export function httpTaskAttemptId(taskWorkflowIdValue: string, attempt: number): string {
   return `${taskWorkflowIdValue}#${attempt}`;
+}
+
+/**
+ * `rerun-{original run_id}:{attempt}` — the workflow id of re-run number
+ * `attempt` (1, 2, …) of a run. The original is always the first run of a
+ * trigger (a re-run of a re-run counts against the same original), so the id
+ * names what it runs again, and the original keeps its own id and
+ * REJECT_DUPLICATE. The attempt number is allocated in Postgres
+ * (`run_reruns`, unique per original), so two requests never share one.
+ * The re-run's run id is {@link runIdFor} of this id, like every run's.
+ */
+export function rerunWorkflowId(originalRunId: string, attempt: number): string {
+  if (!UUID_RE.test(originalRunId)) throw new Error(`run_id must be a lowercase UUID, got ${originalRunId}`);
+  if (!Number.isInteger(attempt) || attempt < 1) throw new Error(`re-run attempt must be a positive integer, got ${attempt}`);
+  return `rerun-${originalRunId}:${attempt}`;
+}
+
+/**
+ * The id of a bulk re-run: UUIDv5 of `bulk-rerun:{Idempotency-Key}` when the
+ * request had one (the same request again is the same bulk re-run), else a
+ * fresh UUIDv4 — random, so workflow code must never call it without a key.
+ */
+export function bulkRerunId(idempotencyKey?: string): string {
+  if (idempotencyKey === undefined) return globalThis.crypto.randomUUID();
+  if (idempotencyKey.length === 0) throw new Error('Idempotency-Key must not be empty');
+  return uuidv5(`bulk-rerun:${idempotencyKey}`);
+}
+
+/**
+ * The key under which a bulk re-run allocates the re-run of one original
+ * (`bulk:{bulk id}`): a bulk re-run that is resumed after a crash finds the
+ * re-runs it already allocated and starts none of them twice.
+ */
+export function bulkRerunKey(bulkId: string): string {
+  if (!UUID_RE.test(bulkId)) throw new Error(`bulk re-run id must be a lowercase UUID, got ${bulkId}`);
+  return `bulk:${bulkId}`;
 }

@@ -142,6 +142,12 @@ export const BackfillRequest = z
     end: Rfc3339,
     /** Only this cron trigger; all cron triggers of the activity when omitted. */
     trigger_index: z.number().int().min(0).optional(),
+    /**
+     * Also re-run the fire times in the range whose run failed, as re-runs of
+     * that run (`rerun-{run_id}:{n}`), not as new cron runs; a fire time
+     * whose run already has a running or succeeded re-run is left alone.
+     */
+    rerun_failed: z.boolean().optional(),
   })
   .strict()
   .meta({ id: 'BackfillRequest' });
@@ -156,6 +162,20 @@ export const BackfillFire = z.object({
   status: z.enum(['started', 'duplicate']),
 });
 
+/** What a backfill with `rerun_failed` did with a fire time whose run had failed. */
+export const BackfillRerun = z.object({
+  trigger_index: z.number().int(),
+  scheduled_for: z.string(),
+  /** The failed cron (or backfill) run of that fire time. */
+  rerun_of: z.uuid(),
+  run_id: z.uuid().nullable(),
+  workflow_id: z.string().nullable(),
+  /** `skipped`: a re-run of it is already running or succeeded (or it can no longer be re-run: `detail`). */
+  status: z.enum(['started', 'duplicate', 'skipped']),
+  detail: z.string().nullable(),
+});
+export type BackfillRerun = z.infer<typeof BackfillRerun>;
+
 export const BackfillResponse = z
   .object({
     activity_id: z.uuid(),
@@ -164,6 +184,8 @@ export const BackfillResponse = z
     fires: z.array(BackfillFire),
     started: z.number().int(),
     duplicate: z.number().int(),
+    /** Only with `rerun_failed`: what became of each fire time whose run had failed. */
+    reruns: z.array(BackfillRerun).optional(),
   })
   .meta({ id: 'BackfillResponse' });
 export type BackfillResponse = z.infer<typeof BackfillResponse>;

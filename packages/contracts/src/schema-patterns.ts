@@ -85,9 +85,39 @@ export function durationPattern(bounds: { min?: string; max?: string }): string 
     const high = Math.min(Math.floor(maxMs / ms), 10 ** MAX_DURATION_DIGITS - 1);
     if (low > high) return [];
     // Leading zeros up to the digit limit; zero itself is one to nine zeros.
-    const numbers = byLength(Math.max(low, 1), high).map(([length, alternatives]) => `0{0,${MAX_DURATION_DIGITS - length}}(?:${alternatives})`);
+    const numbers = byLength(Math.max(low, 1), high).map(([length, alternatives]) => `${length < MAX_DURATION_DIGITS ? `0{0,${MAX_DURATION_DIGITS - length}}` : ''}(?:${alternatives})`);
     if (low === 0) numbers.push(`0{1,${MAX_DURATION_DIGITS}}`);
     return [`(?:${numbers.join('|')})${unit}`];
   });
   return `^(?:${units.join('|')})$`;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Resolves ON_WRITE keywords in a generated JSON Schema, in place and at any
+ * depth: for a request schema (`write`) they are merged in — subschema lists
+ * (`allOf`; an `anyOf`/`oneOf` that meets one already there, under `allOf`)
+ * are combined, any other keyword replaced (e.g. a narrower pattern); for a
+ * response schema they are dropped.
+ */
+export function resolveOnWrite(schema: unknown, write: boolean): void {
+  if (Array.isArray(schema)) {
+    for (const item of schema) resolveOnWrite(item, write);
+    return;
+  }
+  if (!isObject(schema)) return;
+  const onWrite = schema[ON_WRITE];
+  if (onWrite !== undefined) {
+    delete schema[ON_WRITE];
+    if (write && isObject(onWrite)) {
+      for (const [keyword, value] of Object.entries(onWrite)) {
+        const allOf = (schema.allOf as unknown[] | undefined) ?? [];
+        if (keyword === 'allOf' && Array.isArray(value)) schema.allOf = [...allOf, ...(value as unknown[])];
+        else if (keyword in schema && (keyword === 'anyOf' || keyword === 'oneOf')) schema.allOf = [...allOf, { [keyword]: value }];
+        else schema[keyword] = value;
+      }
+    }
+  }
+  for (const child of Object.values(schema)) resolveOnWrite(child, write);
 }

@@ -38,6 +38,19 @@ export type RunTrigger =
 export interface RunActivityInput {
   activity: ActivitySnapshot;
   trigger: RunTrigger;
+  /**
+   * Only on a re-run from the failed task: tasks before `from_index` are not
+   * executed again; their recorded outcomes (`prior`, from the run being
+   * re-run) go into the run context, so templates see them as if the tasks had
+   * just run. Absent on every other run (and in every older history).
+   */
+  resume?: RunResume;
+}
+
+export interface RunResume {
+  from_index: number;
+  /** One entry per task before `from_index`, with the task workflow that produced it in the run being re-run. */
+  prior: Array<{ index: number; type: string; workflow_id: string; status: 'succeeded' | 'failed'; result?: unknown }>;
 }
 
 /** What templating in task configs can read. */
@@ -79,6 +92,7 @@ export interface TaskOutcome {
 
 export interface RunOutcome {
   runId: string;
-  status: 'succeeded' | 'failed';
+  /** `skipped`: the concurrency limit was reached and the definition says `on_limit: skip`. */
+  status: 'succeeded' | 'failed' | 'skipped';
   tasks: TaskOutcome[];
 }

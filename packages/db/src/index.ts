@@ -30,12 +30,23 @@ export {
   type TaskInstanceUpsert,
 } from './repositories/runs-repository';
 export {
+  createRerunsRepository,
+  type BulkRerunRow,
+  type RerunPlan,
+  type RerunRow,
+  type RerunSelection,
+  type RerunsRepository,
+  type RerunWithStatus,
+  type SelectionCursor,
+} from './repositories/reruns-repository';
+export {
   createEventsRepository,
   type AcceptResult,
   type EventRouteRow,
   type EventRow,
   type EventsRepository,
   type NewRoute,
+  type RouteSettlement,
 } from './repositories/events-repository';
 export {
   createSchedulesRepository,
@@ -49,6 +60,7 @@ export {
   type ScheduleStatePatch,
   type ScheduleStateRow,
 } from './repositories/schedules-repository';
+export { createRunOutcomesRepository, type RunOutcomeRecord, type RunOutcomesRepository } from './repositories/run-outcomes-repository';
 export {
   createWebhookSourcesRepository,
   type WebhookSourceRow,

@@ -95,7 +95,7 @@ export const activityRuns = pgTable(
     index('activity_runs_running_checked_idx').on(t.checkedAt).where(sql`${t.status} = 'running'`),
     index('activity_runs_activity_created_idx').on(t.activityId, t.createdAt, t.runId),
     index('activity_runs_created_idx').on(t.createdAt, t.runId),
-    check('activity_runs_status_ck', sql`${t.status} IN ('running','succeeded','failed','cancelled')`),
+    check('activity_runs_status_ck', sql`${t.status} IN ('running','waiting_for_slot','succeeded','failed','cancelled','skipped')`),
     check('activity_runs_trigger_ck', sql`${t.triggerType} IN ('event','cron','manual','backfill')`),
   ],
 );
@@ -308,4 +308,85 @@ export const definitionsVersion = pgTable(
     version: bigint('version', { mode: 'bigint' }).notNull(),
   },
   () => [check('definitions_version_single_row_ck', sql`id = 1`)],
+);
+
+/**
+ * The same kind of one-row change counter for webhook_sources (migration
+ * 0008): every process keeps the sources (and their opened secrets) in
+ * memory and re-reads them only when this number moved, so a source
+ * registered, changed, rotated or removed through any process governs the
+ * next delivery in every other one.
+ */
+export const webhookSourcesVersion = pgTable(
+  'webhook_sources_version',
+  {
+    id: integer('id').primaryKey(),
+    version: bigint('version', { mode: 'bigint' }).notNull(),
+  },
+  () => [check('webhook_sources_version_single_row_ck', sql`id = 1`)],
+);
+
+/**
+ * One row per re-run (migration 0009): the link between an original run and
+ * its re-run number `attempt`, whose workflow id is
+ * `rerun-{rerun_of}:{attempt}`. Unique per (original, attempt) and per
+ * (original, Idempotency-Key): the same key names the same re-run, and two
+ * requests never share an attempt. Written before the re-run is started, so
+ * a start that fails is retried with the same id and input.
+ */
+export const runReruns = pgTable(
+  'run_reruns',
+  {
+    runId: uuid('run_id').primaryKey(),
+    workflowId: text('workflow_id').notNull(),
+    rerunOf: uuid('rerun_of').notNull(),
+    attempt: integer('attempt').notNull(),
+    idempotencyKey: text('idempotency_key').notNull(),
+    /** The run whose definition version, trigger and earlier task results the re-run reuses. */
+    sourceRunId: uuid('source_run_id').notNull(),
+    fromTaskIndex: integer('from_task_index').notNull(),
+    /** The workflow input's `resume` (tasks before from_task_index and their outcomes); null when from the start. */
+    resume: jsonb('resume'),
+    bulkRerunId: uuid('bulk_rerun_id'),
+    requestedAt: ts('requested_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('run_reruns_workflow_id_uq').on(t.workflowId),
+    uniqueIndex('run_reruns_of_attempt_uq').on(t.rerunOf, t.attempt),
+    uniqueIndex('run_reruns_of_key_uq').on(t.rerunOf, t.idempotencyKey),
+    check('run_reruns_attempt_ck', sql`${t.attempt} >= 1`),
+  ],
+);
+
+/**
+ * The durable progress record of a bulk re-run. The API process that holds
+ * the lease pages through the selection (keyset on the originals'
+ * `created_at, run_id`, recorded in the cursor columns with the counters in
+ * one statement per page); another process takes over when the lease lapses.
+ */
+export const bulkReruns = pgTable(
+  'bulk_reruns',
+  {
+    id: uuid('id').primaryKey(),
+    filter: jsonb('filter').notNull(),
+    fromMode: text('from_mode').notNull(),
+    status: text('status').notNull(),
+    total: integer('total').notNull(),
+    processed: integer('processed').notNull().default(0),
+    started: integer('started').notNull().default(0),
+    skipped: integer('skipped').notNull().default(0),
+    skippedReasons: jsonb('skipped_reasons').notNull().default({}),
+    cursorCreatedAt: ts('cursor_created_at'),
+    cursorRunId: uuid('cursor_run_id'),
+    leaseUntil: ts('lease_until'),
+    leaseOwner: text('lease_owner'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    completedAt: ts('completed_at'),
+  },
+  (t) => [
+    index('bulk_reruns_running_idx').on(t.leaseUntil).where(sql`${t.status} = 'running'`),
+    check('bulk_reruns_status_ck', sql`${t.status} IN ('running','completed')`),
+    check('bulk_reruns_from_mode_ck', sql`${t.fromMode} IN ('start','failed_task')`),
+  ],
 );

@@ -9,4 +9,5 @@ export const REQUIRED_SEARCH_ATTRIBUTES = {
   TriggerType: 'Keyword',
   ScheduledFor: 'Datetime',
   EventId: 'Keyword',
+  RerunOf: 'Keyword',
 } as const;

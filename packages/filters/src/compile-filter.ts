@@ -58,8 +58,21 @@ class CompileError extends Error {
  * are not compile errors: `data` is dynamic, so they surface at evaluation.
  */
 export function compileFilter(expression: string): CompileFilterResult {
+  return compileWith(expression, 'filter');
+}
+
+/**
+ * Compiles a CEL key expression (a concurrency key): the same variables,
+ * functions and limits as a filter, but the result may be any value; see
+ * `evaluateKey` for the values a key may take. Never throws.
+ */
+export function compileKeyExpression(expression: string): CompileFilterResult {
+  return compileWith(expression, 'key');
+}
+
+function compileWith(expression: string, kind: 'filter' | 'key'): CompileFilterResult {
   try {
-    return { ok: true, filter: compile(expression) };
+    return { ok: true, filter: compile(expression, kind) };
   } catch (error) {
     if (error instanceof CompileError) {
       return { ok: false, error: error.position === undefined ? { message: error.message } : { message: error.message, position: error.position } };
@@ -71,7 +84,7 @@ export function compileFilter(expression: string): CompileFilterResult {
   }
 }
 
-function compile(expression: string): CompiledFilter {
+function compile(expression: string, kind: 'filter' | 'key'): CompiledFilter {
   if (typeof expression !== 'string') throw new CompileError('the filter expression must be a string', undefined);
   if (expression.length > MAX_FILTER_EXPRESSION_LENGTH) {
     throw new CompileError(`the expression is ${expression.length} characters long; the limit is ${MAX_FILTER_EXPRESSION_LENGTH}`, MAX_FILTER_EXPRESSION_LENGTH);
@@ -82,7 +95,7 @@ function compile(expression: string): CompiledFilter {
   const positions: Record<string, number> = { ...(parsed.sourceInfo?.positions ?? {}) };
   const checker = new Checker(positions);
   checker.visit(parsed.expr, new Set(), 1);
-  if (checker.staticResult(parsed.expr, new Map()) === 'not_bool') {
+  if (kind === 'filter' && checker.staticResult(parsed.expr, new Map()) === 'not_bool') {
     throw new CompileError('a filter must evaluate to a boolean (true to match), but this expression never does', positions[String(parsed.expr.id)]);
   }
   const run = plan(filterEnv, parsed);

@@ -147,6 +147,32 @@ describe('definition cache', () => {
     expect(store.state.loads).toBe(2);
   });
 
+  it('hands out the index last loaded, with its version, without reading anything', async () => {
+    const store = source([def('a', [ev('order.paid', 'any')])]);
+    const cache = createDefinitionCache(store);
+    expect(cache.peek()).toBeUndefined();
+    await cache.currentVersioned();
+    store.change([def('a', [ev('order.paid', 'any')]), def('b', [ev('order.paid', 'any')])]);
+    const reads = store.state.versionReads;
+
+    const peeked = cache.peek();
+
+    expect(store.state.versionReads).toBe(reads);
+    expect(peeked?.version).toBe(1n);
+    expect(ids(peeked!.index.candidates('order.paid'))).toEqual(['a']);
+    // The caller that finds it stale asks for the current one.
+    const fresh = await cache.currentVersioned();
+    expect(fresh.version).toBe(2n);
+    expect(ids(fresh.index.candidates('order.paid'))).toEqual(['a', 'b']);
+    expect(cache.peek()?.version).toBe(2n);
+  });
+
+  it('carries each definition row as loaded, for starting its run without another read', async () => {
+    const row = def('a', [ev('order.paid', 'any')], 3);
+    const cache = createDefinitionCache(source([row]));
+    expect((await cache.current()).candidates('order.paid')[0]?.row).toBe(row);
+  });
+
   it('reloads on every call when there is no version to compare', async () => {
     const store = source([def('a', [ev('order.paid', 'any')])]);
     store.state.version = undefined;

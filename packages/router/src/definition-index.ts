@@ -1,4 +1,5 @@
 import type { ActivityDefinition, Trigger } from '@activity-core/contracts';
+import { createVersionedCache } from './versioned-cache';
 
 /** What the router needs of one enabled definition: enough to decide and to record the route. */
 export interface IndexableDefinition {
@@ -8,13 +9,15 @@ export interface IndexableDefinition {
   definition: Pick<ActivityDefinition, 'triggers'>;
 }
 
-export interface IndexedDefinition {
+export interface IndexedDefinition<R extends IndexableDefinition = IndexableDefinition> {
   id: string;
   name: string;
   version: number;
   triggers: readonly Trigger[];
   /** Position in the loaded list (registration order), so candidates come out in the order a full scan gave. */
   position: number;
+  /** The row as loaded: the whole definition of this version, so routing needs no second read to start its run. */
+  row: R;
 }
 
 /**
@@ -31,25 +34,25 @@ export interface IndexedDefinition {
  * source and filter are still decided by `decideForActivity`, so the
  * decision is exactly the full scan's. Cron triggers are not indexed.
  */
-export interface DefinitionIndex {
+export interface DefinitionIndex<R extends IndexableDefinition = IndexableDefinition> {
   /** Definitions with an event trigger whose type pattern matches `eventType`, each once, in registration order. */
-  candidates(eventType: string): IndexedDefinition[];
+  candidates(eventType: string): IndexedDefinition<R>[];
   /** How many definitions the index holds. */
   readonly size: number;
 }
 
-function add(map: Map<string, IndexedDefinition[]>, key: string, entry: IndexedDefinition): void {
+function add<R extends IndexableDefinition>(map: Map<string, IndexedDefinition<R>[]>, key: string, entry: IndexedDefinition<R>): void {
   const list = map.get(key);
   if (list === undefined) map.set(key, [entry]);
   else if (list.at(-1) !== entry) list.push(entry);
 }
 
-export function buildDefinitionIndex(rows: readonly IndexableDefinition[]): DefinitionIndex {
-  const exact = new Map<string, IndexedDefinition[]>();
-  const prefixes = new Map<string, IndexedDefinition[]>();
-  const everything: IndexedDefinition[] = [];
+export function buildDefinitionIndex<R extends IndexableDefinition>(rows: readonly R[]): DefinitionIndex<R> {
+  const exact = new Map<string, IndexedDefinition<R>[]>();
+  const prefixes = new Map<string, IndexedDefinition<R>[]>();
+  const everything: IndexedDefinition<R>[] = [];
   for (const [position, row] of rows.entries()) {
-    const entry: IndexedDefinition = { id: row.id, name: row.name, version: row.version, triggers: row.definition.triggers, position };
+    const entry: IndexedDefinition<R> = { id: row.id, name: row.name, version: row.version, triggers: row.definition.triggers, position, row };
     for (const trigger of entry.triggers) {
       if (trigger.type !== 'event') continue;
       const pattern = trigger.event_type;
@@ -65,8 +68,8 @@ export function buildDefinitionIndex(rows: readonly IndexableDefinition[]): Defi
 
   return {
     size: rows.length,
-    candidates(eventType: string): IndexedDefinition[] {
-      const found: IndexedDefinition[][] = [];
+    candidates(eventType: string): IndexedDefinition<R>[] {
+      const found: IndexedDefinition<R>[][] = [];
       const direct = exact.get(eventType);
       if (direct !== undefined) found.push(direct);
       if (everything.length > 0) found.push(everything);
@@ -79,7 +82,7 @@ export function buildDefinitionIndex(rows: readonly IndexableDefinition[]): Defi
       }
       if (found.length === 0) return [];
       if (found.length === 1) return [...found[0]!];
-      const unique = new Map<string, IndexedDefinition>();
+      const unique = new Map<string, IndexedDefinition<R>>();
       for (const list of found) for (const entry of list) unique.set(entry.id, entry);
       return [...unique.values()].sort((a, b) => a.position - b.position);
     },
@@ -87,16 +90,31 @@ export function buildDefinitionIndex(rows: readonly IndexableDefinition[]): Defi
 }
 
 /** Where the cache gets its data: the definitions repository. */
-export interface DefinitionSource {
+export interface DefinitionSource<R extends IndexableDefinition = IndexableDefinition> {
   /** The definitions' change counter; `undefined` (no counter) means reload every time. */
   currentVersion(): Promise<bigint | undefined>;
   /** Every live, enabled definition, in registration order. */
-  listEnabled(): Promise<IndexableDefinition[]>;
+  listEnabled(): Promise<R[]>;
 }
 
-export interface DefinitionCache {
+/** An index with the change counter it was loaded at (undefined when there is no counter). */
+export interface VersionedIndex<R extends IndexableDefinition = IndexableDefinition> {
+  version: bigint | undefined;
+  index: DefinitionIndex<R>;
+}
+
+export interface DefinitionCache<R extends IndexableDefinition = IndexableDefinition> {
   /** The index as of now: one version read, and a reload only when the version moved. */
-  current(): Promise<DefinitionIndex>;
+  current(): Promise<DefinitionIndex<R>>;
+  /** The same, with the version it was loaded at. */
+  currentVersioned(): Promise<VersionedIndex<R>>;
+  /**
+   * The index last loaded and its version, without reading anything: for a
+   * caller that checks the version in its own write (the event accept does)
+   * and calls `currentVersioned()` when it moved. Undefined before the first
+   * load, or when there is no version to check.
+   */
+  peek(): VersionedIndex<R> | undefined;
 }
 
 /**
@@ -108,34 +126,23 @@ export interface DefinitionCache {
  * or not, and either way the stored version is older than the counter, so
  * the next call loads again. A change committed before a call began is
  * always seen by that call. Concurrent calls that find the same new version
- * share one load.
+ * share one load (see createVersionedCache).
  */
-export function createDefinitionCache(source: DefinitionSource, hooks: { onLoad?: (version: bigint | undefined, size: number) => void } = {}): DefinitionCache {
-  let loaded: { version: bigint; index: DefinitionIndex } | undefined;
-  let loading: { version: bigint; promise: Promise<DefinitionIndex> } | undefined;
-
-  async function load(version: bigint | undefined): Promise<DefinitionIndex> {
-    const index = buildDefinitionIndex(await source.listEnabled());
-    hooks.onLoad?.(version, index.size);
-    if (version !== undefined && (loaded === undefined || loaded.version < version)) loaded = { version, index };
-    return index;
-  }
-
+export function createDefinitionCache<R extends IndexableDefinition>(
+  source: DefinitionSource<R>,
+  hooks: { onLoad?: (version: bigint | undefined, size: number) => void } = {},
+): DefinitionCache<R> {
+  const cache = createVersionedCache(
+    { currentVersion: () => source.currentVersion(), load: async () => buildDefinitionIndex(await source.listEnabled()) },
+    { onLoad: ({ version, value }) => hooks.onLoad?.(version, value.size) },
+  );
+  const versioned = ({ version, value }: { version: bigint | undefined; value: DefinitionIndex<R> }): VersionedIndex<R> => ({ version, index: value });
   return {
-    async current(): Promise<DefinitionIndex> {
-      const version = await source.currentVersion();
-      if (version === undefined) return load(undefined);
-      if (loaded !== undefined && loaded.version >= version) return loaded.index;
-      // A load started at this version or a later one has everything committed before this call.
-      if (loading !== undefined && loading.version >= version) return loading.promise;
-      const promise = load(version);
-      const attempt = { version, promise };
-      loading = attempt;
-      try {
-        return await promise;
-      } finally {
-        if (loading === attempt) loading = undefined;
-      }
+    current: async () => (await cache.current()).value,
+    currentVersioned: async () => versioned(await cache.current()),
+    peek: () => {
+      const loaded = cache.peek();
+      return loaded === undefined ? undefined : versioned(loaded);
     },
   };
 }

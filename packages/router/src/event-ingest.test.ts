@@ -32,7 +32,7 @@ function fakeDefinitions(rows: DefinitionRow[]): EventIngestDeps['definitions'] 
  * settled route never goes back to pending, and an event is marked routed
  * only when none of its routes is pending.
  */
-function fakeEvents() {
+function fakeEvents(recordedRuns: ReadonlySet<string> = new Set()) {
   const stored = new Map<string, { event: EventRow; routes: EventRouteRow[] }>();
   const failures: Array<{ eventId: string; message: string; retryInMs: number }> = [];
   const markCalls: string[] = [];
@@ -66,7 +66,8 @@ function fakeEvents() {
       const routes = input.routes.map((route: NewRoute): EventRouteRow => ({
         ...route,
         eventId: input.envelope.event_id,
-        outcome: route.outcome ?? 'pending',
+        // As the accept statement does: a pending route whose run is already recorded is a duplicate at once.
+        outcome: (route.outcome ?? 'pending') === 'pending' && recordedRuns.has(route.workflowId) ? 'duplicate' : (route.outcome ?? 'pending'),
         detail: route.detail ?? null,
         createdAt: now,
         updatedAt: now,
@@ -74,22 +75,22 @@ function fakeEvents() {
       stored.set(event.eventId, { event, routes });
       return { kind: 'accepted', event, routes };
     },
-    async setRouteOutcome(eventId, activityId, outcome) {
-      const route = stored.get(eventId)?.routes.find((r) => r.activityId === activityId && r.outcome === 'pending');
-      if (route !== undefined) route.outcome = outcome;
-    },
-    async markRoutedIfSettled(eventId) {
-      markCalls.push(eventId);
+    async settle(eventId, outcomes, failure) {
       const entry = stored.get(eventId);
+      for (const { activityId, outcome } of outcomes) {
+        const route = entry?.routes.find((r) => r.activityId === activityId && r.outcome === 'pending');
+        if (route !== undefined) route.outcome = outcome;
+      }
+      if (failure !== undefined) {
+        failures.push({ eventId, ...failure });
+        if (entry !== undefined && entry.event.routingState === 'pending') entry.event.lastError = failure.message;
+        return false;
+      }
+      markCalls.push(eventId);
       if (entry === undefined || entry.event.routingState !== 'pending' || entry.routes.some((r) => r.outcome === 'pending')) return false;
       entry.event.routingState = 'routed';
       entry.event.lastError = null;
       return true;
-    },
-    async recordRoutingFailure(eventId, message, retryInMs) {
-      failures.push({ eventId, message, retryInMs });
-      const entry = stored.get(eventId);
-      if (entry !== undefined && entry.event.routingState === 'pending') entry.event.lastError = message;
     },
   };
   return {
@@ -154,7 +155,7 @@ function envelope(overrides: Partial<EventEnvelope> = {}): EventEnvelope {
 }
 
 function setup(rows: DefinitionRow[], options: { answer?: (request: StartRunRequest) => StartAnswer; recordedRuns?: Set<string> } = {}) {
-  const events = fakeEvents();
+  const events = fakeEvents(options.recordedRuns);
   const { starter, requests } = fakeStarter(options.answer);
   const gate = createAvailabilityGate();
   const ingest = createEventIngest({
@@ -351,11 +352,12 @@ describe('when a start does not succeed', () => {
     expect(gate.healthy).toBe(true);
   });
 
-  test('a definition version that cannot be read leaves its route pending and still starts the other routes', async () => {
+  test('a retry whose definition version cannot be read leaves that route pending and still starts the other routes', async () => {
     const gone = definitionRow('gone', [{ type: 'event', event_type: 'order.paid' }]);
     const paid = definitionRow('on-paid', [{ type: 'event', event_type: 'order.paid' }]);
     const events = fakeEvents();
-    const { starter, requests } = fakeStarter();
+    let refuse = true;
+    const { starter, requests } = fakeStarter(() => (refuse ? new Error('9 FAILED_PRECONDITION: not now') : 'started'));
     const definitions = fakeDefinitions([gone, paid]);
     const ingest = createEventIngest({
       definitions: { ...definitions, getVersion: async (id, version) => (id === gone.id ? undefined : definitions.getVersion(id, version)) },
@@ -365,12 +367,17 @@ describe('when a start does not succeed', () => {
       logger: quietLogger,
     });
     const event = envelope();
+    // The first delivery starts its runs on the definitions it was matched against (no version read); Temporal refuses both.
+    await ingest.ingest(event, 'body');
+    expect(requests.map((request) => request.activity.name)).toEqual(['gone', 'on-paid']);
 
-    const answer = await ingest.ingest(event, 'body');
+    // The dispatcher's retry reads each route's definition version.
+    refuse = false;
+    const outcomes = await ingest.dispatch(event, events.routes(event.event_id), 2);
 
-    expect(answer.runs.map((run) => [run.activity_name, run.status])).toEqual([['gone', 'pending'], ['on-paid', 'started']]);
-    expect(requests.map((request) => request.activity.name)).toEqual(['on-paid']);
-    expect(events.failures).toEqual([{ eventId: event.event_id, message: `activity ${gone.id} version 1 is missing`, retryInMs: routingBackoffMs(1) }]);
+    expect(Object.fromEntries(outcomes)).toEqual({ [gone.id]: 'pending', [paid.id]: 'started' });
+    expect(requests.map((request) => request.activity.name)).toEqual(['gone', 'on-paid', 'on-paid']);
+    expect(events.failures.at(-1)).toEqual({ eventId: event.event_id, message: `activity ${gone.id} version 1 is missing`, retryInMs: routingBackoffMs(2) });
     expect(events.event(event.event_id)?.routingState).toBe('pending');
   });
 });
@@ -418,7 +425,7 @@ describe('settling an event', () => {
     const { starter } = fakeStarter();
     const ingest = createEventIngest({
       definitions: fakeDefinitions([paid]),
-      events: { ...events.repo, markRoutedIfSettled: async () => Promise.reject(new Error('connection terminated')) },
+      events: { ...events.repo, settle: async () => Promise.reject(new Error('connection terminated')) },
       starter,
       runs: fakeRuns(),
       logger: quietLogger,

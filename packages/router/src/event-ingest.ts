@@ -19,16 +19,19 @@ import {
   DatabaseUnreachableError,
   translatePgError,
   UnstorableTextError,
+  type AcceptResult,
+  type DefinitionRow,
   type DefinitionsRepository,
   type EventRouteRow,
   type EventsRepository,
   type NewRoute,
+  type RouteSettlement,
   type RunsRepository,
 } from '@activity-core/db';
 import { isTemporalUnreachable, StartTimeoutError, type RunStarter } from '@activity-core/temporal/client';
 import { createAvailabilityGate, type AvailabilityGate } from './availability-gate';
 import { eventFingerprint } from './fingerprint';
-import { createDefinitionCache } from './definition-index';
+import { createDefinitionCache, type DefinitionIndex } from './definition-index';
 import { decideForActivity } from './matching';
 import { inSpan } from './tracing';
 
@@ -39,12 +42,13 @@ export interface EventIngestDeps {
    * (re)loaded: with the change counter it was loaded at and its size.
    */
   onDefinitionsLoad?: (version: bigint | undefined, size: number) => void;
-  events: Pick<EventsRepository, 'accept' | 'setRouteOutcome' | 'markRoutedIfSettled' | 'recordRoutingFailure'>;
+  events: Pick<EventsRepository, 'accept' | 'settle'>;
   starter: RunStarter;
   /**
-   * The run records: a route whose run row already exists is a duplicate
-   * without asking Temporal, whose memory of closed runs ends with namespace
-   * retention while ours does not.
+   * The run records, for the dispatcher's retries: a route whose run row
+   * already exists is a duplicate without asking Temporal, whose memory of
+   * closed runs ends with namespace retention while ours does not. (A new
+   * event gets the same check inside its accept statement.)
    */
   runs: Pick<RunsRepository, 'getRunByWorkflowId'>;
   logger: Logger;
@@ -159,9 +163,14 @@ export function createEventIngest(deps: EventIngestDeps) {
     },
   });
 
-  async function matchRoutes(envelope: EventEnvelope): Promise<NewRoute[]> {
-    const index = await definitionCache.current();
+  /**
+   * The routes an event gets from the definitions in `index`, and the
+   * definition version each pending route names (so its run is started
+   * without reading the definition again).
+   */
+  function matchRoutes(index: DefinitionIndex<DefinitionRow>, envelope: EventEnvelope): { routes: NewRoute[]; snapshots: Map<string, DefinitionRow> } {
     const routes: NewRoute[] = [];
+    const snapshots = new Map<string, DefinitionRow>();
     for (const row of index.candidates(envelope.event_type)) {
       const decision = decideForActivity(row.triggers, envelope);
       if (decision === undefined) continue;
@@ -176,9 +185,13 @@ export function createEventIngest(deps: EventIngestDeps) {
         outcome: decision.outcome,
         ...(decision.outcome === 'pending' ? {} : { detail: decision.detail }),
       });
+      if (decision.outcome === 'pending') snapshots.set(row.id, row.row);
     }
-    return routes;
+    return { routes, snapshots };
   }
+
+  /** How often an accept is retried on definitions that changed under it before it accepts unchecked. */
+  const STALE_RETRIES = 5;
 
   /**
    * Starts every pending route of one event. Never throws: routes that could
@@ -186,8 +199,20 @@ export function createEventIngest(deps: EventIngestDeps) {
    * dispatcher — soon when Temporal was unreachable (the gate's next probe),
    * with per-event backoff when Temporal refused the start.
    */
-  async function dispatch(envelope: EventEnvelope, routes: EventRouteRow[], attempt = 1, hops = 0): Promise<Map<string, RouteOutcome>> {
+  async function dispatch(
+    envelope: EventEnvelope,
+    routes: EventRouteRow[],
+    attempt = 1,
+    hops = 0,
+    /**
+     * Set by the inline dispatch of a just-accepted event: the definition
+     * versions its routes were decided on (no read needed), and its accept
+     * already looked for recorded runs. The dispatcher's retries read both.
+     */
+    accepted?: { snapshots: ReadonlyMap<string, DefinitionRow>; storedRouted: boolean },
+  ): Promise<Map<string, RouteOutcome>> {
     const outcomes = new Map<string, RouteOutcome>();
+    const settled: RouteSettlement[] = [];
     let failure: { message: string; unreachable: boolean } | undefined;
     for (const route of routes) {
       if (route.outcome !== 'pending') {
@@ -195,9 +220,10 @@ export function createEventIngest(deps: EventIngestDeps) {
         continue;
       }
       outcomes.set(route.activityId, 'pending');
-      let snapshot;
+      let snapshot = accepted?.snapshots.get(route.activityId);
+      if (snapshot?.version !== route.activityVersion) snapshot = undefined;
       try {
-        snapshot = await deps.definitions.getVersion(route.activityId, route.activityVersion);
+        snapshot ??= await deps.definitions.getVersion(route.activityId, route.activityVersion);
         if (snapshot === undefined) throw new Error(`activity ${route.activityId} version ${route.activityVersion} is missing`);
       } catch (error) {
         // Our own store, not Temporal: the gate learns nothing from it.
@@ -205,17 +231,19 @@ export function createEventIngest(deps: EventIngestDeps) {
         deps.logger.warn({ eventId: envelope.event_id, workflowId: route.workflowId, err: error }, 'routing failed; the dispatcher will retry');
         continue;
       }
-      try {
-        if ((await deps.runs.getRunByWorkflowId(route.workflowId)) !== undefined) {
-          await deps.events.setRouteOutcome(route.eventId, route.activityId, 'duplicate');
-          outcomes.set(route.activityId, 'duplicate');
-          deps.logger.info({ eventId: envelope.event_id, workflowId: route.workflowId }, 'run already recorded (duplicate)');
+      if (accepted === undefined) {
+        try {
+          if ((await deps.runs.getRunByWorkflowId(route.workflowId)) !== undefined) {
+            settled.push({ activityId: route.activityId, outcome: 'duplicate' });
+            outcomes.set(route.activityId, 'duplicate');
+            deps.logger.info({ eventId: envelope.event_id, workflowId: route.workflowId }, 'run already recorded (duplicate)');
+            continue;
+          }
+        } catch (error) {
+          failure = { message: (error as Error).message, unreachable: false };
+          deps.logger.warn({ eventId: envelope.event_id, workflowId: route.workflowId, err: error }, 'routing failed; the dispatcher will retry');
           continue;
         }
-      } catch (error) {
-        failure = { message: (error as Error).message, unreachable: false };
-        deps.logger.warn({ eventId: envelope.event_id, workflowId: route.workflowId, err: error }, 'routing failed; the dispatcher will retry');
-        continue;
       }
       const pass = gate.tryEnter();
       if (pass === undefined) {
@@ -239,7 +267,7 @@ export function createEventIngest(deps: EventIngestDeps) {
           'starting the run workflow',
         );
         gate.reachable(pass);
-        await deps.events.setRouteOutcome(route.eventId, route.activityId, outcome);
+        settled.push({ activityId: route.activityId, outcome });
         outcomes.set(route.activityId, outcome);
         deps.logger.info({ eventId: envelope.event_id, workflowId: route.workflowId, outcome }, outcome === 'started' ? 'run started' : 'run already existed (duplicate)');
       } catch (error) {
@@ -250,15 +278,18 @@ export function createEventIngest(deps: EventIngestDeps) {
         deps.logger.warn({ eventId: envelope.event_id, workflowId: route.workflowId, err: error }, 'routing failed; the dispatcher will retry');
       }
     }
-    if (failure === undefined) {
-      // If this write is lost the event stays pending, and the dispatcher's next pass settles it.
-      await deps.events.markRoutedIfSettled(envelope.event_id).catch((error: unknown) => {
-        deps.logger.warn({ eventId: envelope.event_id, err: error }, 'could not mark the event routed; the dispatcher will');
-      });
-    } else {
-      const retryInMs = failure.unreachable ? Math.max(MIN_DEFERRED_RETRY_MS, gate.retryInMs()) : routingBackoffMs(attempt);
-      await deps.events.recordRoutingFailure(envelope.event_id, failure.message, retryInMs).catch(() => undefined);
-    }
+    // Stored as routed already (no route needed Temporal): nothing to record.
+    if (accepted?.storedRouted === true) return outcomes;
+    // One write for the whole attempt: every answer Temporal gave, then the event routed (or the failure and
+    // when to retry). If it is lost the routes stay pending, and the dispatcher's next pass finds the runs
+    // already started (Temporal answers "already started": duplicate) and settles the event.
+    const retry =
+      failure === undefined
+        ? undefined
+        : { message: failure.message, retryInMs: failure.unreachable ? Math.max(MIN_DEFERRED_RETRY_MS, gate.retryInMs()) : routingBackoffMs(attempt) };
+    await deps.events.settle(envelope.event_id, settled, retry).catch((error: unknown) => {
+      deps.logger.warn({ eventId: envelope.event_id, err: error }, 'could not record the routing outcome; the dispatcher will settle the event');
+    });
     return outcomes;
   }
 
@@ -299,15 +330,39 @@ export function createEventIngest(deps: EventIngestDeps) {
       assertEventDataWithinBounds(envelope.data, deps.eventDataLimits ?? DEFAULT_EVENT_DATA_LIMITS);
       const fingerprint = eventFingerprint(envelope);
       const hops = origin.hops ?? 0;
-      let result;
+      let result: AcceptResult;
+      let snapshots: Map<string, DefinitionRow>;
+      let storedRouted: boolean;
       let writing = false;
       try {
-        const routes = await matchRoutes(envelope);
-        writing = true;
-        // The transaction that makes the event durable, a span of its own in the ingest's trace.
-        result = await inSpan('event accept', {}, () =>
-          deps.events.accept({ envelope, fingerprint, idOrigin, routes, leaseMs, hops, ...(origin.credential === undefined ? {} : { credential: origin.credential }) }),
-        );
+        // The index loaded last, unchecked: the accept statement checks its version and says when it is stale.
+        let definitions = definitionCache.peek() ?? (await definitionCache.currentVersioned());
+        for (let attempt = 0; ; attempt++) {
+          const matched = matchRoutes(definitions.index, envelope);
+          snapshots = matched.snapshots;
+          // What the accept stores as routing_state: routed at once when no route needs Temporal.
+          storedRouted = matched.routes.every((route) => route.outcome !== 'pending');
+          // After a few changes in a row, accept on the newest loaded definitions, as a version read just before would have.
+          const definitionsVersion = attempt < STALE_RETRIES ? definitions.version : undefined;
+          writing = true;
+          // The statement that makes the event durable, a span of its own in the ingest's trace.
+          result = await inSpan('event accept', {}, () =>
+            deps.events.accept({
+              envelope,
+              fingerprint,
+              idOrigin,
+              routes: matched.routes,
+              leaseMs,
+              hops,
+              ...(origin.credential === undefined ? {} : { credential: origin.credential }),
+              ...(definitionsVersion === undefined ? {} : { definitionsVersion }),
+            }),
+          );
+          if (result.kind !== 'stale_definitions') break;
+          // Nothing was stored: decide again on the definitions as they are now.
+          writing = false;
+          definitions = await definitionCache.currentVersioned();
+        }
       } catch (error) {
         const translated = translatePgError(error);
         if (translated instanceof DatabaseUnreachableError) throw new StoreUnreachableError(!writing, envelope.event_id);
@@ -318,7 +373,7 @@ export function createEventIngest(deps: EventIngestDeps) {
       // A redelivery starts nothing: every run it matched is a duplicate (docs/idempotency.md, layer 1),
       // even one the first delivery has not got Temporal to start yet.
       if (result.kind === 'duplicate') return response(envelope, idOrigin, 'duplicate', result.routes, () => 'duplicate');
-      const outcomes = await dispatch(envelope, result.routes, 1, hops);
+      const outcomes = await dispatch(envelope, result.routes, 1, hops, { snapshots, storedRouted });
       return response(envelope, idOrigin, 'accepted', result.routes, (route) => {
         const outcome = outcomes.get(route.activityId);
         return outcome === 'started' || outcome === 'duplicate' ? outcome : 'pending';

@@ -14,4 +14,14 @@ export {
   type FailureReason,
 } from './availability-gate';
 export { createEventRetention, type EventRetention, type EventRetentionOptions } from './event-retention';
-export { buildDefinitionIndex, createDefinitionCache, type DefinitionCache, type DefinitionIndex, type DefinitionSource, type IndexableDefinition, type IndexedDefinition } from './definition-index';
+export {
+  buildDefinitionIndex,
+  createDefinitionCache,
+  type DefinitionCache,
+  type DefinitionIndex,
+  type DefinitionSource,
+  type IndexableDefinition,
+  type IndexedDefinition,
+  type VersionedIndex,
+} from './definition-index';
+export { createVersionedCache, type Versioned, type VersionedCache, type VersionedSource } from './versioned-cache';

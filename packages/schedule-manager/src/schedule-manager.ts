@@ -20,21 +20,27 @@ import { createScheduleSync } from './schedule-sync';
 import { createScheduleTicks } from './schedule-ticks';
 
 export type { ScheduleManagerDeps } from './schedule-deps';
-export type { SyncOutcome } from './schedule-sync';
+export type { ReconcileOptions, SyncOutcome } from './schedule-sync';
 
 export function createScheduleManager(deps: ScheduleManagerDeps) {
   const sync = createScheduleSync(deps);
   const queries = createScheduleQueries(deps);
   const commands = createScheduleCommands(deps, { sync, queries });
   // Fire decisions take Postgres' clock (the schedules repository's databaseNow) unless deps.clock is set (tests).
-  const ticks = createScheduleTicks({ schedules: deps.schedules, logger: deps.logger, processor: createFireProcessor(deps), sync });
+  const ticks = createScheduleTicks({
+    schedules: deps.schedules,
+    logger: deps.logger,
+    processor: createFireProcessor(deps),
+    sync,
+    ...(deps.clock === undefined ? {} : { clock: deps.clock }),
+  });
 
   return {
     /** Creates, updates (or pauses) and deletes the schedules of one live activity to match its definition. */
     sync: sync.sync,
     /** An activity was deleted: its schedules and schedule states go; runs and fire history stay. */
     remove: sync.remove,
-    /** Makes Temporal match Postgres for every activity; idempotent. */
+    /** Makes Temporal match Postgres for every activity; idempotent. `{ compareWith: 'listing' }` for periodic sweeps (ADR 0035). */
     reconcile: sync.reconcile,
 
     /** The tick activity: decide and start what is due; an orphaned tick removes its schedule. */

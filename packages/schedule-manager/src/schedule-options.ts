@@ -87,7 +87,9 @@ export function desiredSchedule(input: {
     .slice(0, 16);
   const tickInput: ScheduleTickInput = { activityId: row.id, triggerIndex, definitionVersion: row.version, revision };
   const paused = cause.kind !== 'running';
-  const note = scheduleNote(row, trigger, triggerIndex, cause);
+  // The note names the revision, so Temporal's schedule listing (which shows notes, not actions)
+  // tells whether a schedule is as desired without describing it (ADR 0035).
+  const note = `${scheduleNote(row, trigger, triggerIndex, cause)} · rev ${revision}`;
   return {
     scheduleId,
     revision,

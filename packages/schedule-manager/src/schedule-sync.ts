@@ -13,14 +13,35 @@
  */
 import { temporalScheduleId, type CronTrigger, type ReconcileResponse } from '@activity-core/contracts';
 import type { DefinitionRow, ScheduleStateRow } from '@activity-core/db';
-import type { ScheduleTickInput } from '@activity-core/temporal/client';
-import { ScheduleAlreadyRunning, type ScheduleDescription } from '@temporalio/client';
+import { ScheduleAlreadyRunning, type ScheduleDescription, type ScheduleSummary } from '@temporalio/client';
+import { forEachConcurrently } from './concurrency';
 import { applyDefinitionToState } from './fire-processor';
 import { isScheduleNotFound, type ScheduleManagerDeps } from './schedule-deps';
 import { cronTriggersOf, desiredSchedule, MANAGED_BY, pauseCauseOf } from './schedule-options';
+import { compareDescription, listedAsDesired, stateInStep } from './sweep-plan';
 
 /** What keeping one schedule in step did. */
 export type SyncOutcome = 'created' | 'updated' | 'unchanged' | 'deleted';
+
+export interface ReconcileOptions {
+  /**
+   * How a reconciliation learns which schedules already match (ADR 0035).
+   * `describe` (the default): describes every schedule, so it is exact as of
+   * the call. `listing`: a schedule that Temporal's schedule listing shows as
+   * desired is left alone without a description; the listing is eventually
+   * consistent, so a change made in Temporal directly a moment before is
+   * corrected by the next reconciliation instead. The workers' periodic sweep
+   * uses `listing`.
+   */
+  compareWith?: 'describe' | 'listing';
+}
+
+/** Schedule descriptions in flight at once (each is a query of the schedule's workflow in Temporal). */
+const DESCRIBE_CONCURRENCY = 16;
+/** Triggers synced at once; each holds one Postgres connection for its locked transaction. */
+const WRITE_CONCURRENCY = 4;
+/** Entries per ListSchedules page (Temporal's usual maximum). */
+const LIST_PAGE_SIZE = 1000;
 
 export function createScheduleSync(deps: ScheduleManagerDeps) {
   const { logger } = deps;
@@ -35,7 +56,8 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
       // writer already applied (the next fire would be lost).
       let row = callerRow;
       let trigger = callerTrigger;
-      const fresh = await deps.definitions.get(callerRow.id);
+      // On the transaction's connection: a second pool connection while the lock is held could exhaust the pool.
+      const fresh = await tx.getLiveDefinition(callerRow.id);
       if (fresh !== undefined && fresh.version > callerRow.version) {
         const freshTrigger = fresh.definition.triggers[triggerIndex];
         if (freshTrigger?.type !== 'cron' && state !== undefined) return state;
@@ -87,12 +109,8 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
       logger.info({ scheduleId: desired.scheduleId, activityId: row.id }, 'schedule created');
       return 'created';
     }
-    const existing = current.action.args?.[0] as Partial<ScheduleTickInput> | undefined;
-    // A writer holding an older definition version never overwrites a newer schedule.
-    if (existing?.definitionVersion !== undefined && existing.definitionVersion > row.version) return 'unchanged';
-    if (existing?.revision === desired.revision && existing.definitionVersion !== undefined && current.state.paused === desired.paused) {
-      return 'unchanged';
-    }
+    // 'newer': a writer holding an older definition version never overwrites a newer schedule.
+    if (compareDescription(current, desired, row.version) !== 'differs') return 'unchanged';
     await handle.update(() => ({
       spec: desired.options.spec,
       action: desired.options.action,
@@ -127,13 +145,18 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
     return row?.definition.triggers[triggerIndex]?.type === 'cron';
   }
 
+  /** The full path for one trigger: its state under the lock, then its Temporal Schedule. */
+  async function syncTrigger(row: DefinitionRow, trigger: CronTrigger, triggerIndex: number): Promise<SyncOutcome> {
+    const state = await syncState(row, trigger, triggerIndex);
+    return await ensureTemporalSchedule(row, trigger, triggerIndex, state);
+  }
+
   /** Creates, updates (or pauses) and deletes the schedules of one live activity to match its definition. */
   async function sync(row: DefinitionRow): Promise<Array<{ scheduleId: string; outcome: SyncOutcome }>> {
     const results: Array<{ scheduleId: string; outcome: SyncOutcome }> = [];
     const wanted = cronTriggersOf(row.definition);
     for (const { trigger, triggerIndex } of wanted) {
-      const state = await syncState(row, trigger, triggerIndex);
-      results.push({ scheduleId: temporalScheduleId(row.id, triggerIndex), outcome: await ensureTemporalSchedule(row, trigger, triggerIndex, state) });
+      results.push({ scheduleId: temporalScheduleId(row.id, triggerIndex), outcome: await syncTrigger(row, trigger, triggerIndex) });
     }
     const wantedIndexes = new Set(wanted.map((entry) => entry.triggerIndex));
     for (const state of await deps.schedules.listStates(row.id)) {
@@ -158,25 +181,65 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
      * Makes Temporal match Postgres: creates missing schedules, updates
      * changed ones, deletes schedules (of this task queue) that no live cron
      * trigger wants. Idempotent: a second run reports no changes.
+     *
+     * Reads in bulk (states, definitions, the schedule listing), settles the
+     * triggers that are already in step without writing anything, and takes
+     * only the others through the full locked path of {@link sync}.
      */
-    async reconcile(): Promise<ReconcileResponse> {
+    async reconcile(options: ReconcileOptions = {}): Promise<ReconcileResponse> {
+      const compareWith = options.compareWith ?? 'describe';
       const result: ReconcileResponse = { created: [], updated: [], deleted: [], unchanged: 0 };
-      const wanted = new Set<string>();
-      for (const row of await deps.schedules.listLiveDefinitions()) {
-        for (const { triggerIndex } of cronTriggersOf(row.definition)) wanted.add(temporalScheduleId(row.id, triggerIndex));
-        for (const { scheduleId, outcome } of await sync(row)) {
-          if (outcome === 'unchanged') result.unchanged++;
-          else result[outcome].push(scheduleId);
+      // States before definitions: a trigger registered between the two reads looks new (full path), never orphaned.
+      const states = await deps.schedules.listStates();
+      const stateById = new Map(states.map((state) => [state.scheduleId, state]));
+      const rows = await deps.schedules.listLiveDefinitions();
+      const listing = new Map<string, ScheduleSummary>();
+      for await (const summary of deps.client.schedule.list({ pageSize: LIST_PAGE_SIZE })) listing.set(summary.scheduleId, summary);
+      const now = deps.clock?.() ?? (await deps.schedules.databaseNow());
+
+      const wanted = rows.flatMap((row) =>
+        cronTriggersOf(row.definition).map(({ trigger, triggerIndex }) => {
+          const scheduleId = temporalScheduleId(row.id, triggerIndex);
+          return { row, trigger, triggerIndex, scheduleId, state: stateById.get(scheduleId) };
+        }),
+      );
+      const wantedIds = new Set(wanted.map((entry) => entry.scheduleId));
+      const outcomes: Array<SyncOutcome | undefined> = new Array<SyncOutcome | undefined>(wanted.length);
+      // 1. Already in step? Only reads: the snapshot of the state, and the listing or a description.
+      await forEachConcurrently(wanted, compareWith === 'listing' ? 1 : DESCRIBE_CONCURRENCY, async ({ row, trigger, triggerIndex, scheduleId, state }, index) => {
+        if (!stateInStep(state, row.enabled, trigger, now)) return;
+        const desired = desiredSchedule({ row, trigger, triggerIndex, taskQueue: deps.taskQueue, cause: pauseCauseOf(row, state) });
+        if (compareWith === 'listing') {
+          if (listedAsDesired(listing.get(scheduleId), desired, deps.taskQueue)) outcomes[index] = 'unchanged';
+          return;
         }
+        try {
+          if (compareDescription(await deps.client.schedule.getHandle(scheduleId).describe(), desired, row.version) !== 'differs') outcomes[index] = 'unchanged';
+        } catch (error) {
+          if (!isScheduleNotFound(error)) throw error;
+        }
+      });
+      // 2. The rest through the full path: the state under its lock (read afresh), then describe, create or update.
+      const rest = wanted.flatMap((entry, index) => (outcomes[index] === undefined ? [{ ...entry, index }] : []));
+      await forEachConcurrently(rest, WRITE_CONCURRENCY, async ({ row, trigger, triggerIndex, index }) => {
+        outcomes[index] = await syncTrigger(row, trigger, triggerIndex);
+      });
+      for (const [index, outcome] of outcomes.entries()) {
+        if (outcome === undefined || outcome === 'unchanged') result.unchanged++;
+        else result[outcome].push(wanted[index]!.scheduleId);
       }
-      for (const state of await deps.schedules.listStates()) {
-        if (wanted.has(state.scheduleId) || (await stillWanted(state.activityId, state.triggerIndex))) continue;
+
+      // 3. States no live cron trigger wants (checked again against Postgres now, the snapshot may be old).
+      for (const state of states) {
+        if (wantedIds.has(state.scheduleId) || (await stillWanted(state.activityId, state.triggerIndex))) continue;
         if (await retire(state.activityId, state.triggerIndex)) result.deleted.push(state.scheduleId);
       }
-      for await (const summary of deps.client.schedule.list()) {
+      // 4. Schedules of this task queue in Temporal that nothing wants.
+      for (const summary of listing.values()) {
         const memo = summary.memo as { managedBy?: unknown; taskQueue?: unknown; activityId?: unknown; triggerIndex?: unknown } | undefined;
-        if (memo?.managedBy !== MANAGED_BY || memo.taskQueue !== deps.taskQueue || wanted.has(summary.scheduleId)) continue;
+        if (memo?.managedBy !== MANAGED_BY || memo.taskQueue !== deps.taskQueue || wantedIds.has(summary.scheduleId)) continue;
         if (typeof memo.activityId === 'string' && typeof memo.triggerIndex === 'number' && (await stillWanted(memo.activityId, memo.triggerIndex))) continue;
+        if (result.deleted.includes(summary.scheduleId)) continue;
         if (await deleteTemporalSchedule(summary.scheduleId)) result.deleted.push(summary.scheduleId);
       }
       return result;

@@ -7,14 +7,21 @@
 import { toScheduledFor, type Logger } from '@activity-core/contracts';
 import type { SchedulesRepository } from '@activity-core/db';
 import type { ProcessScheduleTickInput, ProcessScheduleTickResult } from '@activity-core/temporal/client';
+import { forEachConcurrently } from './concurrency';
 import type { FireProcessor } from './fire-processor';
 import type { ScheduleSync } from './schedule-sync';
+import { needsProcessing } from './sweep-plan';
+
+/** Triggers processed at once by the sweep; each holds one Postgres connection for its locked transaction. */
+const SWEEP_CONCURRENCY = 4;
 
 export function createScheduleTicks(deps: {
-  schedules: Pick<SchedulesRepository, 'listStates'>;
+  schedules: Pick<SchedulesRepository, 'listStates' | 'listLiveDefinitions' | 'listTriggersWithPendingFires' | 'databaseNow'>;
   logger: Logger;
   processor: FireProcessor;
   sync: Pick<ScheduleSync, 'retire' | 'stillWanted'>;
+  /** Overrides the database clock (tests), as the fire processor's does. */
+  clock?: () => Date;
 }) {
   return {
     /** The tick activity: decide and start what is due; an orphaned tick removes its schedule. */
@@ -38,14 +45,25 @@ export function createScheduleTicks(deps: {
      * The worker calls it at start-up and periodically, so fire times Temporal
      * never delivered (the server was down longer than the catch-up window)
      * still get their misfire decision without waiting for the next fire.
+     *
+     * Reads every state, definition and pending start in bulk and processes
+     * only the triggers with something to decide or start (see
+     * `needsProcessing`); for the others processing would decide nothing.
+     * Returns how many triggers it processed.
      */
     async processAllDue(): Promise<number> {
+      const states = await deps.schedules.listStates();
+      const rows = new Map((await deps.schedules.listLiveDefinitions()).map((row) => [row.id, row]));
+      const pending = new Set((await deps.schedules.listTriggersWithPendingFires()).map((key) => `${key.activityId}/${key.triggerIndex}`));
+      const now = deps.clock?.() ?? (await deps.schedules.databaseNow());
+      const due = states.filter((state) =>
+        needsProcessing({ state, row: rows.get(state.activityId), hasPending: pending.has(`${state.activityId}/${state.triggerIndex}`), now }),
+      );
       let processed = 0;
-      for (const state of await deps.schedules.listStates()) {
-        if (!state.active || state.paused) continue;
+      await forEachConcurrently(due, SWEEP_CONCURRENCY, async (state) => {
         const result = await deps.processor.processDue({ activityId: state.activityId, triggerIndex: state.triggerIndex, origin: 'sweep' });
         if (result.status === 'processed') processed++;
-      }
+      });
       return processed;
     },
   };

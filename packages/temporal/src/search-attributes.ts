@@ -9,8 +9,10 @@ export const ActivityNameKey = defineSearchAttributeKey('ActivityName', SearchAt
 export const TriggerTypeKey = defineSearchAttributeKey('TriggerType', SearchAttributeType.KEYWORD);
 export const ScheduledForKey = defineSearchAttributeKey('ScheduledFor', SearchAttributeType.DATETIME);
 export const EventIdKey = defineSearchAttributeKey('EventId', SearchAttributeType.KEYWORD);
+/** On re-runs only: the run id of the original run they run again (`RerunOf = "<run_id>"` lists its re-runs). */
+export const RerunOfKey = defineSearchAttributeKey('RerunOf', SearchAttributeType.KEYWORD);
 
-export const SEARCH_ATTRIBUTE_KEYS = [ActivityIdKey, ActivityNameKey, TriggerTypeKey, ScheduledForKey, EventIdKey];
+export const SEARCH_ATTRIBUTE_KEYS = [ActivityIdKey, ActivityNameKey, TriggerTypeKey, ScheduledForKey, EventIdKey, RerunOfKey];
 
 export interface RunSearchAttributeValues {
   activityId: string;
@@ -18,6 +20,7 @@ export interface RunSearchAttributeValues {
   triggerType: string;
   scheduledFor?: Date;
   eventId?: string;
+  rerunOf?: string;
 }
 
 export function runSearchAttributes(values: RunSearchAttributeValues): SearchAttributePair[] {
@@ -28,5 +31,6 @@ export function runSearchAttributes(values: RunSearchAttributeValues): SearchAtt
   ];
   if (values.scheduledFor !== undefined) pairs.push({ key: ScheduledForKey, value: values.scheduledFor });
   if (values.eventId !== undefined) pairs.push({ key: EventIdKey, value: values.eventId });
+  if (values.rerunOf !== undefined) pairs.push({ key: RerunOfKey, value: values.rerunOf });
   return pairs;
 }

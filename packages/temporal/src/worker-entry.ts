@@ -9,6 +9,7 @@ export { bundleWorkflows, createWorker, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_
 export { activityTracingInterceptors, workflowTracingSinks } from './worker-tracing';
 export {
   createActivities,
+  createRunOutcomeAnnouncer,
   ATTEMPT_ID_HEADER,
   IDEMPOTENCY_KEY_HEADER,
   RUN_ID_HEADER,
@@ -16,4 +17,6 @@ export {
   type Activities,
   type ActivityDeps,
   type EmitEvent,
+  type EmitSystemEvent,
+  type RunOutcomeAnnouncer,
 } from './activities';

@@ -39,6 +39,9 @@ export function stubActivities(stubs: Partial<Activities>): Activities {
     awaitTaskWorkflow: unexpected('awaitTaskWorkflow'),
     emitEvent: unexpected('emitEvent'),
     processScheduleTick: unexpected('processScheduleTick'),
+    requestConcurrencySlot: unexpected('requestConcurrencySlot'),
+    markRunHoldsSlot: unexpected('markRunHoldsSlot'),
+    closedWorkflows: unexpected('closedWorkflows'),
     ...stubs,
   };
 }

@@ -22,9 +22,11 @@ export {
 } from './source-config';
 export { refuseUnknownSource, unverifiedDelivery, verifyDelivery, verifyWebhook, type VerifiedDelivery } from './verify';
 export {
-  MIN_HMAC_SECRET_BYTES,
+  MIN_HMAC_SECRET_CHARACTERS,
   MIN_STANDARD_WEBHOOKS_SECRET_BYTES,
+  REGISTRATION_SCHEMA_RULES,
   registrationIssues,
+  STANDARD_WEBHOOKS_SECRET_PATTERN,
   storedSourceWarnings,
   type RegistrationIssue,
 } from './registration';

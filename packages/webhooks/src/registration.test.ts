@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { registrationIssues } from './registration';
+import { registrationIssues, STANDARD_WEBHOOKS_SECRET_PATTERN } from './registration';
 import { WebhookSourceConfig } from './source-config';
 
 const paths = (input: object): string[] => registrationIssues(WebhookSourceConfig.parse(input)).map((issue) => issue.path);
@@ -37,15 +37,30 @@ describe('registration of webhook sources', () => {
   test.each([
     ['github', 15],
     ['hmac_sha256', 15],
-  ])('a %s secret of %i bytes is refused, naming secret and the 16-byte minimum', (scheme, bytes) => {
+  ])('a %s secret of %i characters is refused, naming secret and the 16-character minimum', (scheme, characters) => {
     const issues = registrationIssues(
-      WebhookSourceConfig.parse({ scheme, name: 's', secret: 'x'.repeat(bytes), allow_replay_without_timestamp: true, event_type_from_unsigned_header: true }),
+      WebhookSourceConfig.parse({ scheme, name: 's', secret: 'x'.repeat(characters), allow_replay_without_timestamp: true, event_type_from_unsigned_header: true }),
     );
-    expect(issues).toEqual([{ path: 'secret', message: `the secret must be at least 16 bytes; this one has ${bytes}` }]);
+    expect(issues).toEqual([{ path: 'secret', message: `the secret must be at least 16 characters; this one has ${characters}` }]);
+  });
+
+  test('a secret is measured in characters, as its JSON Schema minLength counts them, not in UTF-8 bytes', () => {
+    const options = { scheme: 'hmac_sha256', name: 's', allow_replay_without_timestamp: true };
+    // 15 characters, 45 bytes: refused; 16 characters: accepted.
+    expect(paths({ ...options, secret: '€'.repeat(15) })).toEqual(['secret']);
+    expect(paths({ ...options, secret: '€'.repeat(16) })).toEqual([]);
   });
 
   test('a Standard Webhooks secret must decode to at least 24 bytes', () => {
     expect(paths({ scheme: 'standard_webhooks', name: 's', secret: `whsec_${randomBytes(23).toString('base64')}` })).toEqual(['secret']);
     expect(paths({ scheme: 'standard_webhooks', name: 's', secret: `whsec_${randomBytes(24).toString('base64')}` })).toEqual([]);
+  });
+
+  test('a Standard Webhooks secret is canonical base64, as STANDARD_WEBHOOKS_SECRET_PATTERN states; odd padding the library tolerates is refused', () => {
+    const secret = randomBytes(25).toString('base64'); // 36 characters, two of them padding
+    expect(paths({ scheme: 'standard_webhooks', name: 's', secret: `whsec_${secret}` })).toEqual([]);
+    expect(paths({ scheme: 'standard_webhooks', name: 's', secret: `whsec_${secret.replace(/=+$/, '')}` })).toEqual([]);
+    expect(paths({ scheme: 'standard_webhooks', name: 's', secret: `whsec_${secret.replace(/=+$/, '=')}` })).toEqual(['secret']);
+    expect(new RegExp(STANDARD_WEBHOOKS_SECRET_PATTERN).test(`whsec_${secret}`)).toBe(true);
   });
 });

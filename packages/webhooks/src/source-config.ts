@@ -1,4 +1,4 @@
-import { Duration, tryParseDurationMs } from '@activity-core/contracts';
+import { Duration, durationPattern, tryParseDurationMs } from '@activity-core/contracts';
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
 
@@ -53,7 +53,9 @@ export const WebhookSourceName = z
   .regex(/^[a-z0-9][a-z0-9_-]*$/, 'name may contain lowercase letters, digits, _ and - and must start with a letter or digit');
 
 /** A value that is not a duration at all is reported by Duration's pattern; the range checks pass it by. */
-const ToleranceDuration = Duration.refine((value) => (tryParseDurationMs(value) ?? Infinity) >= 1_000, 'tolerance must be at least 1s');
+const ToleranceDuration = Duration.refine((value) => (tryParseDurationMs(value) ?? Infinity) >= 1_000, 'tolerance must be at least 1s').meta({
+  pattern: durationPattern({ min: '1s' }),
+});
 
 /** The Standard Webhooks library checks the timestamp against the system clock with a fixed 5 minutes. */
 const LIBRARY_TOLERANCE_MS = 5 * 60_000;
@@ -105,7 +107,9 @@ export const StandardWebhooksSourceConfig = z
     tolerance: ToleranceDuration.refine(
       (value) => (tryParseDurationMs(value) ?? 0) <= LIBRARY_TOLERANCE_MS,
       'tolerance must be at most 5m for standard_webhooks (the reference library enforces 5 minutes)',
-    ).default('5m'),
+    )
+      .meta({ pattern: durationPattern({ min: '1s', max: '5m' }) })
+      .default('5m'),
     /**
      * Where the event id is read from; the first location with a value wins.
      * @default [{ header: 'webhook-id' }] — the Standard Webhooks idempotency key, stable across retries.

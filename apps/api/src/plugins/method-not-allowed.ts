@@ -10,6 +10,8 @@ export function routePathMatcher(url: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
+const isTemplated = (url: string): boolean => /[:*]/.test(url);
+
 /** Which methods the registered routes take, by route URL; answers the methods a request path has. */
 export function createMethodIndex() {
   const routes = new Map<string, { matcher: RegExp; methods: Set<string> }>();
@@ -21,11 +23,18 @@ export function createMethodIndex() {
       if (entry.methods.has('GET')) entry.methods.add('HEAD');
       routes.set(url, entry);
     },
-    /** The methods some route takes at this path (no query string); empty when no route has the path. */
-    methodsAt(path: string): string[] {
+    /**
+     * The methods the path (no query string) takes, empty when no route has it.
+     * A concrete path is its own resource: `/v1/runs/rerun` takes what its
+     * route takes, whatever `/v1/runs/:run_id` does (OpenAPI matches concrete
+     * paths before templated ones). `concrete` says which kind answered.
+     */
+    methodsAt(path: string): { methods: string[]; concrete: boolean } {
+      const exact = routes.get(path);
+      if (exact !== undefined && !isTemplated(path)) return { methods: [...exact.methods].sort(), concrete: true };
       const methods = new Set<string>();
-      for (const { matcher, methods: taken } of routes.values()) if (matcher.test(path)) for (const method of taken) methods.add(method);
-      return [...methods].sort();
+      for (const [url, { matcher, methods: taken }] of routes) if (isTemplated(url) && matcher.test(path)) for (const method of taken) methods.add(method);
+      return { methods: [...methods].sort(), concrete: false };
     },
   };
 }
@@ -35,16 +44,19 @@ export function createMethodIndex() {
  * listing the methods that path takes (RFC 9110), not a 404: a client learns
  * it used the wrong method, not that the resource is missing. Decided before
  * anything else about the request (no key check, no body read): which methods
- * exist is in the public OpenAPI document anyway. Register before the routes.
+ * exist is in the public OpenAPI document anyway. A concrete path is not
+ * handed to a templated route of another method (`GET /v1/runs/rerun` is a
+ * 405, not a lookup of run "rerun"). Register before the routes.
  */
 export function registerMethodNotAllowed(app: FastifyInstance): void {
   const index = createMethodIndex();
   app.addHook('onRoute', (route) => index.add(route.url, route.method));
   app.addHook('onRequest', async (request, reply) => {
-    if (!request.is404) return;
     const path = request.url.split('?')[0] ?? request.url;
-    const allowed = index.methodsAt(path);
+    const { methods: allowed, concrete } = index.methodsAt(path);
     if (allowed.length === 0 || allowed.includes(request.method)) return;
+    // A templated route took the request (the router's choice); only a concrete path overrules it.
+    if (!request.is404 && !concrete) return;
     const body = problem('method_not_allowed', 405, 'Method not allowed', `${path} takes ${allowed.join(', ')}, not ${request.method}`);
     return reply
       .status(405)

@@ -1,4 +1,4 @@
-import { ActivityVersion, ActivityVersionPage, DefinitionDiff, MAX_DEFINITION_VERSION, Problem } from '@activity-core/contracts';
+import { ActivityVersion, ActivityVersionPage, DefinitionDiff, integerRangePattern, MAX_DEFINITION_VERSION, Problem } from '@activity-core/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { DefinitionHistoryService } from '../services/definition-history-service';
@@ -15,7 +15,7 @@ const VersionNumber = z
   .regex(/^[1-9][0-9]{0,9}$/, VERSION_MESSAGE)
   .transform(Number)
   .refine((version) => version <= MAX_DEFINITION_VERSION, VERSION_MESSAGE)
-  .meta({ description: `A version number, 1 to ${MAX_DEFINITION_VERSION}.`, example: '3' });
+  .meta({ description: `A version number, 1 to ${MAX_DEFINITION_VERSION}.`, example: '3', pattern: `^(?:${integerRangePattern(1, MAX_DEFINITION_VERSION)})$` });
 
 const IdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
 const VersionParams = IdParams.extend({ version: VersionNumber });

@@ -27,7 +27,14 @@ const DocumentedHeaders = Headers.extend({
   'ce-subject': z.string().optional().meta({ description: 'Binary mode: the subject.' }),
   'ce-dataschema': z.string().optional().meta({ description: `Binary mode: checked, not kept; as are other ce-* extension attributes (at most ${MAX_CE_HEADERS} ce-* headers).` }),
 });
-const CloudEventBatch = z.array(CloudEvent).max(MAX_BATCH, `a batch holds at most ${MAX_BATCH} events`);
+/**
+ * Items are CloudEvents, checked one by one like a JSON batch's: an invalid
+ * item is refused in its result (202), not the batch. So the schema takes any
+ * item; the CloudEvent schema is what an item must be to be accepted.
+ */
+const CloudEventBatch = z
+  .array(z.unknown().meta({ description: 'A CloudEvent (components.schemas.CloudEventInput); an item that is not one is refused in its own result.' }))
+  .max(MAX_BATCH, `a batch holds at most ${MAX_BATCH} events`);
 
 const BatchItem = z.union([
   EventAcceptedResponse.extend({ index: z.number().int(), ok: z.literal(true) }),
@@ -48,7 +55,7 @@ const StoredEvent = z.object({
   id_origin: EventIdOrigin,
   credential: z.string().nullable().meta({
     description:
-      'Which credential delivered the event: `api_key:<key id>`, `ingest_key:<key id>` (12 hex digits of the key\'s SHA-256, never the key), `webhook:<source name>`, `emit:<run id>`, or `anonymous` while authentication is off; null for events stored before credentials were recorded.',
+      'Which credential delivered the event: `api_key:<key id>`, `ingest_key:<key id>` (12 hex digits of the key\'s SHA-256, never the key), `webhook:<source name>`, `emit:<run id>`, `system:<run id>` (a system event announcing that run\'s end), or `anonymous` while authentication is off; null for events stored before credentials were recorded.',
   }),
   hops: z.number().int().meta({ description: 'emit_event steps between this event and an external one; 0 for posted, webhook and cron-born events.' }),
   fingerprint: z.string(),

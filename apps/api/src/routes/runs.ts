@@ -1,4 +1,4 @@
-import { Page, Problem, RunRecord, RunStatus, RunWithTasks, TriggerType } from '@activity-core/contracts';
+import { BulkRerunDryRun, BulkRerunRecord, BulkRerunRequest, Page, Problem, RerunLink, RerunRequest, RerunResponse, RunRecord, RunStatus, RunWithTasks, TriggerType } from '@activity-core/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RunService } from '../services/run-service';
@@ -13,6 +13,26 @@ const ListQuery = z.object({
   event_id: z.string().min(1).optional(),
 });
 const errors = { 400: Problem, 401: Problem, 404: Problem };
+const rerunErrors = { ...errors, 409: Problem, 503: Problem };
+const BulkParams = z.object({ id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
+const KeyHeaders = z.object({
+  'idempotency-key': z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
+    .optional(),
+});
+/** The body is optional: none at all is a re-run from the start. */
+const OptionalRerunRequest = RerunRequest.nullish().transform((body) => body ?? { from: 'start' as const });
+const RunWithChain = RunWithTasks.extend({
+  temporal_ui_url: z.string(),
+  /** The original run, when this run is a re-run. */
+  rerun_of: z.uuid().nullable(),
+  rerun_attempt: z.number().int().nullable(),
+  /** Every re-run of the original (this run's, or the one it re-runs), oldest first. */
+  reruns: z.array(RerunLink),
+});
 
 export const runRoutes = (service: RunService): FastifyPluginAsyncZod =>
   async (app) => {
@@ -29,9 +49,50 @@ export const runRoutes = (service: RunService): FastifyPluginAsyncZod =>
       '/v1/runs/:run_id',
       {
         config,
-        schema: { tags, summary: 'A run with its task instances', params: RunParams, response: { 200: RunWithTasks.extend({ temporal_ui_url: z.string() }), ...errors } },
+        schema: { tags, summary: 'A run with its task instances and its re-run chain', params: RunParams, response: { 200: RunWithChain, ...errors } },
       },
       async (request) => await service.get(request.params.run_id),
+    );
+
+    app.post(
+      '/v1/runs/:run_id/rerun',
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Re-run a run, from the start or from its failed task (rerun-{run_id}:{n}); the same Idempotency-Key names the same re-run',
+          params: RunParams,
+          headers: KeyHeaders,
+          body: OptionalRerunRequest,
+          response: { 202: RerunResponse, ...rerunErrors },
+        },
+      },
+      async (request, reply) => reply.status(202).send(await service.rerun(request.params.run_id, request.body.from, request.headers['idempotency-key'])),
+    );
+
+    app.post(
+      '/v1/runs/rerun',
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Re-run the runs a filter selects: a count with dry_run, else a bulk re-run with a progress record',
+          headers: KeyHeaders,
+          body: BulkRerunRequest,
+          response: { 200: BulkRerunDryRun, 202: BulkRerunRecord, ...rerunErrors },
+        },
+      },
+      async (request, reply) => {
+        const answer = await service.bulkRerun(request.body, request.headers['idempotency-key']);
+        if (answer.dry_run) return reply.status(200).send(answer);
+        return reply.status(202).header('location', `/v1/runs/rerun/${answer.id}`).send(answer);
+      },
+    );
+
+    app.get(
+      '/v1/runs/rerun/:id',
+      { config, schema: { tags, summary: 'The progress of a bulk re-run', params: BulkParams, response: { 200: BulkRerunRecord, ...errors } } },
+      async (request) => await service.getBulkRerun(request.params.id),
     );
 
     app.post(

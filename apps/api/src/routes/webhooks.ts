@@ -2,8 +2,8 @@ import { EventAcceptedResponse, InvalidInputError, Problem } from '@activity-cor
 import {
   GithubSourceConfig,
   HmacSha256SourceConfig,
+  REGISTRATION_SCHEMA_RULES,
   StandardWebhooksSourceConfig,
-  WebhookSourceConfig,
   WebhookSourceName,
 } from '@activity-core/webhooks';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -30,12 +30,20 @@ const WebhookSourceRecord = z
   ])
   .meta({ id: 'WebhookSource' });
 
-/** PUT takes the name from the path; a name in the body must agree. */
-const optionalName = { name: WebhookSourceName.optional() };
+/** A source config as a write takes it: the registration rules (registrationIssues) stated in its schema. */
+const registering = <T extends z.ZodObject>(config: T, scheme: keyof typeof REGISTRATION_SCHEMA_RULES): T => config.meta({ allOf: REGISTRATION_SCHEMA_RULES[scheme] });
+const WebhookSourceBody = z.discriminatedUnion('scheme', [
+  registering(StandardWebhooksSourceConfig, 'standard_webhooks'),
+  registering(GithubSourceConfig, 'github'),
+  registering(HmacSha256SourceConfig, 'hmac_sha256'),
+]);
+
+/** PUT takes the name from the path; a name in the body must agree (a rule across body and path, which a schema cannot state). */
+const optionalName = { name: WebhookSourceName.optional().meta({ description: 'When given, the name in the path.' }) };
 const WebhookSourcePutBody = z.discriminatedUnion('scheme', [
-  StandardWebhooksSourceConfig.extend(optionalName),
-  GithubSourceConfig.extend(optionalName),
-  HmacSha256SourceConfig.extend(optionalName),
+  registering(StandardWebhooksSourceConfig.extend(optionalName), 'standard_webhooks'),
+  registering(GithubSourceConfig.extend(optionalName), 'github'),
+  registering(HmacSha256SourceConfig.extend(optionalName), 'hmac_sha256'),
 ]);
 
 const errors = { 400: Problem, 401: Problem, 404: Problem, 409: Problem, 429: Problem };
@@ -54,7 +62,7 @@ export const webhookSourceRoutes = (service: WebhookService): FastifyPluginAsync
           tags,
           summary: 'Configure a webhook source',
           description: 'Deliveries are then accepted at `POST /v1/webhooks/{name}`. The secret is write-only.',
-          body: WebhookSourceConfig,
+          body: WebhookSourceBody,
           response: { 201: WebhookSourceRecord, ...errors },
         },
       },

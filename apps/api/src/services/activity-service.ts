@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { NotFoundError, type ActivityDefinition, type ActivityRecord } from '@activity-core/contracts';
 import { decodeCursor, DefinitionIdTakenError, encodeCursor, type ChangedBy, type DefinitionRow, type DefinitionsRepository } from '@activity-core/db';
 import { keysetPage, type Page } from './pagination';
-import { InvalidInputError, type FieldIssue } from '@activity-core/contracts';
+import { InvalidInputError, SYSTEM_EVENT_TYPE_PREFIX, type FieldIssue } from '@activity-core/contracts';
 import { selfTriggerIssues } from '@activity-core/router';
 import { cronScheduleSummaries } from '@activity-core/schedule-manager';
 
@@ -21,16 +21,24 @@ export function toActivityRecord(row: DefinitionRow): ActivityRecord {
 
 /**
  * An emitted event may not claim to be a verified webhook delivery: triggers
- * that require a `webhook:*` source trust that a signature was checked.
+ * that require a `webhook:*` source trust that a signature was checked. Nor
+ * may it claim a system event type (`activity_core.*`).
  * (The service's own `activity-core` source is the default for emitted
  * events and stays allowed.)
  */
 export function emitSourceIssues(definition: Pick<ActivityDefinition, 'tasks'>): FieldIssue[] {
-  return definition.tasks.flatMap((task, index) =>
-    task.type === 'emit_event' && task.config.source.startsWith('webhook:')
-      ? [{ path: `tasks[${index}].config.source`, message: 'sources starting with "webhook:" are reserved for verified webhook deliveries; emitted events cannot claim one' }]
-      : [],
-  );
+  return definition.tasks.flatMap((task, index): FieldIssue[] => {
+    if (task.type !== 'emit_event') return [];
+    const issues: FieldIssue[] = [];
+    if (task.config.source.startsWith('webhook:')) {
+      issues.push({ path: `tasks[${index}].config.source`, message: 'sources starting with "webhook:" are reserved for verified webhook deliveries; emitted events cannot claim one' });
+    }
+    // System events (activity_core.run.failed, …) are the service's own announcements: a definition cannot forge one.
+    if (task.config.event_type.startsWith(SYSTEM_EVENT_TYPE_PREFIX)) {
+      issues.push({ path: `tasks[${index}].config.event_type`, message: `event types starting with "${SYSTEM_EVENT_TYPE_PREFIX}" are reserved for the service's system events; emitted events cannot claim one` });
+    }
+    return issues;
+  });
 }
 
 /** Hooks other parts (the schedule manager) attach to definition changes. */

@@ -20,12 +20,13 @@ import {
   type Logger,
   type RouteOutcome,
 } from '@activity-core/contracts';
-import { DatabaseUnreachableError, translatePgError, type EventsRepository, type WebhookSourcesRepository } from '@activity-core/db';
+import { DatabaseUnreachableError, translatePgError, type EventsRepository } from '@activity-core/db';
 import { StoreUnreachableError, type EventIngest } from '@activity-core/router';
 import type { z } from 'zod';
 import type { RequestCredential } from '../plugins/auth';
 import { fieldIssuesOf, httpStatusOf } from '../plugins/domain-errors';
 import { formatPath } from '../plugins/problem';
+import type { WebhookSourceCatalog } from './webhook-source-catalog';
 
 /** The source emit_event tasks stamp on their events unless they name another. */
 export const SERVICE_EVENT_SOURCE = 'activity-core';
@@ -177,31 +178,27 @@ export type BatchItemResult =
 export function createEventService(deps: {
   ingest: Pick<EventIngest, 'ingest'>;
   events: Pick<EventsRepository, 'get'>;
-  /** Configured webhook sources, whose custom `event_source` values are reserved too. */
-  webhookSources?: Pick<WebhookSourcesRepository, 'list'>;
+  /** Configured webhook sources, whose custom `event_source` values are reserved too (the cached catalog). */
+  webhookSources?: Pick<WebhookSourceCatalog, 'reservedEventSources'>;
   /** What each scoped ingest key may send, by key id (INGEST_KEY_SCOPES). */
   ingestKeyScopes?: Readonly<Record<string, IngestKeyScope>>;
   logger?: Pick<Logger, 'error'>;
 }) {
   const scopes = deps.ingestKeyScopes ?? {};
 
-  /** Custom `event_source` → webhook source name. Read per request: sources change at runtime. */
-  async function webhookEventSources(): Promise<Map<string, string>> {
-    const reserved = new Map<string, string>();
-    if (deps.webhookSources === undefined) return reserved;
-    let rows;
+  /**
+   * Custom `event_source` → webhook source name. Current per request (sources change at runtime): the
+   * catalog checks the sources' change counter and re-reads them only when it moved.
+   */
+  async function webhookEventSources(): Promise<ReadonlyMap<string, string>> {
+    if (deps.webhookSources === undefined) return new Map();
     try {
-      rows = await deps.webhookSources.list();
+      return await deps.webhookSources.reservedEventSources();
     } catch (error) {
       // Read before anything is written: nothing was stored.
       if (translatePgError(error) instanceof DatabaseUnreachableError) throw new StoreUnreachableError(true);
       throw error;
     }
-    for (const row of rows) {
-      const custom = (row.config as { event_source?: unknown }).event_source;
-      if (typeof custom === 'string') reserved.set(custom, row.name);
-    }
-    return reserved;
   }
 
   /** Refuses reserved sources (400) and anything outside a scoped ingest key's scope (403). */

@@ -12,6 +12,7 @@ import { decodeCursor, encodeCursor, type RunRow, type RunsRepository, type Task
 import { isTemporalUnreachable } from '@activity-core/temporal/client';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { keysetPage, type Page } from './pagination';
+import type { RerunService } from './rerun-service';
 
 const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
 
@@ -53,7 +54,7 @@ export function toTaskRecord(row: TaskInstanceRow): TaskInstanceRecord {
   };
 }
 
-export function createRunService(deps: { runs: RunsRepository; client: Client; temporalUiUrl: string; namespace: string }) {
+export function createRunService(deps: { runs: RunsRepository; client: Client; temporalUiUrl: string; namespace: string; reruns: RerunService }) {
   async function requireRun(runId: string): Promise<RunRow> {
     const row = await deps.runs.getRun(runId);
     if (row === undefined) throw new NotFoundError('run', runId);
@@ -87,15 +88,20 @@ export function createRunService(deps: { runs: RunsRepository; client: Client; t
       });
     },
 
-    async get(runId: string): Promise<RunWithTasks & { temporal_ui_url: string }> {
+    async get(runId: string): Promise<RunWithTasks & RerunChain & { temporal_ui_url: string }> {
       const row = await requireRun(runId);
       const tasks = await deps.runs.listTasks(runId);
       return {
         ...toRunRecord(row),
         tasks: tasks.map(toTaskRecord),
+        ...(await deps.reruns.chainOf(row)),
         temporal_ui_url: `${deps.temporalUiUrl}/namespaces/${encodeURIComponent(deps.namespace)}/workflows/${encodeURIComponent(row.workflowId)}`,
       };
     },
+
+    rerun: deps.reruns.rerun,
+    bulkRerun: deps.reruns.bulk,
+    getBulkRerun: deps.reruns.getBulk,
 
     /** Requests cancellation; the workflow records `cancelled` itself when it stops. */
     async cancel(runId: string): Promise<{ run_id: string; cancel_requested: boolean }> {
@@ -117,3 +123,5 @@ export function createRunService(deps: { runs: RunsRepository; client: Client; t
 }
 
 export type RunService = ReturnType<typeof createRunService>;
+
+type RerunChain = Awaited<ReturnType<RerunService['chainOf']>>;

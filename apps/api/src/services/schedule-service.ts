@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   DomainError,
   parseIdempotencyKey,
@@ -14,12 +15,13 @@ import {
   type ReconcileResponse,
   type TriggerNowResponse,
 } from '@activity-core/contracts';
-import type { DefinitionRow } from '@activity-core/db';
+import type { DefinitionRow, RunsRepository } from '@activity-core/db';
 import type { ScheduleManager } from '@activity-core/schedule-manager';
 import { isTemporalUnreachable } from '@activity-core/temporal/client';
 import type { Client } from '@temporalio/client';
 import type { DefinitionObserver } from './activity-service';
 import { keysetPage, type Page } from './pagination';
+import type { RerunService } from './rerun-service';
 
 /** How long an API request waits for Temporal before answering 503. */
 const TEMPORAL_DEADLINE_MS = 10_000;
@@ -38,11 +40,39 @@ async function withTemporal<T>(client: Client, deadlineMs: number, fn: () => Pro
 }
 
 /**
+ * `rerun_failed`: each fire time the backfill found already run, whose run
+ * failed, is re-run as a re-run of that run (`rerun-{run_id}:{n}`, from the
+ * start), unless a re-run of it is under way or succeeded. Each request is its
+ * own key, so a repeated backfill re-runs a fire time again only once its last
+ * re-run has failed too.
+ */
+async function rerunFailedFires(answer: BackfillResponse, runs: RunsRepository, reruns: RerunService): Promise<NonNullable<BackfillResponse['reruns']>> {
+  const key = `backfill:${randomUUID()}`;
+  const results: NonNullable<BackfillResponse['reruns']> = [];
+  for (const fire of answer.fires) {
+    if (fire.status !== 'duplicate') continue;
+    const original = await runs.getRun(fire.run_id);
+    if (original?.status !== 'failed') continue;
+    const outcome = await reruns.rerunOriginal(original, 'start', key, null);
+    results.push({
+      trigger_index: fire.trigger_index,
+      scheduled_for: fire.scheduled_for,
+      rerun_of: original.runId,
+      run_id: outcome.status === 'skipped' ? null : outcome.row.runId,
+      workflow_id: outcome.status === 'skipped' ? null : outcome.row.workflowId,
+      status: outcome.status,
+      detail: outcome.status === 'skipped' ? outcome.detail : null,
+    });
+  }
+  return results;
+}
+
+/**
  * Operator actions on cron schedules. Every Temporal call made while serving
  * a request carries a deadline, so an unreachable Temporal makes a request
  * fail in seconds instead of hanging.
  */
-export function createScheduleService(deps: { manager: ScheduleManager; client: Client }) {
+export function createScheduleService(deps: { manager: ScheduleManager; client: Client; runs?: RunsRepository; reruns?: RerunService }) {
   const withDeadline = <T>(fn: () => Promise<T>): Promise<T> => withTemporal(deps.client, TEMPORAL_DEADLINE_MS, fn);
 
   return {
@@ -56,7 +86,11 @@ export function createScheduleService(deps: { manager: ScheduleManager; client: 
       return withDeadline(() => deps.manager.triggerNow(activityId, key));
     },
     backfill: (activityId: string, request: BackfillRequest): Promise<BackfillResponse> =>
-      withTemporal(deps.client, BACKFILL_DEADLINE_MS, () => deps.manager.backfill(activityId, request)),
+      withTemporal(deps.client, BACKFILL_DEADLINE_MS, async () => {
+        const answer = await deps.manager.backfill(activityId, request);
+        if (request.rerun_failed !== true || deps.runs === undefined || deps.reruns === undefined) return answer;
+        return { ...answer, reruns: await rerunFailedFires(answer, deps.runs, deps.reruns) };
+      }),
     reconcile: (): Promise<ReconcileResponse> => withDeadline(() => deps.manager.reconcile()),
 
     async fires(

@@ -31,6 +31,7 @@ import {
 } from '@activity-core/webhooks';
 import type { WebhookLimits } from '../plugins/rate-limit';
 import { formatPath } from '../plugins/problem';
+import { createWebhookSourceCatalog, type WebhookSourceCatalog } from './webhook-source-catalog';
 
 /** `Omit` applied to each member of a union, so the scheme still discriminates. */
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -70,6 +71,11 @@ class PlaintextSecretError extends Error {}
 
 export function createWebhookService(deps: {
   sources: WebhookSourcesRepository;
+  /**
+   * Where deliveries find their source: the sources cached per process and
+   * re-read when their change counter moved. @default one built on `sources`
+   */
+  catalog?: WebhookSourceCatalog;
   /** Looks up the event an earlier delivery of the same signed bytes became. */
   events: Pick<EventsRepository, 'get'>;
   ingest: Pick<EventIngest, 'ingest'>;
@@ -85,8 +91,23 @@ export function createWebhookService(deps: {
     return { ...config, secret, secret_hint };
   }
 
+  const catalog = deps.catalog ?? createWebhookSourceCatalog(deps.sources);
+  /**
+   * Opened configs by stored row: a row object lives until the catalog reloads (a source changed), so a
+   * secret is opened and its config parsed once per change, not once per delivery. Failures are not kept.
+   */
+  const opened = new WeakMap<WebhookSourceRow, WebhookSourceConfig>();
+
   /** The usable config of a stored source: secret opened, defaults applied. */
   function open(row: WebhookSourceRow): WebhookSourceConfig {
+    const known = opened.get(row);
+    if (known !== undefined) return known;
+    const config = openStored(row);
+    opened.set(row, config);
+    return config;
+  }
+
+  function openStored(row: WebhookSourceRow): WebhookSourceConfig {
     const { secret_hint: _hint, ...stored } = row.config as StoredConfig;
     let secret: string;
     if (isSealedSecret(stored.secret)) {
@@ -251,7 +272,7 @@ export function createWebhookService(deps: {
      * @throws {RateLimitedError} a failing delivery from an address that failed too often, or a new delivery over the source's budget (429)
      */
     async receive(name: string, headers: WebhookHeaders, rawBody: Buffer, receivedAt: Date, clientAddress = 'unknown'): Promise<EventAcceptedResponse> {
-      const row = await deps.sources.get(name);
+      const row = await catalog.get(name);
       let config: WebhookSourceConfig | undefined;
       let signedSha256: string;
       try {

@@ -1,7 +1,7 @@
 import type { EventEnvelope, EventIdOrigin, FilteredRouteOutcome } from '@activity-core/contracts';
 import { and, asc, eq, lte, sql } from 'drizzle-orm';
 import type { Db } from '../client';
-import { eventRoutes, events } from '../schema';
+import { activityRuns, definitionsVersion, eventRoutes, events } from '../schema';
 
 export type EventRow = typeof events.$inferSelect;
 export type EventRouteRow = typeof eventRoutes.$inferSelect;
@@ -21,15 +21,124 @@ export interface NewRoute {
 export type AcceptResult =
   | { kind: 'accepted'; event: EventRow; routes: EventRouteRow[] }
   | { kind: 'duplicate'; event: EventRow; routes: EventRouteRow[] }
-  | { kind: 'fingerprint_mismatch'; event: EventRow };
+  | { kind: 'fingerprint_mismatch'; event: EventRow }
+  /**
+   * Nothing was stored: the definitions changed since the version the
+   * routes were decided at (`definitionsVersion`). Decide again on the
+   * definitions as of `version` and accept again.
+   */
+  | { kind: 'stale_definitions'; version: bigint | undefined };
+
+/** Temporal's answer for one route, as `settle` records it. */
+export interface RouteSettlement {
+  activityId: string;
+  outcome: 'started' | 'duplicate';
+}
+
+/** A row of `events` as `to_jsonb` gives it: snake_case keys, timestamps as ISO strings. */
+type EventJson = {
+  event_id: string;
+  source: string;
+  event_type: string;
+  subject: string | null;
+  occurred_at: string;
+  payload: unknown;
+  fingerprint: string;
+  id_origin: string;
+  received_at: string;
+  routing_state: string;
+  routing_attempts: number;
+  next_attempt_at: string;
+  routed_at: string | null;
+  last_error: string | null;
+  credential: string | null;
+  hops: number;
+};
+type RouteJson = {
+  event_id: string;
+  activity_id: string;
+  activity_version: number;
+  activity_name: string;
+  workflow_id: string;
+  run_id: string;
+  outcome: string;
+  detail: string | null;
+  created_at: string;
+  updated_at: string;
+};
+
+function eventFromJson(row: EventJson): EventRow {
+  return {
+    eventId: row.event_id,
+    source: row.source,
+    eventType: row.event_type,
+    subject: row.subject,
+    occurredAt: new Date(row.occurred_at),
+    payload: row.payload,
+    fingerprint: row.fingerprint,
+    idOrigin: row.id_origin,
+    receivedAt: new Date(row.received_at),
+    routingState: row.routing_state,
+    routingAttempts: row.routing_attempts,
+    nextAttemptAt: new Date(row.next_attempt_at),
+    routedAt: row.routed_at === null ? null : new Date(row.routed_at),
+    lastError: row.last_error,
+    credential: row.credential,
+    hops: row.hops,
+  };
+}
+
+function routeFromJson(row: RouteJson): EventRouteRow {
+  return {
+    eventId: row.event_id,
+    activityId: row.activity_id,
+    activityVersion: row.activity_version,
+    activityName: row.activity_name,
+    workflowId: row.workflow_id,
+    runId: row.run_id,
+    outcome: row.outcome,
+    detail: row.detail,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+/** Stored routes in the order they were decided (the order `accept` was given them). */
+function byDecisionOrder(routes: EventRouteRow[], decided: readonly NewRoute[]): EventRouteRow[] {
+  const position = new Map(decided.map((route, index) => [route.activityId, index]));
+  return routes.sort((a, b) => (position.get(a.activityId) ?? 0) - (position.get(b.activityId) ?? 0));
+}
 
 export function createEventsRepository(db: Db) {
+  async function get(eventId: string): Promise<{ event: EventRow; routes: EventRouteRow[] } | undefined> {
+    const [event] = await db.select().from(events).where(eq(events.eventId, eventId));
+    if (event === undefined) return undefined;
+    const routes = await db
+      .select()
+      .from(eventRoutes)
+      .where(eq(eventRoutes.eventId, eventId))
+      .orderBy(asc(eventRoutes.createdAt), asc(eventRoutes.activityId));
+    return { event, routes };
+  }
+
   return {
     /**
-     * Stores an event and its routing decisions in one transaction, or
-     * reports that the id is already taken. Concurrent deliveries of one id
-     * serialise on the primary key: the loser's insert waits for the winner's
-     * commit and then reads the winner's routes.
+     * Stores an event and its routing decisions in one statement (one round
+     * trip, one commit), or reports that the id is already taken. Concurrent
+     * deliveries of one id serialise on the primary key: the loser's insert
+     * waits for the winner's commit and then reads the winner's routes.
+     *
+     * With `definitionsVersion` (the definitions' change counter the routes
+     * were decided at) nothing is stored unless the counter still has that
+     * value when the statement runs: a definition changed since then gives
+     * `stale_definitions`, and the caller decides again. A redelivery is
+     * answered whatever the counter says: its routes were fixed at its first
+     * accept.
+     *
+     * A pending route whose run is already recorded in `activity_runs` (an
+     * event forgotten by the retention sweeper and delivered again) is stored
+     * as `duplicate` at once: no start is asked of Temporal, whose memory of
+     * closed runs ends with its namespace retention while ours does not.
      *
      * `leaseMs` keeps background dispatchers off the event while the caller
      * routes it inline.
@@ -44,97 +153,105 @@ export function createEventsRepository(db: Db) {
       credential?: string;
       /** emit_event steps from an external event. @default 0 */
       hops?: number;
+      /** The definitions' change counter the routes were decided at; unchecked when absent. */
+      definitionsVersion?: bigint;
     }): Promise<AcceptResult> {
-      return await db.transaction(async (tx) => {
-        const { envelope } = input;
-        // Filtered routes are settled at birth; only pending ones need Temporal.
-        const settled = input.routes.every((route) => (route.outcome ?? 'pending') !== 'pending');
-        const inserted = await tx
-          .insert(events)
-          .values({
-            eventId: envelope.event_id,
-            source: envelope.source,
-            eventType: envelope.event_type,
-            subject: envelope.subject ?? null,
-            occurredAt: new Date(envelope.occurred_at),
-            payload: envelope,
-            fingerprint: input.fingerprint,
-            idOrigin: input.idOrigin,
-            credential: input.credential ?? null,
-            hops: input.hops ?? 0,
-            routingState: settled ? 'routed' : 'pending',
-            routedAt: settled ? sql`now()` : null,
-            nextAttemptAt: sql`now() + make_interval(secs => ${input.leaseMs / 1000})`,
-          })
-          .onConflictDoNothing({ target: events.eventId })
-          .returning();
-        const event = inserted[0];
-        if (event !== undefined) {
-          const routes =
-            input.routes.length === 0
-              ? []
-              : await tx
-                  .insert(eventRoutes)
-                  .values(input.routes.map((route) => ({ ...route, outcome: route.outcome ?? 'pending', detail: route.detail ?? null, eventId: envelope.event_id })))
-                  .returning();
-          return { kind: 'accepted', event, routes };
-        }
-        const [existing] = await tx.select().from(events).where(eq(events.eventId, envelope.event_id));
-        if (existing === undefined) throw new Error(`event ${envelope.event_id} conflicted but cannot be read`);
-        if (existing.fingerprint !== input.fingerprint) return { kind: 'fingerprint_mismatch', event: existing };
-        const routes = await tx
-          .select()
-          .from(eventRoutes)
-          .where(eq(eventRoutes.eventId, envelope.event_id))
-          .orderBy(asc(eventRoutes.createdAt), asc(eventRoutes.activityId));
-        return { kind: 'duplicate', event: existing, routes };
-      });
-    },
-
-    async get(eventId: string): Promise<{ event: EventRow; routes: EventRouteRow[] } | undefined> {
-      const [event] = await db.select().from(events).where(eq(events.eventId, eventId));
-      if (event === undefined) return undefined;
-      const routes = await db
-        .select()
-        .from(eventRoutes)
-        .where(eq(eventRoutes.eventId, eventId))
-        .orderBy(asc(eventRoutes.createdAt), asc(eventRoutes.activityId));
-      return { event, routes };
-    },
-
-    /** Records Temporal's answer for one route. A settled route never goes back to pending. */
-    async setRouteOutcome(eventId: string, activityId: string, outcome: 'started' | 'duplicate'): Promise<void> {
-      await db
-        .update(eventRoutes)
-        .set({ outcome, updatedAt: sql`now()` })
-        .where(and(eq(eventRoutes.eventId, eventId), eq(eventRoutes.activityId, activityId), eq(eventRoutes.outcome, 'pending')));
-    },
-
-    /** Marks the event routed once none of its routes is pending. */
-    async markRoutedIfSettled(eventId: string): Promise<boolean> {
-      const rows = await db
-        .update(events)
-        .set({ routingState: 'routed', routedAt: sql`now()`, lastError: null })
-        .where(
-          and(
-            eq(events.eventId, eventId),
-            eq(events.routingState, 'pending'),
-            sql`NOT EXISTS (SELECT 1 FROM ${eventRoutes} WHERE ${eventRoutes.eventId} = ${eventId} AND ${eventRoutes.outcome} = 'pending')`,
-          ),
+      const { envelope } = input;
+      // Filtered routes are settled at birth; only pending ones need Temporal.
+      const settled = input.routes.every((route) => (route.outcome ?? 'pending') !== 'pending');
+      const routes = input.routes.map((route) => ({
+        activity_id: route.activityId,
+        activity_version: route.activityVersion,
+        activity_name: route.activityName,
+        workflow_id: route.workflowId,
+        run_id: route.runId,
+        outcome: route.outcome ?? 'pending',
+        detail: route.detail ?? null,
+      }));
+      const expected = input.definitionsVersion === undefined ? null : input.definitionsVersion.toString();
+      const result = await db.execute<{ stamp: string | null; inserted: EventJson | null; inserted_routes: RouteJson[]; existing: EventJson | null; existing_routes: RouteJson[] }>(sql`
+        WITH stamp AS (
+          SELECT ${definitionsVersion.version} AS version FROM ${definitionsVersion} WHERE ${definitionsVersion.id} = 1
+        ), new_event AS (
+          INSERT INTO ${events} (event_id, source, event_type, subject, occurred_at, payload, fingerprint, id_origin, credential, hops, routing_state, routed_at, next_attempt_at)
+          SELECT ${envelope.event_id}::text, ${envelope.source}::text, ${envelope.event_type}::text, ${envelope.subject ?? null}::text, ${new Date(envelope.occurred_at).toISOString()}::timestamptz,
+                 ${JSON.stringify(envelope)}::jsonb, ${input.fingerprint}::text, ${input.idOrigin}::text, ${input.credential ?? null}::text, ${input.hops ?? 0}::integer,
+                 ${settled ? 'routed' : 'pending'}::text, ${settled ? sql`now()` : sql`NULL::timestamptz`}, now() + make_interval(secs => ${input.leaseMs / 1000}::double precision)
+          WHERE ${expected}::bigint IS NULL OR (SELECT version FROM stamp) = ${expected}::bigint
+          ON CONFLICT (event_id) DO NOTHING
+          RETURNING *
+        ), new_routes AS (
+          INSERT INTO ${eventRoutes} (event_id, activity_id, activity_version, activity_name, workflow_id, run_id, outcome, detail)
+          SELECT ${envelope.event_id}::text, v.activity_id, v.activity_version, v.activity_name, v.workflow_id, v.run_id,
+                 CASE WHEN v.outcome = 'pending' AND EXISTS (SELECT 1 FROM ${activityRuns} r WHERE r.workflow_id = v.workflow_id) THEN 'duplicate' ELSE v.outcome END,
+                 v.detail
+          FROM jsonb_to_recordset(${JSON.stringify(routes)}::jsonb)
+               AS v(activity_id uuid, activity_version integer, activity_name text, workflow_id text, run_id uuid, outcome text, detail text)
+          WHERE EXISTS (SELECT 1 FROM new_event)
+          RETURNING *
         )
-        .returning({ eventId: events.eventId });
-      return rows.length > 0;
+        SELECT (SELECT version FROM stamp)::text AS stamp,
+               (SELECT to_jsonb(n) FROM new_event n) AS inserted,
+               (SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]'::jsonb) FROM new_routes r) AS inserted_routes,
+               (SELECT to_jsonb(e) FROM ${events} e WHERE e.event_id = ${envelope.event_id} AND NOT EXISTS (SELECT 1 FROM new_event)) AS existing,
+               (SELECT coalesce(jsonb_agg(to_jsonb(r) ORDER BY r.created_at, r.activity_id), '[]'::jsonb) FROM ${eventRoutes} r
+                 WHERE r.event_id = ${envelope.event_id} AND NOT EXISTS (SELECT 1 FROM new_event)) AS existing_routes`);
+      const row = result.rows[0];
+      if (row === undefined) throw new Error(`accepting event ${envelope.event_id} returned nothing`);
+      if (row.inserted !== null) {
+        return { kind: 'accepted', event: eventFromJson(row.inserted), routes: byDecisionOrder(row.inserted_routes.map(routeFromJson), input.routes) };
+      }
+      let existing = row.existing === null ? undefined : { event: eventFromJson(row.existing), routes: row.existing_routes.map(routeFromJson) };
+      if (existing === undefined) {
+        const stamp = row.stamp === null ? undefined : BigInt(row.stamp);
+        if (expected !== null && stamp?.toString() !== expected) return { kind: 'stale_definitions', version: stamp };
+        // The id conflicted with a delivery that committed while this statement waited on it, after
+        // the statement's snapshot was taken: a new statement sees it.
+        existing = await get(envelope.event_id);
+        if (existing === undefined) throw new Error(`event ${envelope.event_id} conflicted but cannot be read`);
+      }
+      if (existing.event.fingerprint !== input.fingerprint) return { kind: 'fingerprint_mismatch', event: existing.event };
+      return { kind: 'duplicate', event: existing.event, routes: existing.routes };
     },
 
-    /** Records a failed routing attempt and when to try again. */
-    async recordRoutingFailure(eventId: string, message: string, retryInMs: number): Promise<void> {
-      await db
-        .update(events)
-        .set({
-          lastError: message.slice(0, 2000),
-          nextAttemptAt: sql`now() + make_interval(secs => ${retryInMs / 1000})`,
-        })
-        .where(and(eq(events.eventId, eventId), eq(events.routingState, 'pending')));
+    get,
+
+    /**
+     * Records what one routing attempt of an event achieved, in one statement:
+     * Temporal's answer for each route it started (a settled route never goes
+     * back to pending), then either the failure and when to try again
+     * (`failure`), or, when no route of the event is left pending, the event
+     * as routed. Returns true when the event was marked routed.
+     */
+    async settle(eventId: string, outcomes: readonly RouteSettlement[], failure?: { message: string; retryInMs: number }): Promise<boolean> {
+      const settlements = JSON.stringify(outcomes.map((o) => ({ activity_id: o.activityId, outcome: o.outcome })));
+      // The CTE's update is not visible to the rest of the statement: routes it settles are excluded from the pending check by id.
+      const result = await db.execute<{ routed: boolean }>(sql`
+        WITH settled AS (
+          UPDATE ${eventRoutes} AS r SET outcome = v.outcome, updated_at = now()
+          FROM jsonb_to_recordset(${settlements}::jsonb) AS v(activity_id uuid, outcome text)
+          WHERE r.event_id = ${eventId} AND r.activity_id = v.activity_id AND r.outcome = 'pending'
+          RETURNING r.activity_id
+        ), event AS (
+          UPDATE ${events} SET
+            ${
+              failure === undefined
+                ? sql`routing_state = 'routed', routed_at = now(), last_error = NULL`
+                : sql`last_error = ${failure.message.slice(0, 2000)}::text, next_attempt_at = now() + make_interval(secs => ${failure.retryInMs / 1000}::double precision)`
+            }
+          WHERE event_id = ${eventId} AND routing_state = 'pending'
+            ${
+              failure === undefined
+                ? sql`AND NOT EXISTS (
+                    SELECT 1 FROM ${eventRoutes} p
+                    WHERE p.event_id = ${eventId} AND p.outcome = 'pending'
+                      AND p.activity_id NOT IN (SELECT v.activity_id FROM jsonb_to_recordset(${settlements}::jsonb) AS v(activity_id uuid, outcome text)))`
+                : sql``
+            }
+          RETURNING routing_state
+        )
+        SELECT coalesce((SELECT routing_state = 'routed' FROM event), false) AS routed`);
+      return result.rows[0]?.routed === true;
     },
 
     /**

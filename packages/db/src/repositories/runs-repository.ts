@@ -1,5 +1,5 @@
 import type { RunStatus, TaskStatus, TriggerType } from '@activity-core/contracts';
-import { and, asc, desc, eq, isNull, lt, ne, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull, lt, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client';
 import type { Cursor } from '../cursor';
 import { activityRuns, taskInstances } from '../schema';
@@ -72,13 +72,23 @@ export function createRunsRepository(db: Db) {
         .from(activityRuns)
         .where(
           and(
-            eq(activityRuns.status, 'running'),
+            inArray(activityRuns.status, ['running', 'waiting_for_slot']),
             lt(activityRuns.startedAt, startedBefore),
             or(isNull(activityRuns.checkedAt), lt(activityRuns.checkedAt, checkedBefore)),
           ),
         )
         .orderBy(sql`${activityRuns.checkedAt} ASC NULLS FIRST`, asc(activityRuns.startedAt))
         .limit(limit);
+    },
+
+    /**
+     * Concurrency: a `running` row becomes `waiting_for_slot` while its run is
+     * queued (`waiting: true`), and back once it holds a slot. Only between
+     * those two statuses, so a late retry never reopens a finished run.
+     */
+    async setRunWaiting(runId: string, waiting: boolean): Promise<void> {
+      const [from, to] = waiting ? ['running', 'waiting_for_slot'] : ['waiting_for_slot', 'running'];
+      await db.update(activityRuns).set({ status: to, updatedAt: sql`now()` }).where(and(eq(activityRuns.runId, runId), eq(activityRuns.status, from)));
     },
 
     async markChecked(runId: string): Promise<void> {

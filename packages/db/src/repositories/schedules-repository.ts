@@ -166,6 +166,14 @@ function scheduleQueries(db: Db) {
         .orderBy(asc(scheduleFires.scheduledFor));
     },
 
+    /** Every trigger with a decided run whose start is not confirmed yet (the workers' sweep starts them). */
+    async listTriggersWithPendingFires(): Promise<Array<{ activityId: string; triggerIndex: number }>> {
+      return await db
+        .selectDistinct({ activityId: scheduleFires.activityId, triggerIndex: scheduleFires.triggerIndex })
+        .from(scheduleFires)
+        .where(eq(scheduleFires.status, 'pending'));
+    },
+
     /**
      * pending → started | duplicate. Two drains racing on one decision both
      * try to start it; one gets `started`, the other `duplicate`, in either

@@ -1,6 +1,6 @@
 import { and, asc, eq, getTableColumns, lt, sql } from 'drizzle-orm';
 import type { Db } from '../client';
-import { webhookDeliveries, webhookSources } from '../schema';
+import { webhookDeliveries, webhookSources, webhookSourcesVersion } from '../schema';
 
 /**
  * A stored webhook source. `config` is the validated source config as the
@@ -21,6 +21,17 @@ export function createWebhookSourcesRepository(db: Db) {
 
     async list(): Promise<WebhookSourceRow[]> {
       return await db.select().from(webhookSources).orderBy(asc(webhookSources.name));
+    },
+
+    /**
+     * The number that goes up with every change to the sources (a trigger in
+     * the changing transaction bumps it, migration 0008). One single-row
+     * read: a process's cached sources are current while it is unchanged.
+     * `undefined` when the row is missing, which means "always re-read".
+     */
+    async currentVersion(): Promise<bigint | undefined> {
+      const [row] = await db.select({ version: webhookSourcesVersion.version }).from(webhookSourcesVersion).where(eq(webhookSourcesVersion.id, 1));
+      return row?.version;
     },
 
     /** Creates the source; `undefined` when the name is taken. */

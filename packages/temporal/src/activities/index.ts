@@ -2,8 +2,10 @@ import type { Logger } from '@activity-core/contracts';
 import type { RunsRepository } from '@activity-core/db';
 import type { Client } from '@temporalio/client';
 import type { EgressPolicy } from './egress';
+import { createConcurrencyActivities } from './concurrency';
 import { createHttpTaskActivities, type HttpFetch } from './http-task';
 import { createRunRecordActivities } from './run-records';
+import type { RunOutcomeAnnouncer } from './run-outcome-events';
 import { createScheduleTickActivities, type ProcessScheduleTick } from './schedule-tick';
 import { createTaskControlActivities, type EmitEvent } from './task-control';
 import type { TaskSecretSource } from './task-secrets';
@@ -21,6 +23,8 @@ export interface ActivityDeps {
   /** Where `http` tasks may connect (HTTP_TASK_EGRESS_ALLOW); default: no private, loopback or link-local address. */
   egress?: EgressPolicy;
   fetch?: HttpFetch;
+  /** Announces runs that end failed or cancelled with a system event (absent: no system events). */
+  announcer?: Pick<RunOutcomeAnnouncer, 'announce'>;
   /** The worker's log (an http task that got no answer is logged with its cause). */
   logger?: Pick<Logger, 'warn'>;
 }
@@ -32,6 +36,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createHttpTaskActivities(deps),
     ...createTaskControlActivities(deps),
     ...createScheduleTickActivities(deps),
+    ...createConcurrencyActivities(deps),
   };
 }
 
@@ -40,4 +45,6 @@ export { ATTEMPT_ID_HEADER, HTTP_TASK_RESULT_BODY_MAX_BYTES, IDEMPOTENCY_KEY_HEA
 export { EgressDeniedError, EgressPolicy, parseEgressAllowEntry } from './egress';
 export type { LogRunInput, RecordTaskInput } from './run-records';
 export type { EmitEvent } from './task-control';
+export type { RequestConcurrencySlotInput, RequestConcurrencySlotResult } from './concurrency';
+export { createRunOutcomeAnnouncer, runOutcomeEvent, SYSTEM_EVENT_MESSAGE_MAX, type EmitSystemEvent, type RunOutcomeAnnouncement, type RunOutcomeAnnouncer, type RunOutcomeSkipReason } from './run-outcome-events';
 export type { ProcessScheduleTick, ProcessScheduleTickInput, ProcessScheduleTickResult, ScheduleTickInput } from './schedule-tick';

@@ -1,5 +1,6 @@
 import { toScheduledFor, type RunStatus, type TriggerType } from '@activity-core/contracts';
 import type { ErrorInfo, RunsRepository, TaskInstanceUpsert } from '@activity-core/db';
+import type { RunOutcomeAnnouncer } from './run-outcome-events';
 
 export interface LogRunInput {
   runId: string;
@@ -19,8 +20,17 @@ export type RecordTaskInput = TaskInstanceUpsert;
 /** The payload's fire times (`scheduledFor`, `windowStart`, `windowEnd`) are `scheduled_for` strings; read with the one fire-time reader. */
 const fireTimeOrNull = (value: string | undefined): Date | null => (value === undefined ? null : toScheduledFor(value));
 
-/** Bookkeeping activities: every write is idempotent, so Temporal may retry them freely. */
-export function createRunRecordActivities(deps: { runs: Pick<RunsRepository, 'insertRun' | 'setRunStatus' | 'upsertTaskInstance'> }) {
+/**
+ * Bookkeeping activities: every write is idempotent, so Temporal may retry them freely.
+ * With an `announcer`, a run recorded `failed` or `cancelled` is announced by a system event
+ * (`activity_core.run.failed` / `.cancelled`) right after the write, on every attempt: the event's
+ * id is derived from the run, so however often the write is repeated (retry, crash after the
+ * write, replay, reset) the events table keeps one event and routes it once.
+ */
+export function createRunRecordActivities(deps: {
+  runs: Pick<RunsRepository, 'insertRun' | 'setRunStatus' | 'upsertTaskInstance'>;
+  announcer?: Pick<RunOutcomeAnnouncer, 'announce'>;
+}) {
   return {
     /** `log_run`: INSERT ... ON CONFLICT DO NOTHING on the deterministic run id. */
     async logRun(input: LogRunInput): Promise<{ inserted: boolean }> {
@@ -39,6 +49,8 @@ export function createRunRecordActivities(deps: { runs: Pick<RunsRepository, 'in
 
     async setRunStatus(input: { runId: string; status: Exclude<RunStatus, 'running'>; error?: ErrorInfo | null }): Promise<void> {
       await deps.runs.setRunStatus(input.runId, input.status, input.error ?? null);
+      // Not only when this write changed the row: the attempt that wrote it may have died before announcing.
+      if (input.status === 'failed' || input.status === 'cancelled') await deps.announcer?.announce(input.runId);
     },
 
     async recordTask(input: RecordTaskInput): Promise<void> {

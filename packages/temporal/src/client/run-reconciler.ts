@@ -10,6 +10,11 @@ export interface RunReconcilerOptions {
   minAgeMs?: number;
   /** A running run is re-confirmed at most this often. @default 300000 */
   recheckAfterMs?: number;
+  /**
+   * Announces a run recorded `failed` or `cancelled` here with its system event
+   * (the worker's run-outcome announcer), as the run would have itself.
+   */
+  announcer?: { announce(runId: string): Promise<unknown> };
 }
 
 export type ReconciledOutcome = { runId: string; workflowId: string; status: 'succeeded' | 'failed' | 'cancelled'; reason: string };
@@ -27,6 +32,14 @@ export function createRunReconciler(options: RunReconcilerOptions) {
   async function settle(runId: string, workflowId: string, status: ReconciledOutcome['status'], type: string, message: string): Promise<ReconciledOutcome> {
     await options.runs.setRunStatus(runId, status, status === 'succeeded' ? null : { message, type });
     options.logger.info({ runId, workflowId, status, type }, 'run outcome recorded from Temporal');
+    if ((status === 'failed' || status === 'cancelled') && options.announcer !== undefined) {
+      try {
+        await options.announcer.announce(runId);
+      } catch (error) {
+        // The row is no longer `running`, so this run is not visited again: say so loudly.
+        options.logger.warn({ err: error, runId, workflowId, status }, 'could not emit the system event announcing this run outcome');
+      }
+    }
     return { runId, workflowId, status, reason: message };
   }
 

@@ -1,4 +1,4 @@
-import { parseDurationMs, parseScheduledFor, type ActivitySnapshot, type RunTrigger } from '@activity-core/contracts';
+import { parseDurationMs, parseScheduledFor, type ActivitySnapshot, type RunResume, type RunTrigger } from '@activity-core/contracts';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import { RUN_ACTIVITY_WORKFLOW } from '../names';
 import { runSearchAttributes } from '../search-attributes';
@@ -7,6 +7,10 @@ export interface StartRunRequest {
   workflowId: string;
   activity: ActivitySnapshot;
   trigger: RunTrigger;
+  /** Only for a re-run: the original's run id and this re-run's attempt (search attribute `RerunOf`, summary). */
+  rerun?: { of: string; attempt: number };
+  /** Only for a re-run from the failed task (see RunActivityInput.resume). */
+  resume?: RunResume;
 }
 
 export interface StartRunOptions {
@@ -23,6 +27,11 @@ export interface StartRunOptions {
 export type StartOutcome = 'started' | 'duplicate';
 
 function summaryFor(request: StartRunRequest): string {
+  const summary = triggerSummaryFor(request);
+  return request.rerun === undefined ? summary : `${summary} · re-run ${request.rerun.attempt} of ${request.rerun.of}`;
+}
+
+function triggerSummaryFor(request: StartRunRequest): string {
   const { trigger, activity } = request;
   switch (trigger.type) {
     case 'event':
@@ -46,7 +55,7 @@ export function createRunStarter(deps: { client: Client; taskQueue: string }) {
       const start = () => deps.client.workflow.start(RUN_ACTIVITY_WORKFLOW, {
         workflowId: request.workflowId,
         taskQueue: deps.taskQueue,
-        args: [{ activity, trigger }],
+        args: [{ activity, trigger, ...(request.resume === undefined ? {} : { resume: request.resume }) }],
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         // The run's wall-clock limit; the run reconciler records the timeout as the run's outcome.
         ...(activity.definition.run_timeout === undefined ? {} : { workflowExecutionTimeout: parseDurationMs(activity.definition.run_timeout) }),
@@ -56,6 +65,7 @@ export function createRunStarter(deps: { client: Client; taskQueue: string }) {
           triggerType: trigger.type,
           ...(trigger.type === 'cron' || trigger.type === 'backfill' ? { scheduledFor: parseScheduledFor(trigger.scheduled_for) } : {}),
           ...(trigger.type === 'event' ? { eventId: trigger.event.event_id } : {}),
+          ...(request.rerun === undefined ? {} : { rerunOf: request.rerun.of }),
         }),
         staticSummary: summaryFor(request),
         staticDetails: `activity ${activity.id} version ${activity.version}`,

@@ -1,14 +1,42 @@
 import type { RetryPolicy as DefinitionRetryPolicy } from '@activity-core/contracts';
 import { parseDurationMs } from '@activity-core/contracts/duration';
-import type { ActivityOptions, RetryPolicy } from '@temporalio/workflow';
+import type { ActivityOptions, LocalActivityOptions, RetryPolicy } from '@temporalio/workflow';
 
 /**
- * Bookkeeping activities (Postgres writes) retry until Postgres is back: a
- * database outage delays a run, it never loses its records.
+ * Bookkeeping activities (Postgres writes) as ordinary activities: retried by
+ * Temporal without limit until Postgres is back, so a database outage delays
+ * a run, it never loses its records. Retries add no history events. Used by
+ * runs recorded before LOCAL_BOOKKEEPING_PATCH, and by newer runs once the
+ * local attempts below have given up (see workflows/bookkeeping.ts).
  */
 export const BOOKKEEPING_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+};
+
+/**
+ * The `patched()` id of running a run's and a task's bookkeeping as local
+ * activities. Never reuse it, never rename it: histories carry it.
+ */
+export const LOCAL_BOOKKEEPING_PATCH = 'bookkeeping-as-local-activities';
+
+/**
+ * Bookkeeping as local activities: executed by the worker that runs the
+ * workflow task, recorded as one marker event, no round trip through the
+ * server. A write that fails is retried in the worker (0.25 s, 0.5 s, 1 s, …
+ * at most 5 s apart, about ten attempts) for up to 30 s — a dropped
+ * connection or a short failover; the worker keeps the workflow task alive
+ * meanwhile. After 30 s the write falls back to BOOKKEEPING_OPTIONS. The
+ * retry threshold is above the largest backoff, so the local attempts never
+ * turn into server-side timers. A worker that dies mid-write loses nothing:
+ * the workflow task times out and the next worker repeats the (idempotent)
+ * write.
+ */
+export const LOCAL_BOOKKEEPING_OPTIONS: LocalActivityOptions = {
+  startToCloseTimeout: '10 seconds',
+  scheduleToCloseTimeout: '30 seconds',
+  localRetryThreshold: '30 seconds',
+  retry: { initialInterval: '250 milliseconds', backoffCoefficient: 2, maximumInterval: '5 seconds' },
 };
 
 /** The defaults a task gets when neither it nor its definition sets a retry policy. */

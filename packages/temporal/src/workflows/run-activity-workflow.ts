@@ -13,11 +13,10 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities';
-import { BOOKKEEPING_OPTIONS } from './activity-options';
+import { bookkeepingForThisWorkflow } from './bookkeeping';
+import { withConcurrencySlot } from './concurrency';
 import { describeFailure } from './failures';
 import { TaskWorkflow } from './task-workflow';
-
-const bookkeeping = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
 
 const waitForExisting = proxyActivities<Activities>({
   startToCloseTimeout: '7 days',
@@ -51,11 +50,25 @@ function contextFor(input: RunActivityInput, runId: string, workflowId: string):
  * and reset all land on the same Postgres rows.
  */
 export async function RunActivityWorkflow(input: RunActivityInput): Promise<RunOutcome> {
+  // Input-driven: only definitions with `concurrency` wait for a slot, so every
+  // history recorded without it replays to the very same commands.
+  if (input.activity.definition.concurrency !== undefined) return await withConcurrencySlot(input, () => runActivity(input));
+  return await runActivity(input);
+}
+
+async function runActivity(input: RunActivityInput): Promise<RunOutcome> {
   const { workflowId } = workflowInfo();
   const runId = runIdFor(workflowId);
   const { activity, trigger } = input;
+  // Once, before the first write: records (or on replay finds) the patch marker (see bookkeeping.ts).
+  const { local, books } = bookkeepingForThisWorkflow();
+  // Runs on local bookkeeping record their start and their end even when a
+  // cancellation arrives at that moment: the row then always ends `cancelled`
+  // or with the outcome the tasks reached. Older runs keep the shape they were
+  // recorded with (their writes were cancellable).
+  const record = local ? <T>(write: () => Promise<T>) => CancellationScope.nonCancellable(write) : <T>(write: () => Promise<T>) => write();
 
-  await bookkeeping.logRun({
+  await record(() => books.logRun({
     runId,
     workflowId,
     activityId: activity.id,
@@ -65,14 +78,17 @@ export async function RunActivityWorkflow(input: RunActivityInput): Promise<RunO
     ...(trigger.type === 'cron' || trigger.type === 'backfill'
       ? { scheduledFor: trigger.scheduled_for, windowStart: trigger.window_start, windowEnd: trigger.window_end }
       : {}),
-  });
+  }));
 
   const context = contextFor(input, runId, workflowId);
   const outcomes: TaskOutcome[] = [];
   let firstFailure: TaskOutcome | undefined;
   try {
     for (const [index, task] of activity.definition.tasks.entries()) {
-      const outcome = await runTask(input, runId, index, context);
+      // A re-run from the failed task: the tasks before it are not executed again; their
+      // recorded outcomes stand in for them (absent `resume`: every task runs, as always).
+      const prior = input.resume !== undefined && index < input.resume.from_index ? input.resume.prior.find((entry) => entry.index === index) : undefined;
+      const outcome = prior !== undefined ? { index, type: task.type, workflowId: prior.workflow_id, status: prior.status, result: prior.result } : await runTask(input, runId, index, context);
       outcomes.push(outcome);
       context.tasks.push({ index, type: task.type, status: outcome.status, result: outcome.result });
       if (outcome.status === 'failed' && !task.continue_on_failure) {
@@ -82,17 +98,18 @@ export async function RunActivityWorkflow(input: RunActivityInput): Promise<RunO
     }
   } catch (error) {
     if (isCancellation(error)) {
-      await CancellationScope.nonCancellable(() => bookkeeping.setRunStatus({ runId, status: 'cancelled', error: null }));
+      await CancellationScope.nonCancellable(() => books.setRunStatus({ runId, status: 'cancelled', error: null }));
     }
     throw error;
   }
 
   if (firstFailure !== undefined) {
     const message = `task ${firstFailure.index} (${firstFailure.type}) failed: ${firstFailure.error?.message ?? 'unknown error'}`;
-    await bookkeeping.setRunStatus({ runId, status: 'failed', error: { message, task_index: firstFailure.index, task_workflow_id: firstFailure.workflowId } });
+    const error = { message, task_index: firstFailure.index, task_workflow_id: firstFailure.workflowId };
+    await record(() => books.setRunStatus({ runId, status: 'failed', error }));
     throw ApplicationFailure.nonRetryable(message, 'run_failed');
   }
-  await bookkeeping.setRunStatus({ runId, status: 'succeeded', error: null });
+  await record(() => books.setRunStatus({ runId, status: 'succeeded', error: null }));
   return { runId, status: 'succeeded', tasks: outcomes };
 }
 

@@ -11,9 +11,8 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { BOOKKEEPING_OPTIONS, toTemporalRetry } from './activity-options';
+import { bookkeepingForThisWorkflow } from './bookkeeping';
 import { describeFailure } from './failures';
-
-const bookkeeping = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
 
 /**
  * One task of one run, as its own workflow `task-{run_id}:{task_type}:{index}`.
@@ -21,6 +20,8 @@ const bookkeeping = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
  * failure) when the task fails, so the Temporal UI shows what went wrong.
  */
 export async function TaskWorkflow(input: TaskWorkflowInput): Promise<unknown> {
+  // Once, before the first write: records (or on replay finds) the patch marker (see bookkeeping.ts).
+  const { local, books: bookkeeping } = bookkeepingForThisWorkflow();
   const { workflowId } = workflowInfo();
   const record = {
     id: taskInstanceIdFor(workflowId),
@@ -29,7 +30,11 @@ export async function TaskWorkflow(input: TaskWorkflowInput): Promise<unknown> {
     taskIndex: input.index,
     workflowId,
   };
-  await bookkeeping.recordTask({ ...record, status: 'running' });
+  // On local bookkeeping the `running` row is written even if a cancellation
+  // arrives now (the task then records `cancelled` below); older histories
+  // keep their cancellable write.
+  const running = () => bookkeeping.recordTask({ ...record, status: 'running' });
+  await (local ? CancellationScope.nonCancellable(running) : running());
   try {
     const result = await runTask(input, record.id, workflowId);
     // The work is done: record it even if a cancellation arrives now, so a late

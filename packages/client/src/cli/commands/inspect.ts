@@ -1,0 +1,323 @@
+/** Read-only commands: get, list, runs, explain. */
+import { RunStatus, TriggerType, type ActivityRecord, type RunRecord, type Trigger } from '@activity-core/contracts';
+import { stringify } from 'yaml';
+import { collect } from '../../pagination';
+import { NotFoundProblem } from '../../problem';
+import type { StoredEvent } from '../../schemas';
+import { type CommandContext, UsageError } from '../context';
+import { EXIT } from '../help';
+import { duration, table, type Style } from '../output';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function json(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+function outputFormat(value: string | undefined, allowed: readonly string[]): string {
+  const format = value ?? allowed[0]!;
+  if (!allowed.includes(format)) throw new UsageError(`-o must be one of ${allowed.join(', ')}, got ${format}`);
+  return format;
+}
+
+/** The live activity with this name (or, failing that, this id). */
+export async function resolveActivity(context: CommandContext, nameOrId: string): Promise<ActivityRecord> {
+  const byName = await context.client.activities.findByName(nameOrId);
+  if (byName !== undefined) return byName;
+  if (UUID.test(nameOrId)) {
+    try {
+      return await context.client.activities.get(nameOrId);
+    } catch (error) {
+      if (!(error instanceof NotFoundProblem)) throw error;
+    }
+  }
+  throw new NotFoundLocally(`no live activity is named ${nameOrId}`);
+}
+
+/** Not a server problem: a name the CLI looked for and did not find. */
+export class NotFoundLocally extends Error {}
+
+function triggerText(trigger: Trigger): string {
+  if (trigger.type === 'cron') return `cron ${trigger.cron}${trigger.timezone === 'UTC' ? '' : ` ${trigger.timezone}`}`;
+  return `event ${trigger.event_type}${trigger.source === undefined ? '' : ` from ${trigger.source}`}${trigger.filter === undefined ? '' : ' (filtered)'}`;
+}
+
+function statusText(status: string, style: Style): string {
+  switch (status) {
+    case 'succeeded':
+      return style.green(status);
+    case 'failed':
+      return style.red(status);
+    case 'running':
+    case 'pending':
+      return style.yellow(status);
+    default:
+      return style.dim(status);
+  }
+}
+
+// --- get -------------------------------------------------------------------------------
+
+export async function get(options: { name: string | undefined; output: string | undefined }, context: CommandContext): Promise<number> {
+  if (options.name === undefined) throw new UsageError('get needs an activity name');
+  const format = outputFormat(options.output, ['yaml', 'json']);
+  const record = await resolveActivity(context, options.name);
+  if (format === 'json') {
+    context.out.write(json(record));
+    return EXIT.ok;
+  }
+  context.out.write(`# activity ${record.name} · id ${record.id} · version ${record.version} · updated ${record.updated_at}\n`);
+  context.out.write(stringify(record.definition, { lineWidth: 0 }));
+  return EXIT.ok;
+}
+
+// --- list ------------------------------------------------------------------------------
+
+export async function list(options: { enabled: string | undefined; output: string | undefined }, context: CommandContext): Promise<number> {
+  const format = outputFormat(options.output, ['table', 'json']);
+  if (options.enabled !== undefined && options.enabled !== 'true' && options.enabled !== 'false') throw new UsageError(`--enabled must be true or false, got ${options.enabled}`);
+  const records = await collect(context.client.activities.listAll({ limit: 200, ...(options.enabled === undefined ? {} : { enabled: options.enabled === 'true' }) }));
+  if (format === 'json') {
+    context.out.write(json(records));
+    return EXIT.ok;
+  }
+  const { style } = context;
+  const rows = records.map((record) => [
+    record.name,
+    `v${record.version}`,
+    record.enabled ? 'yes' : style.yellow('no'),
+    record.definition.triggers.length === 0 ? style.dim('none') : record.definition.triggers.map(triggerText).join('; '),
+    String(record.definition.tasks.length),
+    record.updated_at,
+  ]);
+  context.out.write(table(['NAME', 'VERSION', 'ENABLED', 'TRIGGERS', 'TASKS', 'UPDATED'], rows, style));
+  if (records.length === 0) context.out.write(style.dim('(no activities)\n'));
+  return EXIT.ok;
+}
+
+// --- runs ------------------------------------------------------------------------------
+
+const RUN_STATUSES: readonly string[] = RunStatus.options;
+const TRIGGER_TYPES: readonly string[] = TriggerType.options;
+
+export interface RunsOptions {
+  runId: string | undefined;
+  activity: string | undefined;
+  status: string | undefined;
+  trigger: string | undefined;
+  event: string | undefined;
+  limit: string | undefined;
+  output: string | undefined;
+}
+
+function runTime(run: Pick<RunRecord, 'started_at' | 'finished_at'>): string {
+  if (run.finished_at === null) return '';
+  return duration(Date.parse(run.finished_at) - Date.parse(run.started_at));
+}
+
+function runCause(run: RunRecord): string {
+  return run.event_id ?? run.scheduled_for ?? '';
+}
+
+export async function runs(options: RunsOptions, context: CommandContext): Promise<number> {
+  const format = outputFormat(options.output, ['table', 'json']);
+  const { client, out, style } = context;
+  if (options.runId !== undefined) return await showRun(options.runId, format, context);
+
+  if (options.status !== undefined && !RUN_STATUSES.includes(options.status)) throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}`);
+  if (options.trigger !== undefined && !TRIGGER_TYPES.includes(options.trigger)) throw new UsageError(`--trigger must be one of ${TRIGGER_TYPES.join(', ')}`);
+  const limit = options.limit === undefined ? 20 : Number(options.limit);
+  if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit must be a positive integer, got ${options.limit}`);
+
+  const activity = options.activity === undefined ? undefined : await resolveActivity(context, options.activity);
+  const found = await collect(
+    client.runs.listAll({
+      limit: Math.min(limit, 200),
+      ...(activity === undefined ? {} : { activity_id: activity.id }),
+      ...(options.status === undefined ? {} : { status: options.status as RunStatus }),
+      ...(options.trigger === undefined ? {} : { trigger_type: options.trigger as TriggerType }),
+      ...(options.event === undefined ? {} : { event_id: options.event }),
+    }),
+    limit,
+  );
+  if (format === 'json') {
+    out.write(json(found));
+    return EXIT.ok;
+  }
+  const names = new Map((await collect(client.activities.listAll({ limit: 200 }))).map((record) => [record.id, record.name]));
+  const rows = found.map((run) => [
+    run.run_id,
+    names.get(run.activity_id) ?? style.dim(`${run.activity_id} (deleted)`),
+    `v${run.activity_version}`,
+    statusText(run.status, style),
+    run.trigger_type,
+    runCause(run),
+    run.started_at,
+    runTime(run),
+  ]);
+  out.write(table(['RUN', 'ACTIVITY', 'VERSION', 'STATUS', 'TRIGGER', 'EVENT / FIRE TIME', 'STARTED', 'TOOK'], rows, style));
+  if (found.length === 0) out.write(style.dim('(no runs)\n'));
+  return EXIT.ok;
+}
+
+async function showRun(runId: string, format: string, context: CommandContext): Promise<number> {
+  const { client, out, style } = context;
+  const run = await client.runs.get(runId);
+  if (format === 'json') {
+    out.write(json(run));
+    return EXIT.ok;
+  }
+  let activityName: string = run.activity_id;
+  try {
+    activityName = (await client.activities.get(run.activity_id)).name;
+  } catch (error) {
+    if (!(error instanceof NotFoundProblem)) throw error;
+  }
+  out.write(`run ${style.bold(run.run_id)} · ${activityName} v${run.activity_version} · ${statusText(run.status, style)}\n`);
+  out.write(`  workflow  ${run.workflow_id}\n`);
+  out.write(`  trigger   ${run.trigger_type}${runCause(run) === '' ? '' : ` ${runCause(run)}`}\n`);
+  out.write(`  started   ${run.started_at}${run.finished_at === null ? '' : ` · finished ${run.finished_at} · took ${runTime(run)}`}\n`);
+  if (run.error !== null) out.write(`  error     ${style.red(run.error.message)}${run.error.type === undefined ? '' : ` (${run.error.type})`}\n`);
+  out.write(`  temporal  ${run.temporal_ui_url}\n\n`);
+  const rows = run.tasks.map((task) => [
+    String(task.task_index),
+    task.task_type,
+    statusText(task.status, style),
+    String(task.attempt_count),
+    task.started_at === null || task.finished_at === null ? '' : duration(Date.parse(task.finished_at) - Date.parse(task.started_at)),
+    task.error === null ? '' : `${task.error.type ?? 'error'}: ${task.error.message}`,
+  ]);
+  out.write(table(['TASK', 'TYPE', 'STATUS', 'ATTEMPTS', 'TOOK', 'ERROR'], rows, style));
+  if (run.tasks.length === 0) out.write(style.dim('(no task has started yet)\n'));
+  return EXIT.ok;
+}
+
+// --- explain ---------------------------------------------------------------------------
+
+/** The router's rule: exact type, `*`, or `prefix.*` (which matches below the prefix, not the prefix itself). */
+export function eventTypeMatches(pattern: string, eventType: string): boolean {
+  if (pattern === '*') return true;
+  if (pattern.endsWith('.*')) return eventType.startsWith(pattern.slice(0, -1));
+  return pattern === eventType;
+}
+
+/**
+ * Why an activity that has no routing decision for an event did not run:
+ * the decisions were taken when the event was first accepted, so this
+ * compares the activity as it is now with the event.
+ */
+export function whyNoRoute(activity: ActivityRecord, event: Pick<StoredEvent, 'received_at' | 'envelope'>): string {
+  const { event_type: type, source } = event.envelope;
+  const triggers = activity.definition.triggers.filter((trigger) => trigger.type === 'event');
+  const matching = triggers.filter((trigger) => eventTypeMatches(trigger.event_type, type) && (trigger.source === undefined || trigger.source === source));
+  if (triggers.length === 0) return `it has no event triggers (only ${activity.definition.triggers.length === 0 ? 'manual runs' : 'cron'})`;
+  if (matching.length === 0) {
+    return `none of its event triggers (${triggers.map(triggerText).join('; ')}) matches event type ${type} from source ${source}`;
+  }
+  if (Date.parse(activity.created_at) > Date.parse(event.received_at)) {
+    return `it was registered (${activity.created_at}) after the event was accepted (${event.received_at}); routes are decided when an event is first accepted`;
+  }
+  if (!activity.enabled) return 'it is disabled; a disabled activity matches no events';
+  return `its trigger matches now, but did not when the event was accepted (${event.received_at}): it was disabled, or its triggers were different then (version ${activity.version} now, last changed ${activity.updated_at})`;
+}
+
+export interface ExplainOptions {
+  what: string | undefined;
+  args: string[];
+  activity: string | undefined;
+  output: string | undefined;
+}
+
+export async function explain(options: ExplainOptions, context: CommandContext): Promise<number> {
+  const format = outputFormat(options.output, ['text', 'json']);
+  if (options.what === 'event') {
+    const [eventId] = options.args;
+    if (eventId === undefined || options.args.length !== 1) throw new UsageError('explain event needs one event id');
+    return await explainEvent(eventId, options.activity, format, context);
+  }
+  if (options.what === 'fire') {
+    const [activity, scheduledFor] = options.args;
+    if (activity === undefined || scheduledFor === undefined || options.args.length !== 2) throw new UsageError('explain fire needs an activity and a fire time (RFC 3339)');
+    if (options.activity !== undefined) throw new UsageError('--activity is for explain event; explain fire names the activity as its first argument');
+    return await explainFire(activity, scheduledFor, format, context);
+  }
+  throw new UsageError(options.what === undefined ? 'explain needs what to explain: event or fire' : `explain event or explain fire, not explain ${options.what}`);
+}
+
+async function explainEvent(eventId: string, activityName: string | undefined, format: string, context: CommandContext): Promise<number> {
+  const { client, out, style } = context;
+  let event: StoredEvent;
+  try {
+    event = await client.events.get(eventId);
+  } catch (error) {
+    if (error instanceof NotFoundProblem) {
+      throw new NotFoundLocally(`event ${eventId} was never accepted (or, when EVENT_RETENTION_DAYS is set, was accepted longer ago than that and has been forgotten)`);
+    }
+    throw error;
+  }
+  const focus = activityName === undefined ? undefined : await resolveActivity(context, activityName);
+  if (format === 'json') {
+    out.write(json(event));
+    return EXIT.ok;
+  }
+  const { envelope } = event;
+  out.write(`event ${style.bold(event.event_id)} · ${envelope.event_type} from ${envelope.source} · accepted ${event.received_at} · ${event.routing_state}\n`);
+  if (event.last_error !== null) out.write(`  ${style.yellow('routing')}: ${event.last_error}\n`);
+  if (event.routes.length === 0) {
+    out.write(`  no activity's trigger matched event type ${envelope.event_type} from source ${envelope.source} when it was accepted: nothing ran\n`);
+  }
+  for (const route of event.routes) {
+    const who = `${style.bold(route.activity_name)} (v${route.activity_version})`;
+    switch (route.outcome) {
+      case 'started':
+      case 'duplicate': {
+        let status = '';
+        try {
+          const run = await client.runs.get(route.run_id);
+          status = ` · run ${statusText(run.status, style)}`;
+        } catch (error) {
+          if (!(error instanceof NotFoundProblem)) throw error;
+          status = ' · no worker has begun it yet';
+        }
+        const how = route.outcome === 'started' ? 'ran' : 'ran (its run already existed when the start was repeated)';
+        out.write(`  ${style.green('✓')} ${who}: ${how} — run ${route.run_id}${status}\n`);
+        break;
+      }
+      case 'pending':
+        out.write(`  ${style.yellow('…')} ${who}: will run — Temporal has not confirmed the start yet; the dispatcher keeps trying (run ${route.run_id})\n`);
+        break;
+      case 'filtered':
+      case 'filter_error':
+        out.write(`  ${style.red('✗')} ${who}: did not run — ${route.outcome === 'filtered' ? 'its filter said no' : 'its filter failed on this event'}: ${route.detail ?? ''}\n`);
+        break;
+    }
+  }
+  if (focus !== undefined && !event.routes.some((route) => route.activity_id === focus.id)) {
+    out.write(`  ${style.red('✗')} ${style.bold(focus.name)}: did not run — ${whyNoRoute(focus, event)}\n`);
+  }
+  return EXIT.ok;
+}
+
+async function explainFire(activityName: string, scheduledFor: string, format: string, context: CommandContext): Promise<number> {
+  const { client, out, style } = context;
+  const activity = await resolveActivity(context, activityName);
+  const answer = await client.schedules.explain(activity.id, scheduledFor);
+  if (format === 'json') {
+    out.write(json(answer));
+    return EXIT.ok;
+  }
+  out.write(`${style.bold(activity.name)} at ${answer.scheduled_for}: ${answer.explanation}\n`);
+  if (answer.fires.length > 0) {
+    out.write('\n');
+    const rows = answer.fires.map((fire) => [
+      String(fire.trigger_index),
+      fire.range_end === null ? fire.scheduled_for : `${fire.scheduled_for} … ${fire.range_end}`,
+      fire.status === 'skipped' ? style.dim('skipped') : fire.status === 'pending' ? style.yellow('pending') : style.green(fire.status),
+      fire.reason,
+      fire.run_id ?? '',
+      fire.detail ?? '',
+    ]);
+    out.write(table(['TRIGGER', 'FIRE TIME', 'DECISION', 'REASON', 'RUN', 'DETAIL'], rows, style));
+  }
+  return EXIT.ok;
+}

@@ -1,0 +1,148 @@
+/** Every word of `--help`. Kept beside the parser so options cannot be added without their help. */
+import { RunStatus, TriggerType } from '@activity-core/contracts';
+
+
+export const EXIT = {
+  /** Done; for `apply --dry-run`: nothing would change. */
+  ok: 0,
+  /** Invalid definition files, an API error, or the API could not be reached. */
+  failed: 1,
+  /** `apply --dry-run` only: applying would change something. */
+  changes: 2,
+  /** Unknown command or option, missing argument. */
+  usage: 64,
+} as const;
+
+const GLOBAL_OPTIONS = `Global options:
+  --url <url>          API base URL (env ACTIVITY_CORE_URL; default http://127.0.0.1:3000)
+  --api-key <key>      management key, sent as a bearer token (env ACTIVITY_CORE_API_KEY;
+                       prefer the environment: arguments show up in process lists)
+  --no-color           plain output even on a terminal (so does NO_COLOR=1)
+  -h, --help           help for the command
+  --version            print the version`;
+
+export const MAIN_HELP = `activity-core — definitions as code for activity-core
+
+Usage: activity-core <command> [options]
+
+Commands:
+  apply -f <file|dir>   create, update (and with --prune delete) activities so the
+                        server matches the definition files; --dry-run shows the diff
+  get <name>            print one activity's definition (YAML, or JSON with -o json)
+  list                  list the live activities
+  runs [run_id]         list runs (filter by activity, status, trigger, event), or show one
+                        run with its tasks
+  explain event <id>    why an event did or did not start each activity's run
+  explain fire <activity> <time>
+                        why a cron fire time did or did not run
+  help [command]        help for a command
+
+Definitions are keyed by name: the name in a file is the activity it describes, so a
+git repository of definition files can be the source of truth (docs/definitions-as-code.md).
+
+${GLOBAL_OPTIONS}
+
+Exit codes:
+  0   done (apply --dry-run: nothing would change)
+  1   invalid definition files, an API error, or the API could not be reached
+  2   apply --dry-run: applying would change something
+  64  usage error (unknown command or option, missing argument)
+
+Output is coloured, with progress, on a terminal (unless NO_COLOR is set); plain when piped.
+`;
+
+export const COMMAND_HELP: Readonly<Record<string, string>> = {
+  apply: `Usage: activity-core apply -f <file|dir> [-f <file|dir> …] [--dry-run] [--prune [--prune-prefix <p>]]
+
+Makes the server's activities match the definition files. Each definition is matched
+to a live activity by its name:
+  + create     no live activity has the name: registered (PUT with a new id)
+  ~ update     the live definition differs: replaced, version bumped (field diff shown)
+  = unchanged  equal after defaults are applied: nothing sent, version kept
+  - delete     with --prune: a live activity no file names: deleted (its runs stay)
+
+Files: .yaml/.yml (several documents per file with ---, each a definition or a list of
+them) and .json (a definition or an array). Directories are searched recursively; hidden
+files and directories are skipped. Every file is validated first, with the same rules as
+the API; if any is invalid, each problem is printed as file:line:column: path: message and
+nothing is applied.
+
+Creates and updates run first, deletions last, one at a time; a failure is printed
+with the file and field the server named, the others still apply, and the exit code is 1.
+
+Options:
+  -f, --file <path>        a definition file or directory (repeatable; required)
+  --dry-run                print the plan and change nothing; exit 2 if something would change
+  --prune                  also delete live activities that no file defines (refused when
+                           the files define nothing)
+  --prune-prefix <prefix>  with --prune: only delete activities whose name starts with
+                           <prefix> (for a repository that owns part of the names)
+
+${GLOBAL_OPTIONS}
+
+Examples:
+  activity-core apply -f activities/ --dry-run      # CI on a pull request: show the diff
+  activity-core apply -f activities/ --prune        # CD on main: make the server match
+`,
+  get: `Usage: activity-core get <name> [-o yaml|json]
+
+Prints one live activity. With -o yaml (the default) it prints the stored definition,
+defaults filled in, ready to save as a definition file, under a comment with its id and
+version. With -o json it prints the whole record (id, version, schedules, timestamps).
+<name> may also be the activity's id.
+
+Options:
+  -o, --output <format>    yaml (default) or json
+
+${GLOBAL_OPTIONS}
+`,
+  list: `Usage: activity-core list [--enabled true|false] [-o table|json]
+
+Lists the live activities, newest first: name, version, enabled, triggers, task count,
+last change.
+
+Options:
+  --enabled <true|false>   only enabled (or only disabled) activities
+  -o, --output <format>    table (default) or json (an array of activity records)
+
+${GLOBAL_OPTIONS}
+`,
+  runs: `Usage: activity-core runs [--activity <name>] [--status <s>] [--trigger <t>] [--event <id>] [--limit <n>] [-o table|json]
+       activity-core runs <run_id> [-o table|json]
+
+Without a run id: lists runs, newest first. With one: the run and each of its tasks
+(status, attempts, duration, error) and the Temporal UI link.
+
+Options:
+  --activity <name>        only runs of this activity (by name, or id)
+  --status <status>        ${RunStatus.options.join(', ')}
+  --trigger <type>         ${TriggerType.options.join(', ')}
+  --event <event_id>       only runs of this event
+  --limit <n>              at most n runs (default 20)
+  -o, --output <format>    table (default) or json
+
+${GLOBAL_OPTIONS}
+`,
+  explain: `Usage: activity-core explain event <event_id> [--activity <name>] [-o text|json]
+       activity-core explain fire <activity> <scheduled_for> [-o text|json]
+
+explain event: the event's routing decisions, one line per activity whose trigger matched
+its type and source when it was accepted — ran (with the run's status), filtered out
+(and by what), or pending (Temporal has not confirmed the start yet). With --activity,
+also why an activity without a decision did not run (no trigger matches, registered
+after the event, disabled).
+
+explain fire: why a cron fire time of an activity did or did not run (<scheduled_for> is
+an RFC 3339 instant, e.g. 2026-03-01T09:00:00Z), and every decision recorded for it.
+
+Options:
+  --activity <name>        explain event: also explain this activity
+  -o, --output <format>    text (default) or json (the API's answer)
+
+${GLOBAL_OPTIONS}
+`,
+};
+
+export function helpFor(command: string | undefined): string {
+  return (command !== undefined ? COMMAND_HELP[command] : undefined) ?? MAIN_HELP;
+}

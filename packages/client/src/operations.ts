@@ -1,0 +1,142 @@
+/**
+ * Every operation of the activity-core HTTP API, one entry per method and
+ * path of the served OpenAPI document (`/openapi.json`). The client's methods
+ * call these entries and nothing else; `test/client-drift.int.test.ts` checks
+ * that this table and the served document list the same operations, and that
+ * each entry's request and response schemas are the ones the route declares.
+ */
+import {
+  ActivityDefinition,
+  ActivityRecord,
+  ActivitySchedules,
+  ActivityVersion,
+  ActivityVersionPage,
+  BackfillRequest,
+  BackfillResponse,
+  BulkRerunDryRun,
+  BulkRerunRecord,
+  BulkRerunRequest,
+  DefinitionDiff,
+  EventAcceptedResponse,
+  FireExplanation,
+  FireRecord,
+  Page,
+  ReconcileResponse,
+  RerunResponse,
+  ResumeResponse,
+  RunRecord,
+  TriggerNowResponse,
+} from '@activity-core/contracts';
+import { WebhookSourceConfig } from '@activity-core/webhooks';
+import { z } from 'zod';
+import {
+  ActivityListQuery,
+  CancelResponse,
+  CodecHeaders,
+  CodecPayloads,
+  DiffQuery,
+  EventsBody,
+  EventsResponse,
+  FiresQuery,
+  IdempotencyKeyHeader,
+  KeyHeaders,
+  Liveness,
+  NotReady,
+  OptionalNote,
+  OptionalRerunRequest,
+  Ready,
+  RunDetail,
+  RunListQuery,
+  StoredEvent,
+  VersionListQuery,
+  WebhookSourceList,
+  WebhookSourcePutBody,
+  WebhookSourceRecord,
+} from './schemas';
+
+/**
+ * When a request may be sent again after a network error, a 5xx or a 429:
+ * - `safe`: repeating it cannot change the outcome (reads, PUTs, idempotent actions);
+ * - `keyed`: safe because the client sends the same Idempotency-Key (or ids) every time;
+ * - `never`: a repeat could do the work twice, or answers differently (POST create, DELETE).
+ */
+export type RetryMode = 'safe' | 'keyed' | 'never';
+
+export interface OperationSpec {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** OpenAPI path template, e.g. `/v1/activities/{id}`. */
+  path: string;
+  /** The JSON body schema: the very schema the route validates with, or a checked copy. */
+  body?: z.ZodType;
+  /** The body is sent as raw bytes (webhook deliveries: the signature covers them). */
+  rawBody?: true;
+  query?: z.ZodType;
+  headers?: z.ZodType;
+  /** Answers that are results, by status; every other status is a problem (an exception). */
+  responses: Readonly<Record<number, z.ZodType>>;
+  /** The answer is text, not JSON (Prometheus metrics). */
+  text?: true;
+  retry: RetryMode;
+}
+
+const ActivityPage = Page(ActivityRecord);
+const RunPage = Page(RunRecord);
+const FirePage = Page(FireRecord);
+const NoContent = z.null();
+
+export const operations = {
+  getLiveness: { method: 'GET', path: '/healthz', responses: { 200: Liveness }, retry: 'safe' },
+  getReadiness: { method: 'GET', path: '/readyz', responses: { 200: Ready, 503: NotReady }, retry: 'safe' },
+  getMetrics: { method: 'GET', path: '/metrics', responses: { 200: z.string() }, text: true, retry: 'safe' },
+
+  createActivity: { method: 'POST', path: '/v1/activities', body: ActivityDefinition, responses: { 201: ActivityRecord }, retry: 'never' },
+  listActivities: { method: 'GET', path: '/v1/activities', query: ActivityListQuery, responses: { 200: ActivityPage }, retry: 'safe' },
+  putActivity: { method: 'PUT', path: '/v1/activities/{id}', body: ActivityDefinition, responses: { 200: ActivityRecord, 201: ActivityRecord }, retry: 'safe' },
+  getActivity: { method: 'GET', path: '/v1/activities/{id}', responses: { 200: ActivityRecord }, retry: 'safe' },
+  deleteActivity: { method: 'DELETE', path: '/v1/activities/{id}', responses: { 204: NoContent }, retry: 'never' },
+  enableActivity: { method: 'POST', path: '/v1/activities/{id}/enable', responses: { 200: ActivityRecord }, retry: 'safe' },
+  disableActivity: { method: 'POST', path: '/v1/activities/{id}/disable', responses: { 200: ActivityRecord }, retry: 'safe' },
+  listActivityVersions: { method: 'GET', path: '/v1/activities/{id}/versions', query: VersionListQuery, responses: { 200: ActivityVersionPage }, retry: 'safe' },
+  getActivityVersion: { method: 'GET', path: '/v1/activities/{id}/versions/{version}', responses: { 200: ActivityVersion }, retry: 'safe' },
+  diffActivityVersions: { method: 'GET', path: '/v1/activities/{id}/diff', query: DiffQuery, responses: { 200: DefinitionDiff }, retry: 'safe' },
+
+  sendEvents: { method: 'POST', path: '/v1/events', body: EventsBody, headers: IdempotencyKeyHeader, responses: { 202: EventsResponse }, retry: 'keyed' },
+  getEvent: { method: 'GET', path: '/v1/events/{event_id}', responses: { 200: StoredEvent }, retry: 'safe' },
+
+  listRuns: { method: 'GET', path: '/v1/runs', query: RunListQuery, responses: { 200: RunPage }, retry: 'safe' },
+  getRun: { method: 'GET', path: '/v1/runs/{run_id}', responses: { 200: RunDetail }, retry: 'safe' },
+  cancelRun: { method: 'POST', path: '/v1/runs/{run_id}/cancel', responses: { 202: CancelResponse }, retry: 'safe' },
+  // Keyed: the client sends one Idempotency-Key per call, and the same key names the same re-run.
+  rerunRun: { method: 'POST', path: '/v1/runs/{run_id}/rerun', body: OptionalRerunRequest, headers: KeyHeaders, responses: { 202: RerunResponse }, retry: 'keyed' },
+  bulkRerun: { method: 'POST', path: '/v1/runs/rerun', body: BulkRerunRequest, headers: KeyHeaders, responses: { 200: BulkRerunDryRun, 202: BulkRerunRecord }, retry: 'keyed' },
+  getBulkRerun: { method: 'GET', path: '/v1/runs/rerun/{id}', responses: { 200: BulkRerunRecord }, retry: 'safe' },
+
+  describeSchedules: { method: 'GET', path: '/v1/activities/{id}/schedules', responses: { 200: ActivitySchedules }, retry: 'safe' },
+  pauseSchedules: { method: 'POST', path: '/v1/activities/{id}/schedules/pause', body: OptionalNote, responses: { 200: ActivitySchedules }, retry: 'safe' },
+  resumeSchedules: { method: 'POST', path: '/v1/activities/{id}/schedules/resume', body: OptionalNote, responses: { 200: ResumeResponse }, retry: 'safe' },
+  triggerNow: { method: 'POST', path: '/v1/activities/{id}/schedules/trigger', headers: KeyHeaders, responses: { 202: TriggerNowResponse }, retry: 'keyed' },
+  backfill: { method: 'POST', path: '/v1/activities/{id}/schedules/backfill', body: BackfillRequest, responses: { 200: BackfillResponse }, retry: 'safe' },
+  listFires: { method: 'GET', path: '/v1/activities/{id}/fires', query: FiresQuery, responses: { 200: FirePage }, retry: 'safe' },
+  explainFire: { method: 'GET', path: '/v1/activities/{id}/fires/{scheduled_for}', responses: { 200: FireExplanation }, retry: 'safe' },
+  reconcileSchedules: { method: 'POST', path: '/v1/schedules/reconcile', responses: { 200: ReconcileResponse }, retry: 'safe' },
+
+  createWebhookSource: { method: 'POST', path: '/v1/webhook-sources', body: WebhookSourceConfig, responses: { 201: WebhookSourceRecord }, retry: 'never' },
+  listWebhookSources: { method: 'GET', path: '/v1/webhook-sources', responses: { 200: WebhookSourceList }, retry: 'safe' },
+  putWebhookSource: { method: 'PUT', path: '/v1/webhook-sources/{name}', body: WebhookSourcePutBody, responses: { 200: WebhookSourceRecord, 201: WebhookSourceRecord }, retry: 'safe' },
+  getWebhookSource: { method: 'GET', path: '/v1/webhook-sources/{name}', responses: { 200: WebhookSourceRecord }, retry: 'safe' },
+  deleteWebhookSource: { method: 'DELETE', path: '/v1/webhook-sources/{name}', responses: { 204: NoContent }, retry: 'never' },
+  // Redeliveries carry the same delivery id and answer `duplicate`.
+  deliverWebhook: { method: 'POST', path: '/v1/webhooks/{source}', rawBody: true, responses: { 202: EventAcceptedResponse }, retry: 'safe' },
+
+  codecDecode: { method: 'POST', path: '/codec/decode', body: CodecPayloads, headers: CodecHeaders, responses: { 200: CodecPayloads }, retry: 'safe' },
+  codecEncode: { method: 'POST', path: '/codec/encode', body: CodecPayloads, headers: CodecHeaders, responses: { 200: CodecPayloads }, retry: 'safe' },
+} as const satisfies Record<string, OperationSpec>;
+
+export type Operations = typeof operations;
+export type OperationName = keyof Operations;
+
+type ResponsesOf<N extends OperationName> = Operations[N]['responses'];
+/** What a successful call of operation N returns: the union of its result schemas' outputs. */
+export type ResultOf<N extends OperationName> = {
+  [S in keyof ResponsesOf<N>]: ResponsesOf<N>[S] extends z.ZodType ? z.output<ResponsesOf<N>[S]> : never;
+}[keyof ResponsesOf<N>];
