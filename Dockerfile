@@ -50,7 +50,7 @@ COPY --from=build /app/dist/worker ./dist/worker
 ENV WORKER_METRICS_BIND_ADDRESS=0.0.0.0:9464
 # The worker's memory bounds (apps/worker/src/runtime-flags.ts; docs/operating.md, "Worker memory").
 ENV MALLOC_ARENA_MAX=2 \
-    NODE_OPTIONS="--max-old-space-size=256 --max-semi-space-size=4"
+    NODE_OPTIONS="--max-old-space-size=384 --max-semi-space-size=4"
 EXPOSE 9464
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
     CMD ["node", "scripts/healthcheck.mjs", "worker"]

@@ -2,6 +2,7 @@
 import { builtinModules } from 'node:module';
 import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import prettierConfig from 'eslint-config-prettier';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
 
@@ -70,4 +71,6 @@ export default tseslint.config(
     files: ['**/*.test.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
+  // Layout is prettier's (npm run format; checked by npm run lint): no stylistic lint rule argues with it.
+  prettierConfig,
 );

@@ -2,28 +2,31 @@
  * Many cron activities: registration, the schedule sweep, and no missed fire.
  *
  *   npm run bench:cron-scale -- [--count 10000] [--baseline 100] [--probes 20] [--probe-seconds 0]
- *                                [--concurrency 16] [--sweeps 2] [--timeout-min 90]
+ *                                [--concurrency 16] [--sweeps 3] [--drift 100] [--timeout-min 120]
  *
  * Starts its own Temporal dev server and embedded Postgres, applies the migrations, runs the API
  * as a separate node process (its real entry point through tsx) and one worker in this process
- * (`createWorkerApp`, its periodic sweep off, so the sweeps measured here are the only ones).
- * Then:
+ * (`createWorkerApp` with its own periodic sweep off, so the sweeps measured here are the only
+ * ones; a worker's sweep runs in the worker's process, as here). Then:
  *
  *   1. registers `--baseline` cron activities over `POST /v1/activities` with `--concurrency`
- *      senders: the first `--probes` fire every minute (every `--probe-seconds` seconds when
- *      given, with CRON_ALLOW_SECONDS=true), the rest daily at a time that does not come round
- *      while the benchmark runs (so they are pure sweep load, as most schedules are);
- *   2. runs the worker's schedule sweep `--sweeps` times: exactly what every worker runs at
- *      start-up and every 60 s, `reconcile()` then `processAllDue()` of a schedule manager
- *      composed as the worker composes it, on its own Postgres pool and Temporal connection so
- *      its Postgres queries and Temporal RPCs can be counted;
- *   3. registers activities up to `--count` and runs the same sweeps again;
- *   4. calls the API's on-demand reconciliation once (`POST /v1/schedules/reconcile`);
- *   5. waits for the next probe fire time after the last sweep, then checks every probe fire
- *      time since its registration: exactly one fire-log row `started` / `on_time` and exactly
- *      one run in `activity_runs` (a late tick would show as `misfire_skip`, a lost one as a
+ *      senders, each daily at a time that does not come round during the run (pure sweep load,
+ *      as most schedules are between their fires);
+ *   2. sweeps them as a worker does, on a Postgres pool and Temporal connection of its own so
+ *      its statements and RPCs can be counted: `--sweeps` periodic sweeps
+ *      (`reconcile({ compareWith: 'listing' })` then `processAllDue()`, every 60 s in every
+ *      worker), then one start-up sweep (`reconcile()` describing every schedule, then
+ *      `processAllDue()`, at every worker start);
+ *   3. registers activities up to `--count`, the last `--probes` of them firing every minute
+ *      (every `--probe-seconds` seconds when given, with CRON_ALLOW_SECONDS=true);
+ *   4. the same sweeps over `--count`; then deletes `--drift` schedules directly in Temporal and
+ *      checks that one periodic sweep recreates exactly those;
+ *   5. calls the API's on-demand reconciliation once (`POST /v1/schedules/reconcile`);
+ *   6. waits for the next probe fire time after all that, then checks every probe fire time
+ *      since the probes were registered: exactly one fire-log row `started` / `on_time` and
+ *      exactly one run in `activity_runs` (a late tick shows as `misfire_skip`, a lost one as a
  *      gap, a doubled one as two runs).
- * Prints a table: per-schedule cost at the baseline and at `--count` side by side, with the target.
+ * Prints a table: the baseline and `--count` side by side (per-schedule cost), with the target.
  * Every wait is bounded; everything it started is stopped when it ends or fails.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
@@ -58,9 +61,9 @@ const probeSeconds = flag('probe-seconds', 0, 0);
 const concurrency = flag('concurrency', 16);
 const sweeps = flag('sweeps', 3);
 const drift = flag('drift', 100, 0);
-const timeoutMs = flag('timeout-min', 90) * 60_000;
+const timeoutMs = flag('timeout-min', 120) * 60_000;
 if (baseline > count) throw new Error('--baseline must not exceed --count');
-if (probes > baseline) throw new Error('--probes must not exceed --baseline');
+if (probes > count - baseline) throw new Error('--probes must not exceed --count minus --baseline');
 if (probeSeconds !== 0 && (60 % probeSeconds !== 0 || probeSeconds < 2)) throw new Error('--probe-seconds must divide 60 (2, 3, 5, 10, 15, 20, 30)');
 const probePeriodMs = probeSeconds === 0 ? 60_000 : probeSeconds * 1000;
 const probeCron = probeSeconds === 0 ? '* * * * *' : `*/${probeSeconds} * * * * *`;
@@ -316,7 +319,7 @@ async function main(): Promise<void> {
   /** A daily cron whose hour is at least 6 hours away in UTC terms, whatever the zone (none fires during the run). */
   const quietHour = (new Date().getUTCHours() + 12) % 24;
   const body = (i: number) =>
-    i < probes
+    i >= count - probes
       ? { name: `cron-probe-${i}`, triggers: [{ type: 'cron', cron: probeCron, timezone: 'UTC' }], tasks: [{ type: 'noop' }] }
       : {
           name: `cron-scale-${i}`,
@@ -344,7 +347,7 @@ async function main(): Promise<void> {
             throw new Error(`registering activity ${i} answered ${response.status} ${JSON.stringify(answer)}`);
           }
           latencies.push(performance.now() - at);
-          if (i < probes) probeIds.push(answer.id);
+          if (i >= count - probes) probeIds.push(answer.id);
           if (Date.now() - lastLog > 15_000) {
             lastLog = Date.now();
             log(`  registered ${next - from} of ${to - from}…`);
@@ -406,10 +409,10 @@ async function main(): Promise<void> {
     return f;
   }
 
-  log(`registering ${baseline} cron activities (${probes} probes on "${probeCron}"), ${concurrency} senders…`);
+  log(`registering ${baseline} cron activities, ${concurrency} senders…`);
   const regBase = await register(0, baseline);
   const baseSweeps = await sweepRounds(baseline);
-  log(`registering ${count - baseline} more (to ${count}), ${concurrency} senders…`);
+  log(`registering ${count - baseline} more (to ${count}; the last ${probes} are the probes on "${probeCron}"), ${concurrency} senders…`);
   const regMore = await register(baseline, count);
   const { rows: stateCount } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM schedule_states');
   if (stateCount[0]?.n !== count) throw new Error(`expected ${count} schedule states, found ${stateCount[0]?.n}`);

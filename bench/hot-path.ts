@@ -379,6 +379,8 @@ async function main(): Promise<void> {
     if (pauseWorker) worker.child.kill('SIGCONT');
   }
   const rawRate = median(raw);
+  // Said at once, so the ingest figures survive a later phase that fails or is interrupted.
+  log(`ingest: raw start ${raw.map((v) => v.toFixed(0)).join(', ')} /s; new events ${fresh.map((v) => v.toFixed(0)).join(', ')} /s = ${(median(fresh) / rawRate).toFixed(2)}× raw; duplicates ${dups.map((v) => v.toFixed(0)).join(', ')} /s = ${(median(dups) / rawRate).toFixed(2)}× raw`);
   // The raw workflows wait on a queue nobody polls; ending them leaves the server as idle as before.
   await drive(perRound * rounds, async (i) => {
     await client.workflow.getHandle(`raw-${Math.floor(i / perRound)}-${i % perRound}`).terminate('benchmark round over').catch(() => undefined);

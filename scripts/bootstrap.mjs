@@ -191,6 +191,7 @@ if (mode === 'stack') {
   env.SCHEMATHESIS_PATH = ensureSchemathesis();
   env.TEMPORAL_TEST_SERVER_PATH = ensureTemporalTestServer();
   console.log('• lint'); must(bin('eslint'), ['.', '--max-warnings=0'], 'lint');
+  console.log('• format'); must(bin('prettier'), ['--check', '.'], 'format check (npm run format fixes it)');
   console.log('• typecheck'); must(bin('tsc'), ['--noEmit', '-p', 'tsconfig.json'], 'typecheck');
   console.log('• tests (unit, then integration on a real Temporal dev server and Postgres)');
   const report = join(root, '.data', 'test-results.json');

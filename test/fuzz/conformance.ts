@@ -64,10 +64,10 @@ export const UNSTATED_RULES: readonly UnstatedRule[] = [
     matches: ({ path }) => /^triggers\[\d+\]\.timezone$/.test(path),
   },
   {
-    rule: 'a trigger filter (a CEL expression that can evaluate to a boolean) and a concurrency key (a CEL expression) parse',
+    rule: 'the CEL expressions of a definition parse and type-check: trigger filters, cancel_on matches, the concurrency key',
     why: 'CEL is a grammar with types',
     operations: ACTIVITY_WRITES,
-    matches: ({ path }) => /^triggers\[\d+\]\.filter$/.test(path) || path === 'concurrency.key',
+    matches: ({ path }) => /^triggers\[\d+\]\.(?:filter|cancel_on\[\d+\]\.match)$/.test(path) || path === 'concurrency.key',
   },
   {
     rule: 'text holds no character Postgres cannot store (U+0000)',

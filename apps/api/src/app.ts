@@ -1,6 +1,7 @@
 import type { Config } from '@activity-core/config';
 import { secondsCronIssues, type Logger } from '@activity-core/contracts';
 import {
+  createCancellationsRepository,
   createDatabase,
   createDefinitionsRepository,
   createEventsRepository,
@@ -10,10 +11,10 @@ import {
   createWebhookSourcesRepository,
   runMigrations,
 } from '@activity-core/db';
-import { createDependencyMonitor, createDispatcher, createEventIngest, createEventRetention, type Dispatcher } from '@activity-core/router';
+import { createCancelOn, createDependencyMonitor, createDispatcher, createEventIngest, createEventRetention, type Dispatcher } from '@activity-core/router';
 import { createScheduleManager, scheduleIssues } from '@activity-core/schedule-manager';
 import { createSecretBox } from '@activity-core/webhooks';
-import { checkSearchAttributes, createEncryptionCodec, createRunStarter, diagnoseTemporalConnectFailure, MissingSearchAttributesError, temporalConnectionOptions, type Tracing } from '@activity-core/temporal/client';
+import { checkSearchAttributes, createEncryptionCodec, createRunCanceller, createRunStarter, diagnoseTemporalConnectFailure, MissingSearchAttributesError, temporalConnectionOptions, type Tracing } from '@activity-core/temporal/client';
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { createApiMetrics } from './metrics';
@@ -126,7 +127,9 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
     ],
   });
   const reruns = createRerunService({ runs, reruns: rerunsRepository, definitions, starter, logger });
-  const ingest = metrics.countIngest(createEventIngest({ definitions, events, starter, runs, logger: silentUntilServer, eventDataLimits: config.eventData }));
+  const cancellations = createCancellationsRepository(database.db);
+  const cancelOn = createCancelOn({ cancellations, canceller: createRunCanceller({ client }), logger: silentUntilServer });
+  const ingest = metrics.countIngest(createEventIngest({ definitions, events, starter, runs, logger: silentUntilServer, eventDataLimits: config.eventData, cancelOn }));
   const scheduleManager = createScheduleManager({
     client,
     namespace: config.temporal.namespace,
@@ -160,7 +163,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
           validators: [scheduleIssues, (definition) => secondsCronIssues(definition, config.cron)],
         }),
         schedules: createScheduleService({ manager: scheduleManager, client, runs, reruns }),
-        events: createEventService({ ingest, events, webhookSources: webhookCatalog, ingestKeyScopes: config.ingestKeyScopes, logger }),
+        events: createEventService({ ingest, events, cancellations, webhookSources: webhookCatalog, ingestKeyScopes: config.ingestKeyScopes, logger }),
         runs: createRunService({ runs, client, temporalUiUrl: config.temporal.uiUrl, namespace: config.temporal.namespace, reruns }),
         webhooks,
         metrics,

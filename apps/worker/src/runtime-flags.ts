@@ -11,14 +11,16 @@
  */
 
 /**
- * V8 heap limits, for the main isolate and the workflow thread's alike. Left
- * at its default (a quarter of the machine's memory, often several GiB) V8
- * lets garbage pile up long before it collects: 400–500 MB resident after
- * 1,000 runs against about 230 MB with these. A workflow cache of
- * WORKER_MAX_CACHED_WORKFLOWS=20 needs well under 256 MB of old space; raise
- * both together.
+ * V8 heap limits, for the main isolate and the workflow thread's alike (V8
+ * flags apply to every isolate). At its default heap limit (here about
+ * 4 GiB) V8 lets garbage pile up long before it collects, and young
+ * generations of 16 MB semi-spaces: 400–500 MB resident after 1,000 runs,
+ * against about 235 MB with these (docs/performance.md). 384 MB of old space
+ * leaves room over what the worker holds at the default cache and slot sizes
+ * (well under 150 MB per isolate); raise it with WORKER_MAX_CACHED_WORKFLOWS
+ * or WORKER_MAX_CONCURRENT_ACTIVITIES, or the process dies out of memory.
  */
-export const WORKER_NODE_FLAGS = ['--max-old-space-size=256', '--max-semi-space-size=4'] as const;
+export const WORKER_NODE_FLAGS = ['--max-old-space-size=384', '--max-semi-space-size=4'] as const;
 
 /**
  * glibc keeps up to 8 malloc arenas per core for the SDK's native threads,

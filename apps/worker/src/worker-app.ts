@@ -1,6 +1,7 @@
 import type { Config } from '@activity-core/config';
 import type { Logger } from '@activity-core/contracts';
 import {
+  createCancellationsRepository,
   createDatabase,
   createDefinitionsRepository,
   createEventsRepository,
@@ -9,11 +10,12 @@ import {
   createSchedulesRepository,
   runMigrations,
 } from '@activity-core/db';
-import { createDependencyMonitor, createEventIngest } from '@activity-core/router';
+import { createCancelOn, createDependencyMonitor, createEventIngest } from '@activity-core/router';
 import { createScheduleManager } from '@activity-core/schedule-manager';
 import {
   checkSearchAttributes,
   createEncryptionCodec,
+  createRunCanceller,
   createRunReconciler,
   createRunStarter,
   diagnoseTemporalConnectFailure,
@@ -112,6 +114,8 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     runs,
     logger,
     eventDataLimits: config.eventData,
+    // Emitted events cancel runs too; the API's dispatcher finishes what this process cannot.
+    cancelOn: createCancelOn({ cancellations: createCancellationsRepository(database.db), canceller: createRunCanceller({ client }), logger }),
   });
   const scheduleManager = createScheduleManager({
     client,

@@ -1,16 +1,19 @@
 /**
  * The `activity-core` command line against the real stack (API, worker,
  * Postgres, Temporal): apply with its plan, dry run, prune and validation
- * errors; get, list, runs and explain; and the bin itself.
+ * errors; get, list, runs and explain; rerun of one run and in bulk; and the
+ * bin itself.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { rerunWorkflowId, runIdFor } from '@activity-core/contracts';
 import { ActivityCoreClient, collect } from '../src/index';
 import { runCli } from '../src/cli/run';
 import { startStack, TEST_KEY, waitFor, type TestStack } from '../../../test/harness';
+import { startHttpTarget } from '../../../test/http-target';
 import { listen } from './listen';
 
 let stack: TestStack;
@@ -315,6 +318,141 @@ describe('activity-core runs and explain', () => {
   });
 });
 
+describe('activity-core rerun', () => {
+  let target: Awaited<ReturnType<typeof startHttpTarget>>;
+  const calls = new Map<string, number>();
+  /** --from and --to around the runs of dac-rerun-bulk. */
+  let bulkRange: string[] = [];
+  let bulkOriginals: string[] = [];
+
+  beforeAll(async () => {
+    target = await startHttpTarget((request) => {
+      const path = request.url.split('?')[0] ?? '';
+      const count = (calls.get(path) ?? 0) + 1;
+      calls.set(path, count);
+      // `/flaky/…` fails (400, not retried) the first time it is called, then succeeds.
+      if (path.startsWith('/flaky') && count === 1) return { status: 400, body: { error: 'not yet' } };
+      if (path.startsWith('/token')) return { status: 200, body: { token: `tok-${count}` } };
+      return { status: 200, body: { ok: true } };
+    });
+  });
+  afterAll(async () => {
+    await target?.close();
+  });
+
+  async function failedRun(name: string, tasks: Parameters<ActivityCoreClient['activities']['create']>[0]['tasks'], eventId: string): Promise<string> {
+    const activity = (await live()).get(name) ?? (await client.activities.create({ name, triggers: [{ type: 'event', event_type: `dac.${name}` }], tasks }));
+    const sent = await client.events.send({ event_id: eventId, event_type: `dac.${name}`, source: 'shop', occurred_at: '2026-03-01T09:00:00Z', data: {} });
+    const runId = sent.runs[0]!.run_id;
+    expect(runId).toBe(runIdFor(`activity-${activity.id}:${eventId}`));
+    await waitFor(`run ${eventId} failed`, async () => ((await client.runs.get(runId).catch(() => undefined))?.status === 'failed' ? true : undefined));
+    return runId;
+  }
+
+  const ended = (runId: string) =>
+    waitFor(`run ${runId} ended`, async () => {
+      const run = await client.runs.get(runId).catch(() => undefined);
+      return run === undefined || run.status === 'running' ? undefined : run;
+    });
+
+  test('rerun <run_id> re-runs a failed run from the start and prints the re-run, its workflow id, status and key', async () => {
+    const original = await failedRun('dac-rerun-start', [{ type: 'http', config: { url: `${target.url}/start-first` } }, { type: 'http', config: { url: `${target.url}/flaky/start` } }], 'dac-rerun-1');
+
+    const ran = await cli(['rerun', original]);
+
+    expect(ran.stderr).toBe('');
+    expect(ran.code).toBe(0);
+    const workflowId = rerunWorkflowId(original, 1);
+    const rerunId = runIdFor(workflowId);
+    expect(ran.stdout).toContain(`re-run ${rerunId} of ${original} · attempt 1 · from start (task 0) · started\n`);
+    expect(ran.stdout).toContain(`  workflow  ${workflowId}\n`);
+    expect(ran.stdout).toMatch(/ {2}key {7}([0-9a-f-]{36}) {2}\(to repeat this request without a second re-run: --idempotency-key \1\)\n/);
+    expect(ran.stdout).not.toMatch(ANSI);
+    expect(await ended(rerunId)).toMatchObject({ status: 'succeeded', rerun_of: original, tasks: [{ task_index: 0, status: 'succeeded' }, { task_index: 1, status: 'succeeded' }] });
+    expect(calls.get('/start-first')).toBe(2);
+  });
+
+  test('rerun --from failed-task skips the tasks that succeeded and reuses their results', async () => {
+    const original = await failedRun('dac-rerun-resume', [{ type: 'http', config: { url: `${target.url}/token` } }, { type: 'http', config: { url: `${target.url}/flaky/resume/{{tasks.0.result.body.token}}` } }], 'dac-rerun-2');
+
+    const ran = await cli(['rerun', original, '--from', 'failed-task', '-o', 'json']);
+
+    expect(ran.code).toBe(0);
+    const answer = JSON.parse(ran.stdout) as { run_id: string; from: string; from_task_index: number; status: string };
+    expect(answer).toMatchObject({ rerun_of: original, from: 'failed_task', from_task_index: 1, status: 'started', key_generated: false });
+    expect(await ended(answer.run_id)).toMatchObject({ status: 'succeeded', tasks: [{ task_index: 1, status: 'succeeded' }] });
+    expect(calls.get('/token')).toBe(1);
+    expect(target.requests.filter((request) => request.url.startsWith('/flaky/resume/')).map((request) => request.url)).toEqual(['/flaky/resume/tok-1', '/flaky/resume/tok-1']);
+  });
+
+  test('the same Idempotency-Key twice is one re-run: the second command prints duplicate; the printed key repeats a request', async () => {
+    const original = await failedRun('dac-rerun-key', [{ type: 'http', config: { url: `${target.url}/flaky/key` } }], 'dac-rerun-3');
+
+    const first = await cli(['rerun', original, '--idempotency-key', 'dac-incident-1']);
+    const second = await cli(['rerun', original, '--idempotency-key', 'dac-incident-1']);
+
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('· attempt 1 · from start (task 0) · started\n');
+    expect(first.stdout).toContain('  key       dac-incident-1\n');
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain(`re-run ${runIdFor(rerunWorkflowId(original, 1))} of ${original} · attempt 1 · from start (task 0) · duplicate (this key already named this re-run: nothing new was started)\n`);
+    await ended(runIdFor(rerunWorkflowId(original, 1)));
+
+    // Without --idempotency-key each command is a new re-run; its printed key repeats it.
+    const third = await cli(['rerun', original]);
+    expect(third.stdout).toContain('· attempt 2 ·');
+    const key = /--idempotency-key (\S+)\)/.exec(third.stdout)?.[1];
+    expect(key).toBeDefined();
+    const repeated = await cli(['rerun', original, '--idempotency-key', key!]);
+    expect(repeated.stdout).toContain('· attempt 2 · from start (task 0) · duplicate');
+    await ended(runIdFor(rerunWorkflowId(original, 2)));
+    expect((await client.runs.get(original)).reruns.map((link) => link.attempt)).toEqual([1, 2]);
+  });
+
+  test('a bulk re-run with --dry-run prints how many runs it would re-run and starts none', async () => {
+    const tasks = [{ type: 'http' as const, config: { url: `${target.url}/flaky/bulk-{{event.event_id}}` } }];
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const originals = [await failedRun('dac-rerun-bulk', tasks, 'dac-bulk-1'), await failedRun('dac-rerun-bulk', tasks, 'dac-bulk-2')];
+    const range = ['--from', since, '--to', new Date(Date.now() + 60_000).toISOString()];
+    bulkRange = range;
+    bulkOriginals = originals;
+
+    const ran = await cli(['rerun', '--activity', 'dac-rerun-bulk', '--status', 'failed', ...range, '--dry-run']);
+
+    expect(ran.stderr).toBe('');
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toBe('2 runs would be re-run (dry run: nothing was started)\n');
+    for (const original of originals) expect((await client.runs.get(original)).reruns).toEqual([]);
+    expect((await cli(['rerun', '--activity', 'dac-rerun-bulk', '--trigger', 'cron', ...range, '--dry-run'])).stdout).toBe('0 runs would be re-run (dry run: nothing was started)\n');
+  });
+
+  test('a bulk re-run with --wait prints its id, one progress line per change when piped, and the completed record', async () => {
+    const range = bulkRange;
+
+    const ran = await cli(['rerun', '--activity', 'dac-rerun-bulk', ...range, '--wait']);
+
+    expect(ran.code).toBe(0);
+    const id = /^bulk re-run ([0-9a-f-]{36}) · 2 runs selected · key [0-9a-f-]{36}\n/.exec(ran.stdout)?.[1];
+    expect(id).toBeDefined();
+    expect(ran.stdout).toContain(`bulk re-run ${id} · completed\n`);
+    expect(ran.stdout).toContain('  progress  2/2 processed · 2 started · 0 skipped\n');
+    const progressLines = ran.stderr.split('\n').filter((line) => /^(running|completed): /.test(line));
+    expect(progressLines.at(-1)).toBe('completed: 2/2 processed · 2 started · 0 skipped');
+    expect(ran.stderr).not.toMatch(ANSI);
+    for (const original of bulkOriginals) expect((await ended(runIdFor(rerunWorkflowId(original, 1)))).status).toBe('succeeded');
+
+    // On a terminal the progress is one line redrawn in place; the runs now have a succeeded re-run, so both are skipped.
+    const again = await cli(['rerun', '--activity', 'dac-rerun-bulk', ...range, '--wait'], { tty: true });
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain('\r\u001b[2K');
+    expect(again.stdout).toContain('2/2 processed · 0 started · 2 skipped (rerun_active 2)');
+
+    // --bulk <id> shows a bulk re-run afterwards.
+    const shown = await cli(['rerun', '--bulk', id!, '-o', 'json']);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ id, status: 'completed', total: 2, started: 2 });
+  });
+});
+
 describe('the activity-core bin', () => {
   const bin = (args: string[], env: Record<string, string> = {}): Promise<Ran> =>
     new Promise((done, fail) => {
@@ -334,7 +472,7 @@ describe('the activity-core bin', () => {
   test('--help lists every command, the options and the exit codes', async () => {
     const ran = await bin(['--help']);
     expect(ran.code).toBe(0);
-    for (const word of ['apply -f', 'get <name>', 'list', 'runs [run_id]', 'explain event', 'explain fire', '--url', '--api-key', 'NO_COLOR', 'Exit codes']) expect(ran.stdout).toContain(word);
+    for (const word of ['apply -f', 'get <name>', 'list', 'runs [run_id]', 'explain event', 'explain fire', 'rerun <run_id>', '--url', '--api-key', 'NO_COLOR', 'Exit codes']) expect(ran.stdout).toContain(word);
     const apply = await bin(['apply', '--help']);
     for (const word of ['--dry-run', '--prune', '--prune-prefix', '-f, --file']) expect(apply.stdout).toContain(word);
   });

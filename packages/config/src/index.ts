@@ -351,12 +351,18 @@ export const ConfigSchema = z
      * is replayed from its history when its next task arrives — a run's
      * history is short, so that costs milliseconds. The SDK's own default
      * grows with the heap limit (about 2,300 on a 4 GiB heap) and is what let
-     * a worker reach 1 GB; see docs/performance.md. 0 turns the cache off.
-     * @default 100
+     * a worker reach 1 GB; see docs/performance.md. Each cached workflow
+     * costs about 0.5 MB. At least 2: without a cache the SDK drops local
+     * activities in flight at every eviction (the bookkeeping would be redone).
+     * @default 20
      */
-    WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(100),
-    /** Worker only: workflow tasks run at once (`maxConcurrentWorkflowTaskExecutions`), 2–1000 and at most WORKER_MAX_CACHED_WORKFLOWS. @default 40 */
-    WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).max(1000).default(40),
+    WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(2).max(100_000).default(20),
+    /**
+     * Worker only: workflow tasks run at once (`maxConcurrentWorkflowTaskExecutions`),
+     * 2–1000 and at most WORKER_MAX_CACHED_WORKFLOWS. Workflow code runs on one
+     * thread, so more slots mostly queue. @default 10
+     */
+    WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: z.coerce.number().int().min(2).max(1000).default(10),
     /** Worker only: activities run at once (`http` tasks, emitted events, waits for a task; `maxConcurrentActivityTaskExecutions`). @default 100 */
     WORKER_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(10_000).default(100),
     /**
@@ -446,9 +452,9 @@ export const ConfigSchema = z
     path: ['INGEST_KEYS'],
     message: 'INGEST_KEYS needs API_KEYS too: without API keys authentication is off and the management API would be open',
   })
-  .refine((env) => env.WORKER_MAX_CACHED_WORKFLOWS === 0 || env.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS <= env.WORKER_MAX_CACHED_WORKFLOWS, {
+  .refine((env) => env.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS <= env.WORKER_MAX_CACHED_WORKFLOWS, {
     path: ['WORKER_MAX_CONCURRENT_WORKFLOW_TASKS'],
-    message: 'must be at most WORKER_MAX_CACHED_WORKFLOWS (a workflow task needs its workflow in the cache), unless the cache is off (0)',
+    message: 'must be at most WORKER_MAX_CACHED_WORKFLOWS (a workflow task needs its workflow in the cache)',
   })
   .refine((env) => env.HTTP_HEADERS_TIMEOUT_MS <= env.HTTP_REQUEST_TIMEOUT_MS, {
     path: ['HTTP_HEADERS_TIMEOUT_MS'],

@@ -1,4 +1,4 @@
-import { compileKeyExpression, FilterExpression, MAX_FILTER_EXPRESSION_LENGTH } from '@activity-core/filters';
+import { compileKeyExpression, compileMatchExpression, FilterExpression, MAX_FILTER_EXPRESSION_LENGTH } from '@activity-core/filters';
 import { Cron } from 'croner';
 import { z } from 'zod';
 import { DURATION_PATTERN, parseDurationMs, tryParseDurationMs } from './duration';
@@ -70,6 +70,46 @@ export const EventTypePattern = z
     'must be an exact event type (order.paid) or a prefix wildcard (order.*)',
   );
 
+/** A CEL expression over `event` (the incoming event) and `trigger` (the run's trigger); checked at registration. */
+export const CancelMatchExpression = z
+  .string()
+  .max(MAX_FILTER_EXPRESSION_LENGTH, `a match expression may be at most ${MAX_FILTER_EXPRESSION_LENGTH} characters long`)
+  .superRefine((expression, ctx) => {
+    if (expression.length > MAX_FILTER_EXPRESSION_LENGTH) return;
+    const compiled = compileMatchExpression(expression);
+    if (compiled.ok) return;
+    ctx.addIssue({
+      code: 'custom',
+      message: compiled.error.message,
+      input: expression,
+      ...(compiled.error.position === undefined ? {} : { params: { position: compiled.error.position } }),
+    });
+  })
+  .meta({
+    description:
+      'A CEL expression over `event` (the incoming event: event_id, event_type, source, subject, occurred_at as text, data) and `trigger` (`trigger.event` is the event that started the run) that must be true for the event to cancel the run, e.g. `event.data.order_id == trigger.event.data.order_id`.',
+  });
+
+/** Most `cancel_on` entries one event trigger may have. */
+export const MAX_CANCEL_ON_ENTRIES = 10;
+
+/**
+ * An event that cancels running runs this trigger started: an event of type
+ * `event_type` (exact, no wildcard) for which `match` is true against a run's
+ * trigger event cancels that run. See docs/cancel-on.md.
+ */
+export const CancelOn = z
+  .object({
+    event_type: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.:/-]*$/, 'must be an exact event type (order.cancelled)'),
+    match: CancelMatchExpression,
+  })
+  .strict();
+export type CancelOn = z.infer<typeof CancelOn>;
+
 export const EventTrigger = z
   .object({
     type: z.literal('event'),
@@ -83,6 +123,12 @@ export const EventTrigger = z
      * recorded in the event's decision log as `filtered` / `filter_error`.
      */
     filter: FilterExpression.optional(),
+    /**
+     * Events that cancel a running run this trigger started, each matched by
+     * a CEL expression against the run's trigger event. Decisions are
+     * recorded in the cancelling event's decision log.
+     */
+    cancel_on: z.array(CancelOn).max(MAX_CANCEL_ON_ENTRIES).optional(),
   })
   .strict();
 export type EventTrigger = z.infer<typeof EventTrigger>;

@@ -69,6 +69,9 @@ export const RunRecord = z
     finished_at: Timestamp.nullable(),
     created_at: Timestamp,
     updated_at: Timestamp,
+    cancelled_by_event: z.string().nullable().meta({
+      description: "The event whose `cancel_on` match requested this run's cancellation (its decision is in GET /v1/events/{event_id}); null when no event cancelled it.",
+    }),
   })
   .meta({ id: 'Run' });
 export type RunRecord = z.infer<typeof RunRecord>;

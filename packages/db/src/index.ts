@@ -60,6 +60,15 @@ export {
   type ScheduleStatePatch,
   type ScheduleStateRow,
 } from './repositories/schedules-repository';
+export {
+  createCancellationsRepository,
+  type CancelCandidate,
+  type CancellationsRepository,
+  type CancelScanDecision,
+  type CancelScanInput,
+  type EventCancellationRow,
+  type EventCancelScanRow,
+} from './repositories/cancellations-repository';
 export { createRunOutcomesRepository, type RunOutcomeRecord, type RunOutcomesRepository } from './repositories/run-outcomes-repository';
 export {
   createWebhookSourcesRepository,

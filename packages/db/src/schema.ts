@@ -89,12 +89,15 @@ export const activityRuns = pgTable(
     updatedAt: updatedAt(),
     /** When the run reconciler last confirmed with Temporal that a `running` row is really running. */
     checkedAt: ts('checked_at'),
+    /** The event whose `cancel_on` match requested this run's cancellation (migration 0011); null otherwise. */
+    cancelledByEvent: text('cancelled_by_event'),
   },
   (t) => [
     uniqueIndex('activity_runs_workflow_id_uq').on(t.workflowId),
     index('activity_runs_running_checked_idx').on(t.checkedAt).where(sql`${t.status} = 'running'`),
     index('activity_runs_activity_created_idx').on(t.activityId, t.createdAt, t.runId),
     index('activity_runs_created_idx').on(t.createdAt, t.runId),
+    index('activity_runs_activity_status_idx').on(t.activityId, t.status),
     check('activity_runs_status_ck', sql`${t.status} IN ('running','waiting_for_slot','succeeded','failed','cancelled','skipped')`),
     check('activity_runs_trigger_ck', sql`${t.triggerType} IN ('event','cron','manual','backfill')`),
   ],
@@ -184,6 +187,57 @@ export const eventRoutes = pgTable(
   (t) => [
     primaryKey({ columns: [t.eventId, t.activityId] }),
     check('event_routes_outcome_ck', sql`${t.outcome} IN ('pending','started','duplicate','filtered','filter_error')`),
+  ],
+);
+
+/**
+ * One row per (event, activity with a `cancel_on` entry for the event's type):
+ * the event's look at that activity's running runs, made once (migration
+ * 0011). Its presence means the cancellation decisions for that activity are
+ * in `event_cancellations`; `capped` says not every running run was examined.
+ */
+export const eventCancelScans = pgTable(
+  'event_cancel_scans',
+  {
+    eventId: text('event_id')
+      .notNull()
+      .references(() => events.eventId, { onDelete: 'cascade' }),
+    activityId: uuid('activity_id').notNull(),
+    activityVersion: integer('activity_version').notNull(),
+    activityName: text('activity_name').notNull(),
+    examined: integer('examined').notNull(),
+    capped: boolean('capped').notNull(),
+    matched: integer('matched').notNull(),
+    /** Runs on which the match expression failed (e.g. a missing key): not cancelled. */
+    errors: integer('errors').notNull(),
+    scannedAt: ts('scanned_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.eventId, t.activityId] })],
+);
+
+/**
+ * One row per run an event's `cancel_on` match chose to cancel: pending until
+ * Temporal took the cancellation request (`cancel_requested`) or said the run
+ * had already closed (`already_closed`). Pending rows keep their event pending,
+ * so the dispatcher retries them like routes.
+ */
+export const eventCancellations = pgTable(
+  'event_cancellations',
+  {
+    eventId: text('event_id')
+      .notNull()
+      .references(() => events.eventId, { onDelete: 'cascade' }),
+    runId: uuid('run_id').notNull(),
+    activityId: uuid('activity_id').notNull(),
+    workflowId: text('workflow_id').notNull(),
+    outcome: text('outcome').notNull().default('pending'),
+    detail: text('detail'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.eventId, t.runId] }),
+    check('event_cancellations_outcome_ck', sql`${t.outcome} IN ('pending','cancel_requested','already_closed')`),
   ],
 );
 

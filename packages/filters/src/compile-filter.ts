@@ -70,7 +70,22 @@ export function compileKeyExpression(expression: string): CompileFilterResult {
   return compileWith(expression, 'key');
 }
 
-function compileWith(expression: string, kind: 'filter' | 'key'): CompileFilterResult {
+/**
+ * Compiles a CEL match expression (a trigger's `cancel_on` entry): a boolean
+ * over two variables, `event` (the incoming event's envelope, as a map) and
+ * `trigger` (the run's trigger: `trigger.event` is the envelope of the event
+ * that started it), with a filter's functions and limits. Evaluate it with
+ * `evaluateMatch`. Never throws.
+ */
+export function compileMatchExpression(expression: string): CompileFilterResult {
+  return compileWith(expression, 'match');
+}
+
+/** The variables a match expression reads. */
+export const MATCH_VARIABLES = ['event', 'trigger'] as const;
+const matchVariableNames: ReadonlySet<string> = new Set(MATCH_VARIABLES);
+
+function compileWith(expression: string, kind: 'filter' | 'key' | 'match'): CompileFilterResult {
   try {
     return { ok: true, filter: compile(expression, kind) };
   } catch (error) {
@@ -84,7 +99,7 @@ function compileWith(expression: string, kind: 'filter' | 'key'): CompileFilterR
   }
 }
 
-function compile(expression: string, kind: 'filter' | 'key'): CompiledFilter {
+function compile(expression: string, kind: 'filter' | 'key' | 'match'): CompiledFilter {
   if (typeof expression !== 'string') throw new CompileError('the filter expression must be a string', undefined);
   if (expression.length > MAX_FILTER_EXPRESSION_LENGTH) {
     throw new CompileError(`the expression is ${expression.length} characters long; the limit is ${MAX_FILTER_EXPRESSION_LENGTH}`, MAX_FILTER_EXPRESSION_LENGTH);
@@ -93,9 +108,9 @@ function compile(expression: string, kind: 'filter' | 'key'): CompiledFilter {
 
   const parsed = parseExpression(expression);
   const positions: Record<string, number> = { ...(parsed.sourceInfo?.positions ?? {}) };
-  const checker = new Checker(positions);
+  const checker = new Checker(positions, kind === 'match');
   checker.visit(parsed.expr, new Set(), 1);
-  if (kind === 'filter' && checker.staticResult(parsed.expr, new Map()) === 'not_bool') {
+  if (kind !== 'key' && checker.staticResult(parsed.expr, new Map()) === 'not_bool') {
     throw new CompileError('a filter must evaluate to a boolean (true to match), but this expression never does', positions[String(parsed.expr.id)]);
   }
   const run = plan(filterEnv, parsed);
@@ -132,7 +147,11 @@ class Checker {
   private nodes = 0;
   private nextId: bigint;
 
-  constructor(private readonly positions: Readonly<Record<string, number>>) {
+  constructor(
+    private readonly positions: Readonly<Record<string, number>>,
+    /** A match expression: it reads `event` and `trigger` instead of the envelope variables. */
+    private readonly match = false,
+  ) {
     // Ids of the nodes the checker adds only need to differ from the parser's;
     // macro expansion adds ids without positions, so leave a wide gap.
     let maxId = 0n;
@@ -204,6 +223,10 @@ class Checker {
 
   private resolveIdent(name: string, scope: ReadonlySet<string>, expr: Expr): void {
     if (scope.has(name)) return;
+    if (this.match) {
+      if (matchVariableNames.has(name) || TYPE_NAMES.has(name)) return;
+      this.fail(`unknown variable '${name}'; a match expression can read event and trigger (e.g. event.data.order_id == trigger.event.data.order_id)`, expr);
+    }
     if (isEnvelopeVariable(name)) {
       this.variables.add(name);
       return;
@@ -261,7 +284,7 @@ class Checker {
       case 'identExpr':
         if (accumulators.has(kind.value.name)) return accumulators.get(kind.value.name) ?? 'unknown';
         // Every envelope variable is a string, a timestamp or a map.
-        return isEnvelopeVariable(kind.value.name) ? 'not_bool' : 'unknown';
+        return isEnvelopeVariable(kind.value.name) || (this.match && matchVariableNames.has(kind.value.name)) ? 'not_bool' : 'unknown';
       case 'selectExpr':
         return kind.value.testOnly ? 'bool' : 'unknown';
       case 'comprehensionExpr': {

@@ -9,7 +9,7 @@
  * - outcome: `match`, `no_match`, or `error` (no boolean value for this event).
  * - cost: the counted work of one evaluation, capped so none can run long.
  */
-export { compileFilter, compileKeyExpression } from './compile-filter';
+export { compileFilter, compileKeyExpression, compileMatchExpression, MATCH_VARIABLES } from './compile-filter';
 export type { CompileFilterResult, FilterCompileError } from './compile-filter';
 export type { CompiledFilter } from './compiled-filter';
 export { ENVELOPE_VARIABLES } from './envelope-variables';
@@ -17,6 +17,8 @@ export type { EnvelopeVariable, FilterableEnvelope } from './envelope-variables'
 export { evaluateFilter } from './evaluate-filter';
 export type { FilterOutcome } from './evaluate-filter';
 export { evaluateKey, MAX_KEY_LENGTH } from './evaluate-key';
+export { evaluateMatch } from './evaluate-match';
+export type { MatchBindings } from './evaluate-match';
 export type { KeyOutcome } from './evaluate-key';
 export { FilterExpression } from './filter-expression-schema';
 export { MAX_FILTER_AST_NODES, MAX_FILTER_EVALUATION_COST, MAX_FILTER_EXPRESSION_LENGTH, MAX_FILTER_NESTING_DEPTH } from './filter-limits';

@@ -39,6 +39,8 @@ export interface DefinitionIndex<R extends IndexableDefinition = IndexableDefini
   candidates(eventType: string): IndexedDefinition<R>[];
   /** How many definitions the index holds. */
   readonly size: number;
+  /** Every definition the index holds, in registration order (for lookups the type maps do not serve, e.g. cancel_on). */
+  readonly entries: readonly IndexedDefinition<R>[];
 }
 
 function add<R extends IndexableDefinition>(map: Map<string, IndexedDefinition<R>[]>, key: string, entry: IndexedDefinition<R>): void {
@@ -51,8 +53,10 @@ export function buildDefinitionIndex<R extends IndexableDefinition>(rows: readon
   const exact = new Map<string, IndexedDefinition<R>[]>();
   const prefixes = new Map<string, IndexedDefinition<R>[]>();
   const everything: IndexedDefinition<R>[] = [];
+  const entries: IndexedDefinition<R>[] = [];
   for (const [position, row] of rows.entries()) {
     const entry: IndexedDefinition<R> = { id: row.id, name: row.name, version: row.version, triggers: row.definition.triggers, position, row };
+    entries.push(entry);
     for (const trigger of entry.triggers) {
       if (trigger.type !== 'event') continue;
       const pattern = trigger.event_type;
@@ -68,6 +72,7 @@ export function buildDefinitionIndex<R extends IndexableDefinition>(rows: readon
 
   return {
     size: rows.length,
+    entries,
     candidates(eventType: string): IndexedDefinition<R>[] {
       const found: IndexedDefinition<R>[][] = [];
       const direct = exact.get(eventType);

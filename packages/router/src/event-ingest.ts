@@ -30,6 +30,7 @@ import {
 } from '@activity-core/db';
 import { isTemporalUnreachable, StartTimeoutError, type RunStarter } from '@activity-core/temporal/client';
 import { createAvailabilityGate, type AvailabilityGate } from './availability-gate';
+import type { CancelOn } from './cancel-on';
 import { eventFingerprint } from './fingerprint';
 import { createDefinitionCache, type DefinitionIndex } from './definition-index';
 import { decideForActivity } from './matching';
@@ -72,6 +73,8 @@ export interface EventIngestDeps {
   gate?: AvailabilityGate;
   /** Bounds on event `data` (EVENT_DATA_LIMIT_BYTES, EVENT_DATA_MAX_DEPTH). @default 256 KiB, 32 levels */
   eventDataLimits?: EventDataLimits;
+  /** Triggers' `cancel_on` (cancel-on.ts): events that cancel running runs. Without it, cancel_on entries are ignored. */
+  cancelOn?: CancelOn;
 }
 
 /**
@@ -209,7 +212,7 @@ export function createEventIngest(deps: EventIngestDeps) {
      * versions its routes were decided on (no read needed), and its accept
      * already looked for recorded runs. The dispatcher's retries read both.
      */
-    accepted?: { snapshots: ReadonlyMap<string, DefinitionRow>; storedRouted: boolean },
+    accepted?: { snapshots: ReadonlyMap<string, DefinitionRow>; storedRouted: boolean; index?: DefinitionIndex<DefinitionRow> },
   ): Promise<Map<string, RouteOutcome>> {
     const outcomes = new Map<string, RouteOutcome>();
     const settled: RouteSettlement[] = [];
@@ -280,6 +283,9 @@ export function createEventIngest(deps: EventIngestDeps) {
     }
     // Stored as routed already (no route needed Temporal): nothing to record.
     if (accepted?.storedRouted === true) return outcomes;
+    // cancel_on: before the settle below, which marks the event routed only if nothing failed.
+    const cancelFailure = await deps.cancelOn?.process(envelope, accepted?.index ?? (() => definitionCache.current()), gate, { quick: accepted !== undefined, timeoutMs: startTimeoutMs, probeTimeoutMs });
+    if (cancelFailure !== undefined) failure = failure === undefined ? cancelFailure : { message: failure.message, unreachable: failure.unreachable && cancelFailure.unreachable };
     // One write for the whole attempt: every answer Temporal gave, then the event routed (or the failure and
     // when to retry). If it is lost the routes stay pending, and the dispatcher's next pass finds the runs
     // already started (Temporal answers "already started": duplicate) and settles the event.
@@ -333,6 +339,7 @@ export function createEventIngest(deps: EventIngestDeps) {
       let result: AcceptResult;
       let snapshots: Map<string, DefinitionRow>;
       let storedRouted: boolean;
+      let index: DefinitionIndex<DefinitionRow>;
       let writing = false;
       try {
         // The index loaded last, unchecked: the accept statement checks its version and says when it is stale.
@@ -340,8 +347,11 @@ export function createEventIngest(deps: EventIngestDeps) {
         for (let attempt = 0; ; attempt++) {
           const matched = matchRoutes(definitions.index, envelope);
           snapshots = matched.snapshots;
+          index = definitions.index;
+          // An event some trigger's cancel_on names is stored pending, so the dispatcher finishes its cancellations if this process cannot.
+          const holdForRouting = deps.cancelOn?.watches(definitions.index, envelope.event_type) === true;
           // What the accept stores as routing_state: routed at once when no route needs Temporal.
-          storedRouted = matched.routes.every((route) => route.outcome !== 'pending');
+          storedRouted = !holdForRouting && matched.routes.every((route) => route.outcome !== 'pending');
           // After a few changes in a row, accept on the newest loaded definitions, as a version read just before would have.
           const definitionsVersion = attempt < STALE_RETRIES ? definitions.version : undefined;
           writing = true;
@@ -354,6 +364,7 @@ export function createEventIngest(deps: EventIngestDeps) {
               routes: matched.routes,
               leaseMs,
               hops,
+              ...(holdForRouting ? { holdForRouting } : {}),
               ...(origin.credential === undefined ? {} : { credential: origin.credential }),
               ...(definitionsVersion === undefined ? {} : { definitionsVersion }),
             }),
@@ -373,7 +384,7 @@ export function createEventIngest(deps: EventIngestDeps) {
       // A redelivery starts nothing: every run it matched is a duplicate (docs/idempotency.md, layer 1),
       // even one the first delivery has not got Temporal to start yet.
       if (result.kind === 'duplicate') return response(envelope, idOrigin, 'duplicate', result.routes, () => 'duplicate');
-      const outcomes = await dispatch(envelope, result.routes, 1, hops, { snapshots, storedRouted });
+      const outcomes = await dispatch(envelope, result.routes, 1, hops, { snapshots, storedRouted, index });
       return response(envelope, idOrigin, 'accepted', result.routes, (route) => {
         const outcome = outcomes.get(route.activityId);
         return outcome === 'started' || outcome === 'duplicate' ? outcome : 'pending';

@@ -25,3 +25,4 @@ export {
   type VersionedIndex,
 } from './definition-index';
 export { createVersionedCache, type Versioned, type VersionedCache, type VersionedSource } from './versioned-cache';
+export { cancelWatchers, createCancelOn, decideCancellations, type CancelOn, type CancelOnDeps, type CancelOnFailure, type CancelWatcher } from './cancel-on';

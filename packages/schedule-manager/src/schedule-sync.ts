@@ -17,7 +17,8 @@ import { ScheduleAlreadyRunning, type ScheduleDescription, type ScheduleSummary 
 import { forEachConcurrently } from './concurrency';
 import { applyDefinitionToState } from './fire-processor';
 import { isScheduleNotFound, type ScheduleManagerDeps } from './schedule-deps';
-import { cronTriggersOf, desiredSchedule, MANAGED_BY, pauseCauseOf } from './schedule-options';
+import { cronTriggersOf, desiredSchedule, MANAGED_BY, pauseCauseOf, type DesiredSchedule } from './schedule-options';
+import { SweepMemo, yieldToEventLoop } from './sweep-memo';
 import { compareDescription, listedAsDesired, stateInStep } from './sweep-plan';
 
 /** What keeping one schedule in step did. */
@@ -45,6 +46,8 @@ const LIST_PAGE_SIZE = 1000;
 
 export function createScheduleSync(deps: ScheduleManagerDeps) {
   const { logger } = deps;
+  /** The desired schedule of each trigger, remembered between reconciliations (hashing and cron validation are most of their CPU time). */
+  const desiredMemo = new SweepMemo<DesiredSchedule>();
 
   /** Writes (or creates) the trigger's state under its lock, applying definition changes. */
   async function syncState(callerRow: DefinitionRow, callerTrigger: CronTrigger, triggerIndex: number): Promise<ScheduleStateRow> {
@@ -194,7 +197,10 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
       const stateById = new Map(states.map((state) => [state.scheduleId, state]));
       const rows = await deps.schedules.listLiveDefinitions();
       const listing = new Map<string, ScheduleSummary>();
-      for await (const summary of deps.client.schedule.list({ pageSize: LIST_PAGE_SIZE })) listing.set(summary.scheduleId, summary);
+      for await (const summary of deps.client.schedule.list({ pageSize: LIST_PAGE_SIZE })) {
+        listing.set(summary.scheduleId, summary);
+        if (listing.size % 500 === 0) await yieldToEventLoop();
+      }
       const now = deps.clock?.() ?? (await deps.schedules.databaseNow());
 
       const wanted = rows.flatMap((row) =>
@@ -208,9 +214,13 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
       // 1. Already in step? Only reads: the snapshot of the state, and the listing or a description.
       await forEachConcurrently(wanted, compareWith === 'listing' ? 1 : DESCRIBE_CONCURRENCY, async ({ row, trigger, triggerIndex, scheduleId, state }, index) => {
         if (!stateInStep(state, row.enabled, trigger, now)) return;
-        const desired = desiredSchedule({ row, trigger, triggerIndex, taskQueue: deps.taskQueue, cause: pauseCauseOf(row, state) });
+        const cause = pauseCauseOf(row, state);
+        const desired = desiredMemo.get(scheduleId, `${row.version}\u0000${row.name}\u0000${JSON.stringify(trigger)}\u0000${JSON.stringify(cause)}`, () =>
+          desiredSchedule({ row, trigger, triggerIndex, taskQueue: deps.taskQueue, cause }),
+        );
         if (compareWith === 'listing') {
           if (listedAsDesired(listing.get(scheduleId), desired, deps.taskQueue)) outcomes[index] = 'unchanged';
+          if (index % 500 === 499) await yieldToEventLoop();
           return;
         }
         try {
@@ -220,6 +230,7 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
         }
       });
       // 2. The rest through the full path: the state under its lock (read afresh), then describe, create or update.
+      desiredMemo.retainOnly(wantedIds);
       const rest = wanted.flatMap((entry, index) => (outcomes[index] === undefined ? [{ ...entry, index }] : []));
       await forEachConcurrently(rest, WRITE_CONCURRENCY, async ({ row, trigger, triggerIndex, index }) => {
         outcomes[index] = await syncTrigger(row, trigger, triggerIndex);

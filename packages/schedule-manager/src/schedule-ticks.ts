@@ -10,7 +10,8 @@ import type { ProcessScheduleTickInput, ProcessScheduleTickResult } from '@activ
 import { forEachConcurrently } from './concurrency';
 import type { FireProcessor } from './fire-processor';
 import type { ScheduleSync } from './schedule-sync';
-import { needsProcessing } from './sweep-plan';
+import { SweepMemo, yieldToEventLoop } from './sweep-memo';
+import { firstFireAfter, needsProcessing } from './sweep-plan';
 
 /** Triggers processed at once by the sweep; each holds one Postgres connection for its locked transaction. */
 const SWEEP_CONCURRENCY = 4;
@@ -23,6 +24,9 @@ export function createScheduleTicks(deps: {
   /** Overrides the database clock (tests), as the fire processor's does. */
   clock?: () => Date;
 }) {
+  /** Next fire time after each trigger's processed_through, remembered between sweeps (it moves only when the trigger fires). */
+  const nextFires = new SweepMemo<number | null>();
+
   return {
     /** The tick activity: decide and start what is due; an orphaned tick removes its schedule. */
     async processTick(input: ProcessScheduleTickInput): Promise<ProcessScheduleTickResult> {
@@ -56,9 +60,15 @@ export function createScheduleTicks(deps: {
       const rows = new Map((await deps.schedules.listLiveDefinitions()).map((row) => [row.id, row]));
       const pending = new Set((await deps.schedules.listTriggersWithPendingFires()).map((key) => `${key.activityId}/${key.triggerIndex}`));
       const now = deps.clock?.() ?? (await deps.schedules.databaseNow());
-      const due = states.filter((state) =>
-        needsProcessing({ state, row: rows.get(state.activityId), hasPending: pending.has(`${state.activityId}/${state.triggerIndex}`), now }),
-      );
+      const due: typeof states = [];
+      for (const [index, state] of states.entries()) {
+        const nextFireAfter = (trigger: { cron: string; timezone: string }, from: Date) =>
+          nextFires.get(state.scheduleId, `${trigger.cron}\u0000${trigger.timezone}\u0000${from.getTime()}`, () => firstFireAfter(trigger, from));
+        const hasPending = pending.has(`${state.activityId}/${state.triggerIndex}`);
+        if (needsProcessing({ state, row: rows.get(state.activityId), hasPending, now, nextFireAfter })) due.push(state);
+        if (index % 500 === 499) await yieldToEventLoop();
+      }
+      nextFires.retainOnly(new Set(states.map((state) => state.scheduleId)));
       let processed = 0;
       await forEachConcurrently(due, SWEEP_CONCURRENCY, async (state) => {
         const result = await deps.processor.processDue({ activityId: state.activityId, triggerIndex: state.triggerIndex, origin: 'sweep' });

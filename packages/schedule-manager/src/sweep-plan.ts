@@ -7,9 +7,10 @@
  * through the full, locked path, so the shortcuts can only skip work, never
  * write anything.
  */
+import type { CronTrigger } from '@activity-core/contracts';
 import type { DefinitionRow, ScheduleStateRow } from '@activity-core/db';
+import { nextFireTimes } from '@activity-core/scheduling';
 import type { ScheduleTickInput } from '@activity-core/temporal/client';
-import { fireTimesBetween } from '@activity-core/scheduling';
 import { applyDefinitionToState } from './fire-processor';
 import { MANAGED_BY, type DesiredSchedule } from './schedule-options';
 
@@ -71,12 +72,25 @@ export function stateInStep(state: ScheduleStateRow | undefined, enabled: boolea
  * time — so the sweep skips it. Paused, inactive and orphaned triggers are
  * skipped as before (processing them decides nothing).
  */
-export function needsProcessing(input: { state: ScheduleStateRow; row: DefinitionRow | undefined; hasPending: boolean; now: Date }): boolean {
+export function needsProcessing(input: {
+  state: ScheduleStateRow;
+  row: DefinitionRow | undefined;
+  hasPending: boolean;
+  now: Date;
+  /** {@link firstFireAfter}, or a remembered answer of it. */
+  nextFireAfter?: (trigger: CronTrigger, from: Date) => number | null;
+}): boolean {
   const { state, row, hasPending, now } = input;
   if (!state.active || state.paused) return false;
   const trigger = row?.definition.triggers[state.triggerIndex];
   if (row === undefined || trigger?.type !== 'cron') return false;
   if (hasPending) return true;
   if (!stateInStep(state, row.enabled, trigger, now)) return true;
-  return fireTimesBetween(trigger, state.processedThrough, now, 1, 'earliest').times.length > 0;
+  const next = (input.nextFireAfter ?? firstFireAfter)(trigger, state.processedThrough);
+  return next !== null && next <= now.getTime();
+}
+
+/** The first nominal fire time strictly after `from` (epoch ms), or null if the cron never matches again. */
+export function firstFireAfter(trigger: Pick<CronTrigger, 'cron' | 'timezone'>, from: Date): number | null {
+  return nextFireTimes(trigger, from, 1)[0]?.getTime() ?? null;
 }

@@ -6,6 +6,7 @@
  * test/temporal-entry-points.test.ts keeps it so.
  */
 export { createRunStarter, type RunStarter, type StartOutcome, type StartRunOptions, type StartRunRequest } from './client/run-starter';
+export { createRunCanceller, type CancelOutcome, type RunCanceller } from './client/run-canceller';
 export { createRunReconciler, type ReconciledOutcome, type RunReconciler, type RunReconcilerOptions } from './client/run-reconciler';
 export { checkSearchAttributes, MissingSearchAttributesError } from './client/search-attribute-check';
 export { isTemporalUnreachable, StartTimeoutError } from './client/errors';

@@ -78,6 +78,35 @@ const StoredEvent = z.object({
       updated_at: z.string(),
     }),
   ),
+  cancel_on: z
+    .object({
+      scans: z.array(
+        z.object({
+          activity_id: z.string(),
+          activity_name: z.string(),
+          activity_version: z.number().int(),
+          examined: z.number().int().meta({ description: 'Running runs of the activity the event was matched against.' }),
+          capped: z.boolean().meta({ description: 'True when the activity had more running runs than one event examines; the rest were left running.' }),
+          matched: z.number().int().meta({ description: 'Runs whose match expression was true: each has an entry in `cancellations`.' }),
+          errors: z.number().int().meta({ description: 'Runs on which no match expression could be evaluated (a missing key, a forgotten trigger event): not cancelled.' }),
+          scanned_at: z.string(),
+        }),
+      ),
+      cancellations: z.array(
+        z.object({
+          activity_id: z.string(),
+          run_id: z.string(),
+          workflow_id: z.string(),
+          outcome: z.enum(['pending', 'cancel_requested', 'already_closed']).meta({
+            description: '`pending` until Temporal took the request (retried like a pending route); `cancel_requested`: the run was asked to stop; `already_closed`: it had ended first.',
+          }),
+          detail: z.string().nullable().meta({ description: 'Which cancel_on entry matched, e.g. `triggers[0].cancel_on[0] matched: <expression>`.' }),
+          decided_at: z.string(),
+          updated_at: z.string(),
+        }),
+      ),
+    })
+    .meta({ description: "What the event cancelled through triggers' `cancel_on`: one scan per activity that names its type, and one entry per run it chose to cancel." }),
 }).meta({ id: 'StoredEvent', description: 'An accepted event and the decision log of its routing: every activity whose trigger matched its type and source, and what happened.' });
 
 const credentialOf = (request: FastifyRequest) => (request.credential === undefined ? {} : { credential: request.credential });

@@ -20,7 +20,7 @@ import {
   type Logger,
   type RouteOutcome,
 } from '@activity-core/contracts';
-import { DatabaseUnreachableError, translatePgError, type EventsRepository } from '@activity-core/db';
+import { DatabaseUnreachableError, translatePgError, type CancellationsRepository, type EventsRepository } from '@activity-core/db';
 import { StoreUnreachableError, type EventIngest } from '@activity-core/router';
 import type { z } from 'zod';
 import type { RequestCredential } from '../plugins/auth';
@@ -178,6 +178,8 @@ export type BatchItemResult =
 export function createEventService(deps: {
   ingest: Pick<EventIngest, 'ingest'>;
   events: Pick<EventsRepository, 'get'>;
+  /** The cancel_on record of events (what each event looked at and which runs it cancelled). */
+  cancellations?: Pick<CancellationsRepository, 'listForEvent'>;
   /** Configured webhook sources, whose custom `event_source` values are reserved too (the cached catalog). */
   webhookSources?: Pick<WebhookSourceCatalog, 'reservedEventSources'>;
   /** What each scoped ingest key may send, by key id (INGEST_KEY_SCOPES). */
@@ -314,6 +316,7 @@ export function createEventService(deps: {
       const found = await deps.events.get(eventId);
       if (found === undefined) throw new NotFoundError('event', eventId);
       const { event, routes } = found;
+      const cancelOn = (await deps.cancellations?.listForEvent(eventId)) ?? { scans: [], cancellations: [] };
       return {
         event_id: event.eventId,
         envelope: event.payload as EventEnvelope,
@@ -337,6 +340,27 @@ export function createEventService(deps: {
           decided_at: route.createdAt.toISOString(),
           updated_at: route.updatedAt.toISOString(),
         })),
+        cancel_on: {
+          scans: cancelOn.scans.map((scan) => ({
+            activity_id: scan.activityId,
+            activity_name: scan.activityName,
+            activity_version: scan.activityVersion,
+            examined: scan.examined,
+            capped: scan.capped,
+            matched: scan.matched,
+            errors: scan.errors,
+            scanned_at: scan.scannedAt.toISOString(),
+          })),
+          cancellations: cancelOn.cancellations.map((row) => ({
+            activity_id: row.activityId,
+            run_id: row.runId,
+            workflow_id: row.workflowId,
+            outcome: row.outcome as 'pending' | 'cancel_requested' | 'already_closed',
+            detail: row.detail,
+            decided_at: row.createdAt.toISOString(),
+            updated_at: row.updatedAt.toISOString(),
+          })),
+        },
       };
     },
   };

@@ -33,6 +33,7 @@ export function toRunRecord(row: RunRow): RunRecord {
     finished_at: iso(row.finishedAt),
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
+    cancelled_by_event: row.cancelledByEvent,
   };
 }
 

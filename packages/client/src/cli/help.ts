@@ -1,5 +1,5 @@
 /** Every word of `--help`. Kept beside the parser so options cannot be added without their help. */
-import { RunStatus, TriggerType } from '@activity-core/contracts';
+import { MAX_BULK_RERUN_RANGE_DAYS, MAX_BULK_RERUN_RUNS, RunStatus, TriggerType } from '@activity-core/contracts';
 
 
 export const EXIT = {
@@ -35,6 +35,9 @@ Commands:
   explain event <id>    why an event did or did not start each activity's run
   explain fire <activity> <time>
                         why a cron fire time did or did not run
+  rerun <run_id>        re-run a run that ended, from the start or from its failed task
+  rerun --from <t> --to <t> [--activity <name>] [--status <s>] …
+                        re-run every run a filter selects (--dry-run counts them)
   help [command]        help for a command
 
 Definitions are keyed by name: the name in a file is the activity it describes, so a
@@ -140,6 +143,56 @@ Options:
   -o, --output <format>    text (default) or json (the API's answer)
 
 ${GLOBAL_OPTIONS}
+`,
+  rerun: `Usage: activity-core rerun <run_id> [--from start|failed-task] [--idempotency-key <key>] [-o text|json]
+       activity-core rerun --from <time> --to <time> [--activity <name>] [--status <s>] [--trigger <t>]
+                           [--rerun-from start|failed-task] [--dry-run | --wait] [--idempotency-key <key>] [-o text|json]
+       activity-core rerun --bulk <id> [--wait] [-o text|json]
+
+A run is never started twice under its own id, so a run that ended (failed, usually) is
+done again as a re-run: a new run rerun-<original run id>:<n>, with the original's
+trigger and definition version, linked to it (runs <run_id> shows the chain).
+
+rerun <run_id>: re-runs one run and prints the re-run's run id, workflow id and status:
+started, or duplicate when its Idempotency-Key already named this re-run (nothing new
+started). --from failed-task begins at the task that failed the run; the tasks before it
+are not executed again and their recorded results are reused.
+
+Idempotency-Key: one is generated per invocation and printed. It is not derived from the
+run id because running the command again on purpose (the re-run failed too) must be a new
+re-run; but a command that failed without an answer (exit 1 after a timeout or a 5xx) may
+have started one, so repeat that command with the printed --idempotency-key: it answers
+duplicate instead of starting a second re-run. The error message prints the command.
+
+Bulk (no run id): re-runs every original run created in [--from, --to) that matches the
+filter (at most ${MAX_BULK_RERUN_RANGE_DAYS} days apart, at most ${MAX_BULK_RERUN_RUNS} runs). Re-runs are never selected, and an
+original whose re-run is pending, running or succeeded is skipped. The server carries it
+out in the background; the command prints the bulk re-run's id and returns, or with
+--wait follows its progress until every selected run has been re-run or skipped (a
+progress line on a terminal, one line per change on stderr when piped). --wait does not
+wait for the re-runs themselves to finish: list them with runs --activity <name>.
+Interrupting --wait stops the waiting, not the bulk re-run. --bulk <id> shows one.
+
+Options:
+  --from <start|failed-task>   rerun <run_id>: where the re-run begins (default start)
+  --from <time>, --to <time>   bulk: originals created in [from, to), RFC 3339 (required)
+  --rerun-from <start|failed-task>
+                               bulk: where each re-run begins (default start)
+  --activity <name>            bulk: only runs of this activity (by name, or id)
+  --status <status>            bulk: ${RunStatus.options.filter((status) => status !== 'running' && status !== 'waiting_for_slot').join(', ')} (default failed)
+  --trigger <type>             bulk: ${TriggerType.options.join(', ')}
+  --dry-run                    bulk: print how many runs would be re-run; start nothing
+  --wait                       bulk: follow the progress until the bulk re-run has completed
+  --bulk <id>                  the progress of a bulk re-run
+  --idempotency-key <key>      repeat an earlier request (default: a new key, printed)
+  -o, --output <format>        text (default) or json (the API's answer)
+
+${GLOBAL_OPTIONS}
+
+Examples:
+  activity-core rerun 0b8f2a52-5bfc-500d-b265-f0bb62f7b33a --from failed-task
+  activity-core rerun --activity order-paid-sync --from 2026-11-03T00:00:00Z --to 2026-11-04T00:00:00Z --dry-run
+  activity-core rerun --activity order-paid-sync --from 2026-11-03T00:00:00Z --to 2026-11-04T00:00:00Z --wait
 `,
 };
 

@@ -33,6 +33,44 @@ describe('the command line before it talks to the API', () => {
     expect(await cli(['list', '-o', 'xml'])).toMatchObject({ code: EXIT.usage, stderr: expect.stringContaining('-o must be one of table, json') });
   });
 
+  test('rerun refuses, as usage errors (64), arguments that mix one run with a bulk re-run or name nothing to re-run', async () => {
+    const run = '0b8f2a52-5bfc-500d-b265-f0bb62f7b33a';
+    const range = ['--from', '2026-03-01T00:00:00Z', '--to', '2026-03-02T00:00:00Z'];
+    const refused = async (args: string[], message: string) => expect(await cli(['rerun', ...args])).toMatchObject({ code: EXIT.usage, stdout: '', stderr: expect.stringContaining(message) });
+    await refused([], 'rerun needs a run id, or --from and --to');
+    await refused(['not-a-run'], 'rerun needs a run id (a UUID');
+    await refused([run, run], 'rerun takes one run id');
+    await refused([run, '--from', 'the-middle'], '--from must be start or failed-task, got the-middle');
+    await refused([run, '--activity', 'x', '--wait'], '--activity, --wait are for a bulk re-run (no run id)');
+    await refused([run, '--idempotency-key', ''], '--idempotency-key must not be empty');
+    await refused(['--activity', 'x', '--to', '2026-03-02T00:00:00Z'], '--from is missing');
+    await refused(['--from', 'failed-task', '--to', '2026-03-02T00:00:00Z'], 'use --rerun-from failed-task');
+    await refused(['--from', 'yesterday', '--to', '2026-03-02T00:00:00Z'], '--from must be an RFC 3339 date-time with a timezone');
+    await refused(['--from', '2026-03-02T00:00:00Z', '--to', '2026-03-01T00:00:00Z'], '--to (2026-03-01T00:00:00Z) must be after --from');
+    await refused([...range, '--status', 'running'], '--status must be one of succeeded, failed, cancelled, skipped');
+    await refused([...range, '--trigger', 'carrier-pigeon'], '--trigger must be one of event, cron, manual, backfill');
+    await refused([...range, '--rerun-from', 'the-end'], '--rerun-from must be start or failed-task');
+    await refused([...range, '--dry-run', '--wait'], '--wait follows a bulk re-run; a --dry-run starts none');
+    await refused([...range, '--dry-run', '--idempotency-key', 'k'], '--dry-run records nothing');
+    await refused([...range, '-o', 'yaml'], '-o must be one of text, json');
+    await refused(['--bulk', 'nope'], '--bulk must be a bulk re-run id');
+    await refused(['--bulk', run, '--status', 'failed'], 'it does not take --status');
+    await refused(['--bulk', run, run], 'rerun --bulk <id> takes no run id');
+    expect(await cli(['rerun', run, '--prune'])).toMatchObject({ code: EXIT.usage, stderr: expect.stringContaining('rerun does not take --prune') });
+    expect(await cli(['list', '--wait'])).toMatchObject({ code: EXIT.usage, stderr: expect.stringContaining('list does not take --wait') });
+  });
+
+  test('a rerun whose request got no answer exits 1 and prints the command to repeat it under the same Idempotency-Key', async () => {
+    const run = '0b8f2a52-5bfc-500d-b265-f0bb62f7b33a';
+    const ran = await cli(['rerun', run, '--from', 'failed-task']);
+    expect(ran.code).toBe(EXIT.failed);
+    const key = /Idempotency-Key (\S+);/.exec(ran.stderr)?.[1];
+    expect(key).toMatch(/^[0-9a-f-]{36}$/);
+    expect(ran.stderr).toContain(`activity-core rerun ${run} --from failed-task --idempotency-key ${key}`);
+    // A key given is the key repeated.
+    expect((await cli(['rerun', run, '--idempotency-key', 'incident-42'])).stderr).toContain(`activity-core rerun ${run} --idempotency-key incident-42`);
+  });
+
   test('an unreachable API is an error (1) that names the URL and how to set it', async () => {
     const ran = await cli(['list']);
     expect(ran.code).toBe(EXIT.failed);

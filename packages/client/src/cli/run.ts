@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { ActivityCoreClient, type ClientOptions } from '../client';
 import { apply } from './commands/apply';
 import { explain, get, list, NotFoundLocally, runs } from './commands/inspect';
+import { rerun } from './commands/rerun';
 import { describeError, UsageError, type CommandContext } from './context';
 import { COMMAND_HELP, EXIT, helpFor } from './help';
 import { colourWanted, createProgress, createStyle, type OutputStream } from './output';
@@ -42,6 +43,12 @@ const OPTIONS = {
   trigger: { type: 'string' },
   event: { type: 'string' },
   limit: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  'rerun-from': { type: 'string' },
+  'idempotency-key': { type: 'string' },
+  bulk: { type: 'string' },
+  wait: { type: 'boolean' },
 } as const;
 
 const GLOBAL = ['url', 'api-key', 'no-color', 'help', 'version'];
@@ -52,6 +59,7 @@ const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   list: ['enabled', 'output'],
   runs: ['activity', 'status', 'trigger', 'event', 'limit', 'output'],
   explain: ['activity', 'output'],
+  rerun: ['from', 'to', 'rerun-from', 'activity', 'status', 'trigger', 'idempotency-key', 'bulk', 'dry-run', 'wait', 'output'],
   help: [],
 };
 
@@ -118,6 +126,24 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return await runs({ runId: rest[0], activity: values.activity, status: values.status, trigger: values.trigger, event: values.event, limit: values.limit, output: values.output }, context);
       case 'explain':
         return await explain({ what: rest[0], args: rest.slice(1), activity: values.activity, output: values.output }, context);
+      case 'rerun':
+        return await rerun(
+          {
+            args: rest,
+            from: values.from,
+            to: values.to,
+            rerunFrom: values['rerun-from'],
+            activity: values.activity,
+            status: values.status,
+            trigger: values.trigger,
+            idempotencyKey: values['idempotency-key'],
+            bulk: values.bulk,
+            dryRun: values['dry-run'] === true,
+            wait: values.wait === true,
+            output: values.output,
+          },
+          context,
+        );
       default:
         return usage(`unknown command ${command}`);
     }

@@ -155,10 +155,12 @@ export function createEventsRepository(db: Db) {
       hops?: number;
       /** The definitions' change counter the routes were decided at; unchecked when absent. */
       definitionsVersion?: bigint;
+      /** Store the event pending even if no route needs Temporal (it has other routing work: cancel_on). */
+      holdForRouting?: boolean;
     }): Promise<AcceptResult> {
       const { envelope } = input;
       // Filtered routes are settled at birth; only pending ones need Temporal.
-      const settled = input.routes.every((route) => (route.outcome ?? 'pending') !== 'pending');
+      const settled = input.holdForRouting !== true && input.routes.every((route) => (route.outcome ?? 'pending') !== 'pending');
       const routes = input.routes.map((route) => ({
         activity_id: route.activityId,
         activity_version: route.activityVersion,
