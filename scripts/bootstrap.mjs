@@ -19,7 +19,7 @@ const localCli = join(root, '.tools', 'temporal', 'bin', 'temporal');
 const TEMPORAL_TEST_SERVER_VERSION = '1.40.0';
 const testServerDir = join(root, '.tools', 'temporal-test-server');
 const localTestServer = join(testServerDir, 'bin', 'temporal-test-server');
-// The API fuzz test (test/api-fuzz.int.test.ts) drives schemathesis, pinned here
+// The API fuzz test (apps/api/test/api-fuzz.int.test.ts) drives schemathesis, pinned here
 // together with hypothesis, whose version decides what a given seed generates.
 const SCHEMATHESIS_VERSION = '4.32.5';
 const HYPOTHESIS_VERSION = '6.170.15';

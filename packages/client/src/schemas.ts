@@ -9,13 +9,10 @@
 import {
   CloudEvent,
   EventAcceptedResponse,
-  EventEnvelope,
   EventEnvelopeInput,
-  EventIdOrigin,
   PauseScheduleRequest,
   RerunLink,
   RerunRequest,
-  RouteOutcome,
   RunStatus,
   RunWithTasks,
   TriggerType,
@@ -74,32 +71,8 @@ export const BatchItemResult = z.union([
 ]);
 export const EventsResponse = z.union([EventAcceptedResponse, z.object({ results: z.array(BatchItemResult) })]);
 
-export const StoredEvent = z.object({
-  event_id: z.string(),
-  envelope: EventEnvelope,
-  id_origin: EventIdOrigin,
-  credential: z.string().nullable(),
-  hops: z.number().int(),
-  fingerprint: z.string(),
-  received_at: z.string(),
-  routing_state: z.enum(['pending', 'routed']),
-  routing_attempts: z.number().int(),
-  routed_at: z.string().nullable(),
-  last_error: z.string().nullable(),
-  routes: z.array(
-    z.object({
-      activity_id: z.string(),
-      activity_name: z.string(),
-      activity_version: z.number().int(),
-      workflow_id: z.string(),
-      run_id: z.string(),
-      outcome: RouteOutcome,
-      detail: z.string().nullable(),
-      decided_at: z.string(),
-      updated_at: z.string(),
-    }),
-  ),
-});
+/** GET /v1/events/{event_id}: the route's own schema, from contracts. */
+export { StoredEvent } from '@activity-core/contracts';
 
 // --- runs -----------------------------------------------------------------------
 
@@ -175,7 +148,6 @@ export type Readiness = z.output<typeof Ready> | z.output<typeof NotReady>;
 export type EventInput = z.input<typeof EventEnvelopeInput> | z.input<typeof CloudEvent>;
 export type EventsResponse = z.output<typeof EventsResponse>;
 export type BatchItemResult = z.output<typeof BatchItemResult>;
-export type StoredEvent = z.output<typeof StoredEvent>;
 export type RunDetail = z.output<typeof RunDetail>;
 export type CancelResponse = z.output<typeof CancelResponse>;
 export type WebhookSourceRecord = z.output<typeof WebhookSourceRecord>;

@@ -12,6 +12,7 @@ export * from './json-bounds';
 export * from './json-patch';
 export * from './definition-history';
 export * from './schema-patterns';
+export * from './stored-event';
 export * from './system-events';
 export type * from './workflow-types';
 export type { Logger } from './logger';

@@ -260,7 +260,7 @@ describe('RunActivityWorkflow', () => {
     const history = await historyOf(run.workflowId);
     expect(Number(history[0]?.workflowExecutionStartedEventAttributes?.workflowExecutionTimeout?.seconds)).toBe(3600);
     expect(history.at(-1)?.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT);
-    // A timed-out workflow runs no more code: the run reconciler records the outcome (test/run-reconciler.int.test.ts).
+    // A timed-out workflow runs no more code: the run reconciler records the outcome (packages/temporal/test/run-reconciler.int.test.ts).
     expect(runStatuses(run.runId)).toEqual([]);
     // The first task began; the second never did. (What the abandoned first task records later is
     // the test server's doing, which skips time on to its timer once the run is over.)

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { inject } from 'vitest';
 import { runIdFor } from '@activity-core/contracts';
 import { TemporalConnectionSettingsError } from '@activity-core/temporal/client';
-import { createApiApp } from '../apps/api/src/app';
-import { createWorkerApp } from '../apps/worker/src/worker-app';
-import { createTestDatabase, silentLogger, testConfig, waitFor, workflowBundle } from './harness';
+import { createApiApp } from '../../../apps/api/src/app';
+import { createWorkerApp } from '../../../apps/worker/src/worker-app';
+import { createTestDatabase, silentLogger, testConfig, waitFor, workflowBundle } from '../../../test/harness';
 import { makePki, startTlsProxy, type TestPki, type TlsProxy } from './tls-proxy';
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runIdFor } from '@activity-core/contracts';
 import { createDatabase, createRunsRepository, type Database } from '@activity-core/db';
 import { createRunReconciler } from '@activity-core/temporal/client';
-import { silentLogger, startStack, type TestStack } from './harness';
+import { silentLogger, startStack, type TestStack } from '../../../test/harness';
 
 let stack: TestStack;
 let database: Database;

@@ -2,8 +2,8 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runIdFor } from '@activity-core/contracts';
-import { createWorkerApp, type WorkerApp } from '../apps/worker/src/worker-app';
-import { startStack, workflowBundle, type TestStack } from './harness';
+import { createWorkerApp, type WorkerApp } from '../../../apps/worker/src/worker-app';
+import { startStack, workflowBundle, type TestStack } from '../../../test/harness';
 
 // The API from the harness; the worker built here, logging into an array (what an operator reads).
 let stack: TestStack;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startStack, type TestStack } from './harness';
+import { startStack, type TestStack } from '../../../test/harness';
 
 const API_KEY = 'management-key-0123456789abcdefghijkl';
 const INGEST_KEY = 'ingest-key-0123456789abcdefghijklmnop';

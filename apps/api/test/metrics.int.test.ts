@@ -1,8 +1,8 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createApiApp, type ApiApp } from '../apps/api/src/app';
-import { AUTH, createTestDatabase, TEST_KEY, startStack, testConfig, waitFor, type TestStack } from './harness';
-import { killHard, spawnWorkerProcess } from './worker-process';
+import { createApiApp, type ApiApp } from '../src/app';
+import { AUTH, createTestDatabase, TEST_KEY, startStack, testConfig, waitFor, type TestStack } from '../../../test/harness';
+import { killHard, spawnWorkerProcess } from '../../../test/worker-process';
 
 /** The value of one sample in a Prometheus text exposition, or undefined when the sample is absent. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {

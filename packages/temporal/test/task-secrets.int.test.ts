@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runIdFor } from '@activity-core/contracts';
-import { startHttpTarget } from './http-target';
-import { startStack, type TestStack } from './harness';
+import { startHttpTarget } from '../../../test/http-target';
+import { startStack, type TestStack } from '../../../test/harness';
 
 // Distinctive values, so finding one anywhere is never a coincidence.
 const VENDOR_TOKEN = `sk_live_${randomBytes(12).toString('hex')}`;

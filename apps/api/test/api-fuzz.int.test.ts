@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CONFORMANCE_CHECKS, findingsOf, unexplainedFailures, unstatedRulesBehind } from './fuzz/conformance';
 import { describeFailure, findSchemathesis, fuzz } from './fuzz/schemathesis';
 import { documentedOperations, schemathesisConfig, seedResources } from './fuzz/seed';
-import { startStack, type TestStack } from './harness';
+import { startStack, type TestStack } from '../../../test/harness';
 
 /**
  * schemathesis generates requests for every operation of the served OpenAPI

@@ -2,8 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { signGithub, signHmac, signStandardWebhook } from '@activity-core/webhooks';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createApiApp } from '../apps/api/src/app';
-import { AUTH, startStack, TEST_KEY, testConfig, type TestStack } from './harness';
+import { createApiApp } from '../src/app';
+import { AUTH, startStack, TEST_KEY, testConfig, type TestStack } from '../../../test/harness';
 
 let stack: TestStack;
 

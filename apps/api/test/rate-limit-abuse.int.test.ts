@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { signHmac } from '@activity-core/webhooks';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createApiApp } from '../apps/api/src/app';
-import { AUTH, startStack, TEST_KEY, testConfig, type TestStack } from './harness';
+import { createApiApp } from '../src/app';
+import { AUTH, startStack, TEST_KEY, testConfig, type TestStack } from '../../../test/harness';
 
 /**
  * Junk must not spend anyone's budget: unsigned deliveries and wrong keys are

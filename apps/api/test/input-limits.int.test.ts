@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runIdFor } from '@activity-core/contracts';
 import { signStandardWebhook } from '@activity-core/webhooks';
-import { startStack, type TestStack } from './harness';
+import { startStack, type TestStack } from '../../../test/harness';
 
 /** No input may reach a limit deep in the engine: it is refused at the door, naming the field and the limit. */
 let stack: TestStack;

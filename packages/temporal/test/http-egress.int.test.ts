@@ -2,8 +2,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { runIdFor } from '@activity-core/contracts';
-import { startHttpTarget } from './http-target';
-import { startStack, type TestStack } from './harness';
+import { startHttpTarget } from '../../../test/http-target';
+import { startStack, type TestStack } from '../../../test/harness';
 
 // A service on the worker's own host, answering what an internal endpoint would.
 let target: Awaited<ReturnType<typeof startHttpTarget>>;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startStack, waitFor, type TestStack } from './harness';
+import { startStack, waitFor, type TestStack } from '../../../test/harness';
 
 /**
  * CloudEvents 1.0 on POST /v1/events in every content mode of the HTTP

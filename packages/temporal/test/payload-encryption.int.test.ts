@@ -5,8 +5,8 @@ import { createEncryptionCodec } from '@activity-core/temporal/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { startHttpTarget } from './http-target';
-import { AUTH, startStack, TEST_KEY, waitFor, workflowBundle, type TestStack } from './harness';
+import { startHttpTarget } from '../../../test/http-target';
+import { AUTH, startStack, TEST_KEY, waitFor, workflowBundle, type TestStack } from '../../../test/harness';
 
 /**
  * Payload encryption: with PAYLOAD_ENCRYPTION_KEYS set, what activity-core

@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createSecretBox, signGithub, signHmac } from '@activity-core/webhooks';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createApiApp } from '../apps/api/src/app';
-import { AUTH, startStack, TEST_KEY, testConfig, type TestStack } from './harness';
+import { createApiApp } from '../src/app';
+import { AUTH, startStack, TEST_KEY, testConfig, type TestStack } from '../../../test/harness';
 
 /**
  * A captured webhook delivery must not be replayable with another meaning:

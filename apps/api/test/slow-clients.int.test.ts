@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startStack, type TestStack } from './harness';
+import { startStack, type TestStack } from '../../../test/harness';
 
 /** A client that never finishes its request must not hold a connection forever. */
 let stack: TestStack;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startStack, type TestStack } from './harness';
+import { startStack, type TestStack } from '../../../test/harness';
 
 /**
  * Definition history on the real API and Postgres: every version of an
