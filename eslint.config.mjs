@@ -12,13 +12,26 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['*.mjs', 'scripts/*.mjs'] }, tsconfigRootDir: import.meta.dirname },
-      globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' },
+      parserOptions: {
+        projectService: { allowDefaultProject: ['*.mjs', 'scripts/*.mjs'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+      },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
   },
@@ -33,14 +46,32 @@ export default tseslint.config(
         'error',
         {
           paths: [
-            ...nodeBuiltins.map((name) => ({ name, message: 'Workflow code must not import Node modules: use an activity.' })),
-            { name: '@activity-core/contracts', allowTypeImports: true, message: 'Import pure subpaths (@activity-core/contracts/ids, /duration) at runtime; the barrel pulls in zod and croner.' },
-            { name: '@activity-core/db', allowTypeImports: true, message: 'Workflows never touch the database: use an activity.' },
+            ...nodeBuiltins.map((name) => ({
+              name,
+              message: 'Workflow code must not import Node modules: use an activity.',
+            })),
+            {
+              name: '@activity-core/contracts',
+              allowTypeImports: true,
+              message:
+                'Import pure subpaths (@activity-core/contracts/ids, /duration) at runtime; the barrel pulls in zod and croner.',
+            },
+            {
+              name: '@activity-core/db',
+              allowTypeImports: true,
+              message: 'Workflows never touch the database: use an activity.',
+            },
             { name: '@temporalio/client', message: 'Workflows cannot use the client: use an activity.' },
             { name: '@temporalio/worker', message: 'Workflows cannot use the worker package.' },
             { name: '@temporalio/activity', message: 'Workflows cannot use the activity context.' },
           ],
-          patterns: [{ group: ['../activities', '../activities/*'], allowTypeImports: true, message: 'Workflows import activity types only.' }],
+          patterns: [
+            {
+              group: ['../activities', '../activities/*'],
+              allowTypeImports: true,
+              message: 'Workflows import activity types only.',
+            },
+          ],
         },
       ],
     },
@@ -55,12 +86,22 @@ export default tseslint.config(
         'error',
         {
           paths: [
-            { name: '@activity-core/temporal/worker', message: 'Only the worker process loads the worker: import @activity-core/temporal/client.' },
-            { name: '@temporalio/worker', message: 'Only the worker process loads the Temporal worker: use @temporalio/client or @activity-core/temporal/client.' },
+            {
+              name: '@activity-core/temporal/worker',
+              message: 'Only the worker process loads the worker: import @activity-core/temporal/client.',
+            },
+            {
+              name: '@temporalio/worker',
+              message:
+                'Only the worker process loads the Temporal worker: use @temporalio/client or @activity-core/temporal/client.',
+            },
             { name: '@temporalio/core-bridge', message: 'Only the worker process loads the native core bridge.' },
           ],
           patterns: [
-            { group: ['@temporalio/worker/*', '@temporalio/core-bridge/*', '@activity-core/temporal/worker/*'], message: 'Only the worker process loads the worker.' },
+            {
+              group: ['@temporalio/worker/*', '@temporalio/core-bridge/*', '@activity-core/temporal/worker/*'],
+              message: 'Only the worker process loads the worker.',
+            },
             { group: ['**/temporal/src/**'], message: 'Import @activity-core/temporal/client, not its sources.' },
           ],
         },

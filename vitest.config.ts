@@ -13,7 +13,12 @@ export default defineConfig({
           name: 'unit',
           // Unit tests run first; integration files start after them.
           sequence: { groupOrder: 0 },
-          include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'packages/*/test/**/*.test.ts', 'test/**/*.test.ts'],
+          include: [
+            'packages/*/src/**/*.test.ts',
+            'apps/*/src/**/*.test.ts',
+            'packages/*/test/**/*.test.ts',
+            'test/**/*.test.ts',
+          ],
           exclude: ['**/*.int.test.ts', '**/node_modules/**'],
         },
       },

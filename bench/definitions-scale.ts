@@ -46,10 +46,17 @@ async function postJson(url: string, body: unknown): Promise<Response> {
 
 async function register(address: string, body: object): Promise<void> {
   const response = await postJson(`${address}/v1/activities`, body);
-  if (response.status !== 201) throw new Error(`registering ${JSON.stringify(body)} answered ${response.status}: ${await response.text()}`);
+  if (response.status !== 201)
+    throw new Error(`registering ${JSON.stringify(body)} answered ${response.status}: ${await response.text()}`);
 }
 
-const event = (id: string) => ({ event_id: id, event_type: 'bench.tick', source: 'bench', occurred_at: new Date().toISOString(), data: { id } });
+const event = (id: string) => ({
+  event_id: id,
+  event_type: 'bench.tick',
+  source: 'bench',
+  occurred_at: new Date().toISOString(),
+  data: { id },
+});
 
 /** Posts `ids` with `concurrency` clients; returns events/s. */
 async function burst(side: Side, ids: string[], expected: 'accepted' | 'duplicate'): Promise<number> {
@@ -75,7 +82,10 @@ const { chmod } = await import('node:fs/promises');
 await chmod(scratch, 0o755);
 const cli = findTemporalCli(process.cwd(), process.env.TEMPORAL_CLI_PATH, process.env.PATH);
 if (cli === undefined) throw new Error('Temporal CLI not found; run npm test or npm start once to install it');
-const [postgres, temporal] = await Promise.all([startEmbeddedPostgres({ dataDir: join(scratch, 'pg'), persistent: false }), startTemporalDevServer({ cliPath: cli })]);
+const [postgres, temporal] = await Promise.all([
+  startEmbeddedPostgres({ dataDir: join(scratch, 'pg'), persistent: false }),
+  startTemporalDevServer({ cliPath: cli }),
+]);
 const sides: Side[] = [];
 try {
   for (const label of ['small', 'large']) {
@@ -100,16 +110,25 @@ try {
     const address = await api.server.listen({ host: '127.0.0.1', port: 0 });
     sides.push({ label, api, address, databaseUrl });
 
-    await register(address, { name: 'matching', triggers: [{ type: 'event', event_type: 'bench.tick' }], tasks: [{ type: 'noop' }] });
+    await register(address, {
+      name: 'matching',
+      triggers: [{ type: 'event', event_type: 'bench.tick' }],
+      tasks: [{ type: 'noop' }],
+    });
     for (let i = 0; i < 9; i += 1) {
-      await register(address, { name: `other-${i}`, triggers: [{ type: 'event', event_type: i % 3 === 0 ? `other${i}.*` : `other.${i}` }], tasks: [{ type: 'noop' }] });
+      await register(address, {
+        name: `other-${i}`,
+        triggers: [{ type: 'event', event_type: i % 3 === 0 ? `other${i}.*` : `other.${i}` }],
+        tasks: [{ type: 'noop' }],
+      });
     }
   }
 
   const large = sides[1]!;
   const sql = new pg.Client({ connectionString: large.databaseUrl });
   await sql.connect();
-  const before = (await sql.query<{ version: string }>('SELECT version::text FROM definitions_version WHERE id = 1')).rows[0]!.version;
+  const before = (await sql.query<{ version: string }>('SELECT version::text FROM definitions_version WHERE id = 1'))
+    .rows[0]!.version;
   const insertStarted = performance.now();
   await sql.query('BEGIN');
   // Never matching: exact types noise.<i>, and every 100th a prefix wildcard noise<i>.* (the wildcard path stays small too).
@@ -133,26 +152,46 @@ try {
     [extra],
   );
   await sql.query('COMMIT');
-  const after = (await sql.query<{ version: string }>('SELECT version::text FROM definitions_version WHERE id = 1')).rows[0]!.version;
-  const counts = (await sql.query<{ n: number }>('SELECT count(*)::int AS n FROM activity_definitions WHERE enabled AND deleted_at IS NULL')).rows[0]!.n;
+  const after = (await sql.query<{ version: string }>('SELECT version::text FROM definitions_version WHERE id = 1'))
+    .rows[0]!.version;
+  const counts = (
+    await sql.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM activity_definitions WHERE enabled AND deleted_at IS NULL',
+    )
+  ).rows[0]!.n;
   await sql.end();
-  if (BigInt(after) <= BigInt(before)) throw new Error(`definitions_version did not move (${before} → ${after}): the index would not see the bulk insert`);
-  console.log(`registered: small 10, large ${counts} (bulk insert of ${extra} in ${((performance.now() - insertStarted) / 1000).toFixed(1)} s; definitions_version ${before} → ${after})`);
+  if (BigInt(after) <= BigInt(before))
+    throw new Error(`definitions_version did not move (${before} → ${after}): the index would not see the bulk insert`);
+  console.log(
+    `registered: small 10, large ${counts} (bulk insert of ${extra} in ${((performance.now() - insertStarted) / 1000).toFixed(1)} s; definitions_version ${before} → ${after})`,
+  );
 
   // Warm-up (and the large side's one index reload).
   for (const side of sides) {
     const reloadStarted = performance.now();
     await burst(side, [`${side.label}-warm-0`], 'accepted');
-    console.log(`${side.label}: first event (index load included) ${(performance.now() - reloadStarted).toFixed(0)} ms`);
-    await burst(side, Array.from({ length: 20 }, (_, i) => `${side.label}-warm-${i + 1}`), 'accepted');
+    console.log(
+      `${side.label}: first event (index load included) ${(performance.now() - reloadStarted).toFixed(0)} ms`,
+    );
+    await burst(
+      side,
+      Array.from({ length: 20 }, (_, i) => `${side.label}-warm-${i + 1}`),
+      'accepted',
+    );
   }
 
-  console.log(`rounds: ${rounds} × ${perRound} events per side, concurrency ${concurrency}, alternating small/large, 1 API per database, no worker`);
+  console.log(
+    `rounds: ${rounds} × ${perRound} events per side, concurrency ${concurrency}, alternating small/large, 1 API per database, no worker`,
+  );
   const roundIds: Array<Record<string, string[]>> = [];
   const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   /** Alternating rounds (small first in odd rounds, large first in even ones); prints each and the summary. */
-  async function alternate(what: string, expected: 'accepted' | 'duplicate', idsFor: (side: Side, round: number) => string[]): Promise<void> {
+  async function alternate(
+    what: string,
+    expected: 'accepted' | 'duplicate',
+    idsFor: (side: Side, round: number) => string[],
+  ): Promise<void> {
     const rates: Record<string, number[]> = { small: [], large: [] };
     const ratios: number[] = [];
     for (let round = 1; round <= rounds; round += 1) {
@@ -161,7 +200,9 @@ try {
       const s = rates.small!.at(-1)!;
       const l = rates.large!.at(-1)!;
       ratios.push(l / s);
-      console.log(`  ${what} round ${round}: small ${s.toFixed(1)} events/s, large ${l.toFixed(1)} events/s, ratio ${(l / s).toFixed(2)}`);
+      console.log(
+        `  ${what} round ${round}: small ${s.toFixed(1)} events/s, large ${l.toFixed(1)} events/s, ratio ${(l / s).toFixed(2)}`,
+      );
     }
     console.log(
       `${what}: small (10 activities) ${mean(rates.small!).toFixed(1)} events/s, large (${counts} activities) ${mean(rates.large!).toFixed(1)} events/s; ` +

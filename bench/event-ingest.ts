@@ -48,7 +48,15 @@ try {
   const databaseUrl = postgres.urlFor('bench');
   await runMigrations(databaseUrl);
   // RATE_LIMIT_MAX=0: the benchmark sends from one address and measures ingest, not the limiter.
-  const config = loadConfig({ DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address, LOG_LEVEL: 'silent', MIGRATE_ON_START: 'false', PORT: '0', DATABASE_POOL_SIZE: '20', RATE_LIMIT_MAX: '0' });
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporal.address,
+    LOG_LEVEL: 'silent',
+    MIGRATE_ON_START: 'false',
+    PORT: '0',
+    DATABASE_POOL_SIZE: '20',
+    RATE_LIMIT_MAX: '0',
+  });
   const api = await createApiApp(config, { logger: false });
   const worker = await createWorkerApp(config, { logger: quiet, workflowBundle: bundle });
   void worker.run();
@@ -57,7 +65,11 @@ try {
   await fetch(`${address}/v1/activities`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'bench', triggers: [{ type: 'event', event_type: 'bench.tick' }], tasks: [{ type: 'noop' }, { type: 'noop' }] }),
+    body: JSON.stringify({
+      name: 'bench',
+      triggers: [{ type: 'event', event_type: 'bench.tick' }],
+      tasks: [{ type: 'noop' }, { type: 'noop' }],
+    }),
   });
 
   const latencies: number[] = [];
@@ -71,7 +83,13 @@ try {
         const response = await fetch(`${address}/v1/events`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ event_id: `bench-${i}`, event_type: 'bench.tick', source: 'bench', occurred_at: new Date().toISOString(), data: { i } }),
+          body: JSON.stringify({
+            event_id: `bench-${i}`,
+            event_type: 'bench.tick',
+            source: 'bench',
+            occurred_at: new Date().toISOString(),
+            data: { i },
+          }),
         });
         await response.arrayBuffer();
         if (response.status !== 202) throw new Error(`event ${i} answered ${response.status}`);
@@ -94,8 +112,12 @@ try {
   console.log(`events: ${total}, concurrency: ${concurrency}, 1 API process, 1 worker, tasks per run: 2 (noop)`);
   console.log(`accept (POST /v1/events → 202, stored + run started):`);
   console.log(`  throughput ${(total / (acceptedMs / 1000)).toFixed(1)} events/s`);
-  console.log(`  latency p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1)?.toFixed(1)} ms`);
-  console.log(`end to end: all ${total} runs succeeded after ${(doneMs / 1000).toFixed(1)} s (${(total / (doneMs / 1000)).toFixed(1)} runs/s)`);
+  console.log(
+    `  latency p50 ${percentile(latencies, 50).toFixed(1)} ms, p95 ${percentile(latencies, 95).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${latencies.at(-1)?.toFixed(1)} ms`,
+  );
+  console.log(
+    `end to end: all ${total} runs succeeded after ${(doneMs / 1000).toFixed(1)} s (${(total / (doneMs / 1000)).toFixed(1)} runs/s)`,
+  );
 
   // Redeliver every event: the duplicate path (one read of the stored decision, no Temporal call).
   const dupLatencies: number[] = [];
@@ -109,10 +131,17 @@ try {
         const response = await fetch(`${address}/v1/events`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ event_id: `bench-${i}`, event_type: 'bench.tick', source: 'bench', occurred_at: new Date().toISOString(), data: { i } }),
+          body: JSON.stringify({
+            event_id: `bench-${i}`,
+            event_type: 'bench.tick',
+            source: 'bench',
+            occurred_at: new Date().toISOString(),
+            data: { i },
+          }),
         });
         const body = (await response.json()) as { status?: string };
-        if (response.status !== 202 || body.status !== 'duplicate') throw new Error(`redelivery ${i} answered ${response.status} ${body.status}`);
+        if (response.status !== 202 || body.status !== 'duplicate')
+          throw new Error(`redelivery ${i} answered ${response.status} ${body.status}`);
         dupLatencies.push(performance.now() - t0);
       }
     }),
@@ -120,7 +149,9 @@ try {
   const dupMs = performance.now() - dupStarted;
   dupLatencies.sort((a, b) => a - b);
   console.log(`redelivery (every event again → 202 duplicate):`);
-  console.log(`  throughput ${(total / (dupMs / 1000)).toFixed(1)} events/s, latency p50 ${percentile(dupLatencies, 50).toFixed(1)} ms, p95 ${percentile(dupLatencies, 95).toFixed(1)} ms`);
+  console.log(
+    `  throughput ${(total / (dupMs / 1000)).toFixed(1)} events/s, latency p50 ${percentile(dupLatencies, 50).toFixed(1)} ms, p95 ${percentile(dupLatencies, 95).toFixed(1)} ms`,
+  );
   const counter = new pg.Client({ connectionString: databaseUrl });
   await counter.connect();
   const { rows: runCount } = await counter.query('SELECT count(*)::int AS n FROM activity_runs');

@@ -22,7 +22,13 @@ import { startHttpTarget } from '../test/http-target';
 import { createDatabaseOn, createRestartablePostgres, resilientPool } from '../test/restartable-postgres';
 import { checkInvariants, describeState, drained, sleep, startLoad, until, type Load } from '../test/restartable-stack';
 import { createRestartableTemporal } from '../test/restartable-temporal';
-import { killHard, spawnApiProcess, spawnWorkerProcess, stopGracefully, type SpawnedProcess } from '../test/worker-process';
+import {
+  killHard,
+  spawnApiProcess,
+  spawnWorkerProcess,
+  stopGracefully,
+  type SpawnedProcess,
+} from '../test/worker-process';
 
 const seconds = Number(process.argv[2] ?? 180);
 let seed = Number(process.argv[3] ?? Math.floor(Math.random() * 2 ** 31));
@@ -34,7 +40,8 @@ const random = (): number => {
 };
 const between = (min: number, max: number): number => Math.round(min + random() * (max - min));
 const started = Date.now();
-const log = (message: string): void => console.log(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${message}`);
+const log = (message: string): void =>
+  console.log(`[${((Date.now() - started) / 1000).toFixed(1).padStart(6)} s] ${message}`);
 
 const cliPath = findTemporalCli(process.cwd(), process.env.TEMPORAL_CLI_PATH, process.env.PATH);
 if (cliPath === undefined) throw new Error('Temporal CLI not found; run npm test or npm start once to install it');
@@ -45,7 +52,13 @@ const target = await startHttpTarget();
 await Promise.all([postgres.start(), temporal.start()]);
 const databaseUrl = await createDatabaseOn(postgres, 'faultloop');
 await runMigrations(databaseUrl);
-const config: Config = loadConfig({ DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_TASK_QUEUE: 'fault-loop', MIGRATE_ON_START: 'false', HTTP_TASK_EGRESS_ALLOW: '127.0.0.0/8' });
+const config: Config = loadConfig({
+  DATABASE_URL: databaseUrl,
+  TEMPORAL_ADDRESS: temporal.address,
+  TEMPORAL_TASK_QUEUE: 'fault-loop',
+  MIGRATE_ON_START: 'false',
+  HTTP_TASK_EGRESS_ALLOW: '127.0.0.0/8',
+});
 // LOG_LEVEL info: readiness is read from the processes' own start-up lines (kept in memory, printed on a failure).
 const processEnv = { CRON_ALLOW_SECONDS: 'true', HTTP_TASK_EGRESS_ALLOW: '127.0.0.0/8', LOG_LEVEL: 'info' };
 const port = await freePort();
@@ -62,7 +75,9 @@ interface Managed {
 const watch = (managed: Managed): void => {
   managed.current.child.once('exit', (code, signal) => {
     if (!managed.killing) {
-      managed.unexpectedExits.push(`${managed.name} exited with ${code ?? signal}:\n${managed.current.output().slice(-2_000)}`);
+      managed.unexpectedExits.push(
+        `${managed.name} exited with ${code ?? signal}:\n${managed.current.output().slice(-2_000)}`,
+      );
       log(`!! ${managed.name} exited on its own (${code ?? signal})`);
     }
   });
@@ -86,15 +101,33 @@ async function restart(managed: Managed, spawn: () => SpawnedProcess): Promise<v
 }
 
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const response = await fetch(`${apiUrl}${path}`, { method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
+  const response = await fetch(`${apiUrl}${path}`, {
+    method,
+    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
   return { status: response.status, json: response.status === 204 ? null : await response.json() };
 }
 
-const TASKS = [{ type: 'delay', config: { duration: '1s' } }, { type: 'http', config: { url: `${target.url}/hook` } }, { type: 'noop' }];
-const eventActivity = await call('POST', '/v1/activities', { name: 'fault-loop-events', triggers: [{ type: 'event', event_type: 'fault.loop' }], tasks: TASKS });
-const cronActivity = await call('POST', '/v1/activities', { name: 'fault-loop-cron', triggers: [{ type: 'cron', cron: '*/5 * * * * *' }], tasks: [{ type: 'noop' }] });
-if (eventActivity.status !== 201 || cronActivity.status !== 201) throw new Error(`could not create the activities: ${JSON.stringify([eventActivity.json, cronActivity.json])}`);
-log(`seed ${firstSeed}; running ${seconds} s of faults against API ${apiUrl}, Postgres :${postgres.port}, Temporal ${temporal.address}`);
+const TASKS = [
+  { type: 'delay', config: { duration: '1s' } },
+  { type: 'http', config: { url: `${target.url}/hook` } },
+  { type: 'noop' },
+];
+const eventActivity = await call('POST', '/v1/activities', {
+  name: 'fault-loop-events',
+  triggers: [{ type: 'event', event_type: 'fault.loop' }],
+  tasks: TASKS,
+});
+const cronActivity = await call('POST', '/v1/activities', {
+  name: 'fault-loop-cron',
+  triggers: [{ type: 'cron', cron: '*/5 * * * * *' }],
+  tasks: [{ type: 'noop' }],
+});
+if (eventActivity.status !== 201 || cronActivity.status !== 201)
+  throw new Error(`could not create the activities: ${JSON.stringify([eventActivity.json, cronActivity.json])}`);
+log(
+  `seed ${firstSeed}; running ${seconds} s of faults against API ${apiUrl}, Postgres :${postgres.port}, Temporal ${temporal.address}`,
+);
 
 // Load: waves of events, one after another, until the loop ends.
 const acked = new Set<string>();
@@ -164,9 +197,16 @@ try {
 
   loading = false;
   await loadLoop;
-  log(`load stopped: ${acked.size} events acknowledged; deleting the cron activity and waiting for everything to drain`);
+  log(
+    `load stopped: ${acked.size} events acknowledged; deleting the cron activity and waiting for everything to drain`,
+  );
   await call('DELETE', `/v1/activities/${cronActivity.json.id}`);
-  await until('everything to drain', () => drained({ sql, acked, eventActivityId: eventActivity.json.id }), 600_000, () => describeState(sql));
+  await until(
+    'everything to drain',
+    () => drained({ sql, acked, eventActivityId: eventActivity.json.id }),
+    600_000,
+    () => describeState(sql),
+  );
   log(`drained: ${await describeState(sql)}`);
 
   const problems = await checkInvariants({
@@ -179,7 +219,8 @@ try {
   });
   problems.push(...api.unexpectedExits, ...worker.unexpectedExits);
   const ready = await call('GET', '/readyz');
-  if (ready.status !== 200) problems.push(`/readyz answers ${ready.status} after the faults: ${JSON.stringify(ready.json)}`);
+  if (ready.status !== 200)
+    problems.push(`/readyz answers ${ready.status} after the faults: ${JSON.stringify(ready.json)}`);
   const checks = [
     'every acknowledged event stored, routed, with exactly one run',
     'every run ended (succeeded)',
@@ -189,7 +230,9 @@ try {
     'no process exited that the loop did not kill',
     '/readyz answers 200',
   ];
-  console.log(`\nseed ${firstSeed}: ${injected.length} faults injected, ${acked.size} events acknowledged, ${target.requests.length} http task requests`);
+  console.log(
+    `\nseed ${firstSeed}: ${injected.length} faults injected, ${acked.size} events acknowledged, ${target.requests.length} http task requests`,
+  );
   for (const fault of injected) console.log(`  injected  ${fault}`);
   for (const check of checks) console.log(`  checked   ${check}`);
   if (problems.length > 0) {

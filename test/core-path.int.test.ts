@@ -34,13 +34,20 @@ describe('the core path', () => {
       name: 'order-paid-sync',
       triggers: [{ type: 'event', event_type: 'order.paid' }],
       tasks: [
-        { type: 'http', config: { url: `${target.url}/orders/{{event.data.order_id}}`, body: { amount: '{{event.data.amount}}' } } },
+        {
+          type: 'http',
+          config: { url: `${target.url}/orders/{{event.data.order_id}}`, body: { amount: '{{event.data.amount}}' } },
+        },
         { type: 'noop' },
       ],
     });
     expect(activity.version).toBe(1);
 
-    const posted = await stack.api.server.inject({ method: 'POST', url: '/v1/events', payload: envelope('evt_core_1') });
+    const posted = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/events',
+      payload: envelope('evt_core_1'),
+    });
     expect(posted.statusCode).toBe(202);
     const workflowId = `activity-${activity.id}:evt_core_1`;
     const runId = runIdFor(workflowId);
@@ -48,7 +55,15 @@ describe('the core path', () => {
       event_id: 'evt_core_1',
       event_id_assigned: false,
       status: 'accepted',
-      runs: [{ activity_id: activity.id, activity_name: 'order-paid-sync', workflow_id: workflowId, run_id: runId, status: 'started' }],
+      runs: [
+        {
+          activity_id: activity.id,
+          activity_name: 'order-paid-sync',
+          workflow_id: workflowId,
+          run_id: runId,
+          status: 'started',
+        },
+      ],
       filtered: [],
     });
 
@@ -69,7 +84,13 @@ describe('the core path', () => {
     });
     expect(body.finished_at).not.toBeNull();
     expect(body.tasks).toHaveLength(2);
-    expect(body.tasks.map((t: { workflow_id: string; status: string; task_type: string }) => [t.workflow_id, t.task_type, t.status])).toEqual([
+    expect(
+      body.tasks.map((t: { workflow_id: string; status: string; task_type: string }) => [
+        t.workflow_id,
+        t.task_type,
+        t.status,
+      ]),
+    ).toEqual([
       [`task-${runId}:http:0`, 'http', 'succeeded'],
       [`task-${runId}:noop:1`, 'noop', 'succeeded'],
     ]);
@@ -87,7 +108,11 @@ describe('the core path', () => {
   });
 
   test('a run carries the search attributes and a summary operators filter on in the Temporal UI', async () => {
-    const activity = await register({ name: 'search-attrs', triggers: [{ type: 'event', event_type: 'sa.*' }], tasks: [{ type: 'noop' }] });
+    const activity = await register({
+      name: 'search-attrs',
+      triggers: [{ type: 'event', event_type: 'sa.*' }],
+      tasks: [{ type: 'noop' }],
+    });
     await stack.api.server.inject({ method: 'POST', url: '/v1/events', payload: envelope('evt_sa_1', 'sa.created') });
     const workflowId = `activity-${activity.id}:evt_sa_1`;
     const handle = stack.client.workflow.getHandle(workflowId);
@@ -103,38 +128,83 @@ describe('the core path', () => {
 
     const found = await waitFor('visibility to index the run', async () => {
       const ids: string[] = [];
-      for await (const wf of stack.client.workflow.list({ query: `ActivityId = "${activity.id}" AND WorkflowType = "RunActivityWorkflow"` })) ids.push(wf.workflowId);
+      for await (const wf of stack.client.workflow.list({
+        query: `ActivityId = "${activity.id}" AND WorkflowType = "RunActivityWorkflow"`,
+      }))
+        ids.push(wf.workflowId);
       return ids.length > 0 ? ids : undefined;
     });
     expect(found).toEqual([workflowId]);
   });
 
   test('an event matching two activities starts two runs and one matching none is stored with no runs', async () => {
-    const a = await register({ name: 'two-a', triggers: [{ type: 'event', event_type: 'two.happened' }], tasks: [{ type: 'noop' }] });
-    const b = await register({ name: 'two-b', triggers: [{ type: 'event', event_type: 'two.*', source: 'shop' }], tasks: [{ type: 'noop' }] });
-    await register({ name: 'two-other-source', triggers: [{ type: 'event', event_type: 'two.*', source: 'elsewhere' }], tasks: [{ type: 'noop' }] });
+    const a = await register({
+      name: 'two-a',
+      triggers: [{ type: 'event', event_type: 'two.happened' }],
+      tasks: [{ type: 'noop' }],
+    });
+    const b = await register({
+      name: 'two-b',
+      triggers: [{ type: 'event', event_type: 'two.*', source: 'shop' }],
+      tasks: [{ type: 'noop' }],
+    });
+    await register({
+      name: 'two-other-source',
+      triggers: [{ type: 'event', event_type: 'two.*', source: 'elsewhere' }],
+      tasks: [{ type: 'noop' }],
+    });
 
-    const both = await stack.api.server.inject({ method: 'POST', url: '/v1/events', payload: envelope('evt_two', 'two.happened') });
+    const both = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/events',
+      payload: envelope('evt_two', 'two.happened'),
+    });
     expect(both.statusCode).toBe(202);
-    expect(both.json().runs.map((r: { activity_id: string; status: string }) => [r.activity_id, r.status]).sort()).toEqual(
-      [[a.id, 'started'], [b.id, 'started']].sort(),
+    expect(
+      both
+        .json()
+        .runs.map((r: { activity_id: string; status: string }) => [r.activity_id, r.status])
+        .sort(),
+    ).toEqual(
+      [
+        [a.id, 'started'],
+        [b.id, 'started'],
+      ].sort(),
     );
 
-    const none = await stack.api.server.inject({ method: 'POST', url: '/v1/events', payload: envelope('evt_none', 'nobody.cares') });
+    const none = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/events',
+      payload: envelope('evt_none', 'nobody.cares'),
+    });
     expect(none.statusCode).toBe(202);
     expect(none.json()).toMatchObject({ event_id: 'evt_none', status: 'accepted', runs: [] });
-    const stored = await stack.sql.query('SELECT event_id, routing_state FROM events WHERE event_id = $1', ['evt_none']);
+    const stored = await stack.sql.query('SELECT event_id, routing_state FROM events WHERE event_id = $1', [
+      'evt_none',
+    ]);
     expect(stored.rows).toEqual([{ event_id: 'evt_none', routing_state: 'routed' }]);
   });
 
   test('a disabled activity matches no events and a re-enabled one does', async () => {
-    const activity = await register({ name: 'toggle', triggers: [{ type: 'event', event_type: 'toggle.x' }], tasks: [{ type: 'noop' }] });
+    const activity = await register({
+      name: 'toggle',
+      triggers: [{ type: 'event', event_type: 'toggle.x' }],
+      tasks: [{ type: 'noop' }],
+    });
     const disabled = await stack.api.server.inject({ method: 'POST', url: `/v1/activities/${activity.id}/disable` });
     expect(disabled.json()).toMatchObject({ enabled: false, version: 2 });
-    const first = await stack.api.server.inject({ method: 'POST', url: '/v1/events', payload: envelope('evt_toggle_1', 'toggle.x') });
+    const first = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/events',
+      payload: envelope('evt_toggle_1', 'toggle.x'),
+    });
     expect(first.json().runs).toEqual([]);
     await stack.api.server.inject({ method: 'POST', url: `/v1/activities/${activity.id}/enable` });
-    const second = await stack.api.server.inject({ method: 'POST', url: '/v1/events', payload: envelope('evt_toggle_2', 'toggle.x') });
+    const second = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/events',
+      payload: envelope('evt_toggle_2', 'toggle.x'),
+    });
     expect(second.json().runs).toHaveLength(1);
     expect(second.json().runs[0].status).toBe('started');
   });

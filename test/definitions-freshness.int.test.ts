@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiApp, type ApiApp } from '../apps/api/src/app';
-import { createDatabase, createDefinitionsRepository, createEventsRepository, createRunsRepository, type Database } from '@activity-core/db';
+import {
+  createDatabase,
+  createDefinitionsRepository,
+  createEventsRepository,
+  createRunsRepository,
+  type Database,
+} from '@activity-core/db';
 import { createEventIngest } from '@activity-core/router';
 import { createRunStarter } from '@activity-core/temporal/client';
 import { silentLogger, startStack, type TestStack } from './harness';
@@ -23,10 +29,24 @@ afterAll(async () => {
   await stack?.close();
 });
 
-const envelope = (event_id: string, event_type: string) => ({ event_id, event_type, source: 'shop', occurred_at: '2026-03-01T09:00:00Z', data: { amount: 150 } });
+const envelope = (event_id: string, event_type: string) => ({
+  event_id,
+  event_type,
+  source: 'shop',
+  occurred_at: '2026-03-01T09:00:00Z',
+  data: { amount: 150 },
+});
 
-async function post(app: ApiApp, event_id: string, event_type: string): Promise<{ runs: Array<{ activity_id: string; status: string }>; filtered: Array<{ activity_id: string }> }> {
-  const response = await app.server.inject({ method: 'POST', url: '/v1/events', payload: envelope(event_id, event_type) });
+async function post(
+  app: ApiApp,
+  event_id: string,
+  event_type: string,
+): Promise<{ runs: Array<{ activity_id: string; status: string }>; filtered: Array<{ activity_id: string }> }> {
+  const response = await app.server.inject({
+    method: 'POST',
+    url: '/v1/events',
+    payload: envelope(event_id, event_type),
+  });
   expect(response.statusCode, response.body).toBe(202);
   return response.json();
 }
@@ -51,12 +71,23 @@ describe('definitions registered through one API process', () => {
     const changed = await stack.api.server.inject({
       method: 'PUT',
       url: `/v1/activities/${activity.id}`,
-      payload: { name: 'fresh', triggers: [{ type: 'event', event_type: 'fresh.*', filter: 'data.amount > 100' }], tasks: [{ type: 'noop' }] },
+      payload: {
+        name: 'fresh',
+        triggers: [{ type: 'event', event_type: 'fresh.*', filter: 'data.amount > 100' }],
+        tasks: [{ type: 'noop' }],
+      },
     });
     expect(changed.statusCode, changed.body).toBe(200);
-    expect((await post(other, 'fresh-2', 'fresh.created')).runs).toEqual([expect.objectContaining({ activity_id: activity.id, status: 'started' })]);
-    expect((await post(other, 'fresh-3', 'fresh.updated.now')).runs).toEqual([expect.objectContaining({ activity_id: activity.id, status: 'started' })]);
-    const routes = await stack.sql.query('SELECT event_id, activity_version FROM event_routes WHERE activity_id = $1 ORDER BY event_id', [activity.id]);
+    expect((await post(other, 'fresh-2', 'fresh.created')).runs).toEqual([
+      expect.objectContaining({ activity_id: activity.id, status: 'started' }),
+    ]);
+    expect((await post(other, 'fresh-3', 'fresh.updated.now')).runs).toEqual([
+      expect.objectContaining({ activity_id: activity.id, status: 'started' }),
+    ]);
+    const routes = await stack.sql.query(
+      'SELECT event_id, activity_version FROM event_routes WHERE activity_id = $1 ORDER BY event_id',
+      [activity.id],
+    );
     expect(routes.rows).toEqual([
       { event_id: 'fresh-1', activity_version: 1 },
       { event_id: 'fresh-2', activity_version: 2 },
@@ -71,7 +102,9 @@ describe('definitions registered through one API process', () => {
 
     const enabled = await stack.api.server.inject({ method: 'POST', url: `/v1/activities/${activity.id}/enable` });
     expect(enabled.statusCode, enabled.body).toBe(200);
-    expect((await post(other, 'fresh-5', 'fresh.created')).runs).toEqual([expect.objectContaining({ activity_id: activity.id, status: 'started' })]);
+    expect((await post(other, 'fresh-5', 'fresh.created')).runs).toEqual([
+      expect.objectContaining({ activity_id: activity.id, status: 'started' }),
+    ]);
 
     const deleted = await stack.api.server.inject({ method: 'DELETE', url: `/v1/activities/${activity.id}` });
     expect(deleted.statusCode, deleted.body).toBeLessThan(300);
@@ -98,7 +131,8 @@ describe('the definition index of one process', () => {
       logger: silentLogger,
       onDefinitionsLoad: (version) => loads.push(version),
     });
-    const send = (id: string) => ingest.ingest({ ...envelope(id, 'counted.tick'), occurred_at: '2026-03-01T09:00:00.000Z' } as never, 'body');
+    const send = (id: string) =>
+      ingest.ingest({ ...envelope(id, 'counted.tick'), occurred_at: '2026-03-01T09:00:00.000Z' } as never, 'body');
 
     for (let i = 0; i < 5; i += 1) await send(`counted-a-${i}`);
     expect(loads).toHaveLength(1);
@@ -107,10 +141,17 @@ describe('the definition index of one process', () => {
     const created = await stack.api.server.inject({
       method: 'POST',
       url: '/v1/activities',
-      payload: { name: 'counted', triggers: [{ type: 'event', event_type: 'counted.tick' }], tasks: [{ type: 'noop' }] },
+      payload: {
+        name: 'counted',
+        triggers: [{ type: 'event', event_type: 'counted.tick' }],
+        tasks: [{ type: 'noop' }],
+      },
     });
     expect(created.statusCode, created.body).toBe(201);
-    for (let i = 0; i < 5; i += 1) expect((await send(`counted-b-${i}`)).runs).toEqual([expect.objectContaining({ activity_id: (created.json() as { id: string }).id, status: 'started' })]);
+    for (let i = 0; i < 5; i += 1)
+      expect((await send(`counted-b-${i}`)).runs).toEqual([
+        expect.objectContaining({ activity_id: (created.json() as { id: string }).id, status: 'started' }),
+      ]);
     expect(loads).toHaveLength(2);
     expect(loads[1]! > loads[0]!).toBe(true);
 

@@ -21,7 +21,13 @@ async function register(name: string, filter: string, eventType = 'order.paid'):
 }
 
 const post = (payload: object) => stack.api.server.inject({ method: 'POST', url: '/v1/events', payload });
-const order = (event_id: string, data: object, event_type = 'order.paid') => ({ event_id, event_type, source: 'shop', occurred_at: '2026-03-01T09:00:00Z', data });
+const order = (event_id: string, data: object, event_type = 'order.paid') => ({
+  event_id,
+  event_type,
+  source: 'shop',
+  occurred_at: '2026-03-01T09:00:00Z',
+  data,
+});
 
 async function executionExists(workflowId: string): Promise<boolean> {
   try {
@@ -38,12 +44,19 @@ describe('event trigger filters', () => {
       const response = await stack.api.server.inject({
         method: 'POST',
         url: '/v1/activities',
-        payload: { name: 'bad-filter', triggers: [{ type: 'event', event_type: 'x.y', filter }], tasks: [{ type: 'noop' }] },
+        payload: {
+          name: 'bad-filter',
+          triggers: [{ type: 'event', event_type: 'x.y', filter }],
+          tasks: [{ type: 'noop' }],
+        },
       });
       expect(response.statusCode, filter).toBe(400);
       expect(response.json().errors[0].path, filter).toBe('triggers[0].filter');
     }
-    expect((await stack.sql.query(`SELECT count(*)::int AS n FROM activity_definitions WHERE name = 'bad-filter'`)).rows[0].n).toBe(0);
+    expect(
+      (await stack.sql.query(`SELECT count(*)::int AS n FROM activity_definitions WHERE name = 'bad-filter'`)).rows[0]
+        .n,
+    ).toBe(0);
   });
 
   test('one event: a filter that matches starts a run, one that does not is recorded as filtered, one that fails is recorded as filter_error', async () => {
@@ -57,8 +70,18 @@ describe('event trigger filters', () => {
     expect(body.runs).toEqual([expect.objectContaining({ activity_id: matching, status: 'started' })]);
     expect(body.filtered).toEqual(
       expect.arrayContaining([
-        { activity_id: notMatching, activity_name: 'huge-orders', status: 'filtered', detail: 'filter `data.amount > 1000` is false' },
-        { activity_id: failing, activity_name: 'gold-customers', status: 'filter_error', detail: expect.stringContaining('customer') },
+        {
+          activity_id: notMatching,
+          activity_name: 'huge-orders',
+          status: 'filtered',
+          detail: 'filter `data.amount > 1000` is false',
+        },
+        {
+          activity_id: failing,
+          activity_name: 'gold-customers',
+          status: 'filter_error',
+          detail: expect.stringContaining('customer'),
+        },
       ]),
     );
 
@@ -67,8 +90,14 @@ describe('event trigger filters', () => {
     expect(log.routing_state).toBe('routed');
     const byActivity = Object.fromEntries(log.routes.map((r: { activity_id: string }) => [r.activity_id, r]));
     expect(byActivity[matching]).toMatchObject({ outcome: 'started', detail: null });
-    expect(byActivity[notMatching]).toMatchObject({ outcome: 'filtered', detail: 'filter `data.amount > 1000` is false' });
-    expect(byActivity[failing]).toMatchObject({ outcome: 'filter_error', detail: expect.stringMatching(/^filter `data.customer.tier == "gold"` failed: .*customer/) });
+    expect(byActivity[notMatching]).toMatchObject({
+      outcome: 'filtered',
+      detail: 'filter `data.amount > 1000` is false',
+    });
+    expect(byActivity[failing]).toMatchObject({
+      outcome: 'filter_error',
+      detail: expect.stringMatching(/^filter `data.customer.tier == "gold"` failed: .*customer/),
+    });
 
     // Only the matching activity has a run.
     expect(await executionExists(`activity-${matching}:evt_filters_1`)).toBe(true);
@@ -82,7 +111,11 @@ describe('event trigger filters', () => {
   });
 
   test('filters see the whole envelope', async () => {
-    const id = await register('eu-subjects', 'source == "shop" && subject.startsWith("eu/") && occurred_at >= timestamp("2026-01-01T00:00:00Z")', 'order.shipped');
+    const id = await register(
+      'eu-subjects',
+      'source == "shop" && subject.startsWith("eu/") && occurred_at >= timestamp("2026-01-01T00:00:00Z")',
+      'order.shipped',
+    );
     const eu = (await post({ ...order('evt_filters_eu', {}, 'order.shipped'), subject: 'eu/42' })).json();
     const us = (await post({ ...order('evt_filters_us', {}, 'order.shipped'), subject: 'us/42' })).json();
     expect(eu.runs).toEqual([expect.objectContaining({ activity_id: id, status: 'started' })]);
@@ -97,7 +130,13 @@ describe('event trigger filters', () => {
     const response = await post(order('evt_filters_cost', { items }, 'order.bulk'));
     const elapsed = Date.now() - started;
     expect(response.statusCode).toBe(202);
-    expect(response.json().filtered).toEqual([expect.objectContaining({ activity_id: id, status: 'filter_error', detail: expect.stringContaining('cost limit') })]);
+    expect(response.json().filtered).toEqual([
+      expect.objectContaining({
+        activity_id: id,
+        status: 'filter_error',
+        detail: expect.stringContaining('cost limit'),
+      }),
+    ]);
     expect(elapsed).toBeLessThan(3_000);
     expect((await stack.api.server.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
   });

@@ -17,7 +17,12 @@ const lost: Error[] = [];
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  app = createDatabase({ url: database.url, max: 3, applicationName: 'fault-pool', onConnectionError: (error) => lost.push(error) });
+  app = createDatabase({
+    url: database.url,
+    max: 3,
+    applicationName: 'fault-pool',
+    onConnectionError: (error) => lost.push(error),
+  });
   admin = new pg.Client({ connectionString: database.url });
   await admin.connect();
 });
@@ -29,7 +34,11 @@ afterAll(async () => {
 });
 
 const terminateAppConnections = async (): Promise<number> =>
-  (await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'fault-pool' AND pid <> pg_backend_pid()`)).rowCount ?? 0;
+  (
+    await admin.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'fault-pool' AND pid <> pg_backend_pid()`,
+    )
+  ).rowCount ?? 0;
 
 describe('a pooled connection whose server goes away', () => {
   test('while checked out and idle between queries: the process survives, the next query fails as a connection error, the pool recovers', async () => {
@@ -39,7 +48,10 @@ describe('a pooled connection whose server goes away', () => {
     expect(await terminateAppConnections()).toBeGreaterThan(0);
     await waitFor('the held connection to notice', async () => (lost.length > before ? true : undefined));
 
-    const error = await client.query('SELECT 1').then(() => undefined, (failure: unknown) => failure);
+    const error = await client.query('SELECT 1').then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
     expect(isConnectionError(error), String(error)).toBe(true);
     client.release();
     expect((await app.pool.query('SELECT 1 AS one')).rows[0].one).toBe(1);
@@ -54,7 +66,10 @@ describe('a pooled connection whose server goes away', () => {
         await waitFor('the transaction connection to notice', async () => (lost.length > before ? true : undefined));
         await tx.execute(raw`SELECT 2`);
       })
-      .then(() => undefined, (error: unknown) => error);
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
     expect(isConnectionError(failure), String(failure)).toBe(true);
     expect((await app.pool.query('SELECT 1 AS one')).rows[0].one).toBe(1);
   });
@@ -63,11 +78,22 @@ describe('a pooled connection whose server goes away', () => {
     const MIGRATION_LOCK_KEY = 7_261_860_071;
     await admin.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
-      const migrating = runMigrations(database.url).then(() => undefined, (error: unknown) => error);
-      await waitFor('the migration to wait on the lock', async () =>
-        (await admin.query(`SELECT 1 FROM pg_stat_activity WHERE application_name = 'activity-core-migrate' AND wait_event_type = 'Lock'`)).rowCount === 1 ? true : undefined,
+      const migrating = runMigrations(database.url).then(
+        () => undefined,
+        (error: unknown) => error,
       );
-      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'activity-core-migrate'`);
+      await waitFor('the migration to wait on the lock', async () =>
+        (
+          await admin.query(
+            `SELECT 1 FROM pg_stat_activity WHERE application_name = 'activity-core-migrate' AND wait_event_type = 'Lock'`,
+          )
+        ).rowCount === 1
+          ? true
+          : undefined,
+      );
+      await admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'activity-core-migrate'`,
+      );
       const failure = await migrating;
       expect(isConnectionError(failure), String(failure)).toBe(true);
     } finally {

@@ -34,7 +34,13 @@ beforeAll(async () => {
   await postgres.start();
   const url = await createDatabaseOn(postgres, 'faults');
   await runMigrations(url);
-  stack = await startFaultStack({ name: 'pg-fault', config: testConfig(url), databaseUrl: url, eventType: EVENT_TYPE, tasks: TASKS });
+  stack = await startFaultStack({
+    name: 'pg-fault',
+    config: testConfig(url),
+    databaseUrl: url,
+    eventType: EVENT_TYPE,
+    tasks: TASKS,
+  });
   ({ api, worker, apiUrl, sql, eventActivityId, cronActivityId, call, httpKeys, alive } = stack);
 }, 120_000);
 
@@ -48,14 +54,38 @@ async function readiness(): Promise<{ status: number; json: any }> {
 }
 
 async function settleAndCheck(): Promise<void> {
-  await until('every acknowledged event to run and every run to end', () => drained({ sql, acked, eventActivityId }), 360_000, () => describeState(sql));
+  await until(
+    'every acknowledged event to run and every run to end',
+    () => drained({ sql, acked, eventActivityId }),
+    360_000,
+    () => describeState(sql),
+  );
   alive();
-  expect(await checkInvariants({ sql, acked, eventActivityId, tasksPerRun: TASKS.length, httpKeys: httpKeys(), cronActivityId })).toEqual([]);
+  expect(
+    await checkInvariants({
+      sql,
+      acked,
+      eventActivityId,
+      tasksPerRun: TASKS.length,
+      httpKeys: httpKeys(),
+      cronActivityId,
+    }),
+  ).toEqual([]);
 }
 
 describe('Postgres goes away under load', () => {
   test('a restart longer than the pool connect timeout: no process exits, readiness follows Postgres, every acknowledged event runs exactly once', async () => {
-    const load = startLoad({ apiUrl, eventType: EVENT_TYPE, prefix: 'restart', count: 60, senders: 3, gapMs: 50, batchAt: 30, batchSize: 10, apiExited: api.exited });
+    const load = startLoad({
+      apiUrl,
+      eventType: EVENT_TYPE,
+      prefix: 'restart',
+      count: 60,
+      senders: 3,
+      gapMs: 50,
+      batchAt: 30,
+      batchSize: 10,
+      apiExited: api.exited,
+    });
     await until('the first events to be acknowledged', async () => load.acked.size >= 15, 60_000);
 
     const downAt = Date.now();
@@ -93,12 +123,24 @@ describe('Postgres goes away under load', () => {
     expect(metrics).toMatch(/activity_core_dependency_transitions_total\{dependency="postgres",to="regained"\} [1-9]/);
     expect(metrics).toMatch(/activity_core_dependency_up\{dependency="postgres"\} 1/);
     // The cron kept firing across the outage.
-    const cronRuns = await sql.query('SELECT count(*)::int AS n FROM activity_runs WHERE activity_id = $1', [cronActivityId]);
+    const cronRuns = await sql.query('SELECT count(*)::int AS n FROM activity_runs WHERE activity_id = $1', [
+      cronActivityId,
+    ]);
     expect(cronRuns.rows[0].n).toBeGreaterThan(0);
   }, 480_000);
 
   test('a crash with transactions open (a failover): no process exits and every acknowledged event still runs exactly once', async () => {
-    const load = startLoad({ apiUrl, eventType: EVENT_TYPE, prefix: 'crash', count: 40, senders: 4, gapMs: 0, batchAt: 20, batchSize: 10, apiExited: api.exited });
+    const load = startLoad({
+      apiUrl,
+      eventType: EVENT_TYPE,
+      prefix: 'crash',
+      count: 40,
+      senders: 4,
+      gapMs: 0,
+      batchAt: 20,
+      batchSize: 10,
+      apiExited: api.exited,
+    });
     await until('the first events to be acknowledged', async () => load.acked.size >= 10, 60_000);
     await postgres.crash();
     await sleep(1_500);

@@ -33,7 +33,13 @@ export interface FaultStack {
  * separate processes (so "no process exited" can be checked), an http target,
  * an event activity with the given tasks and a 5-second cron activity.
  */
-export async function startFaultStack(options: { name: string; config: Config; databaseUrl: string; eventType: string; tasks: Array<{ type: string; config?: object }> }): Promise<FaultStack> {
+export async function startFaultStack(options: {
+  name: string;
+  config: Config;
+  databaseUrl: string;
+  eventType: string;
+  tasks: Array<{ type: string; config?: object }>;
+}): Promise<FaultStack> {
   const target = await startHttpTarget();
   const port = await freePort();
   const apiUrl = `http://127.0.0.1:${port}`;
@@ -42,13 +48,26 @@ export async function startFaultStack(options: { name: string; config: Config; d
   await Promise.all([api.ready, worker.ready]);
   const sql = resilientPool(options.databaseUrl);
   const call: ApiCall = async (method, path, body) => {
-    const response = await fetch(`${apiUrl}${path}`, { method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
+    const response = await fetch(`${apiUrl}${path}`, {
+      method,
+      ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    });
     return { status: response.status, json: response.status === 204 ? null : await response.json() };
   };
-  const tasks = options.tasks.map((task) => (task.type === 'http' ? { ...task, config: { url: `${target.url}/hook` } } : task));
-  const created = await call('POST', '/v1/activities', { name: `${options.name}-events`, triggers: [{ type: 'event', event_type: options.eventType }], tasks });
+  const tasks = options.tasks.map((task) =>
+    task.type === 'http' ? { ...task, config: { url: `${target.url}/hook` } } : task,
+  );
+  const created = await call('POST', '/v1/activities', {
+    name: `${options.name}-events`,
+    triggers: [{ type: 'event', event_type: options.eventType }],
+    tasks,
+  });
   expect(created.status, JSON.stringify(created.json)).toBe(201);
-  const cron = await call('POST', '/v1/activities', { name: `${options.name}-cron`, triggers: [{ type: 'cron', cron: '*/5 * * * * *' }], tasks: [{ type: 'noop' }] });
+  const cron = await call('POST', '/v1/activities', {
+    name: `${options.name}-cron`,
+    triggers: [{ type: 'cron', cron: '*/5 * * * * *' }],
+    tasks: [{ type: 'noop' }],
+  });
   expect(cron.status, JSON.stringify(cron.json)).toBe(201);
   return {
     api,
@@ -59,7 +78,8 @@ export async function startFaultStack(options: { name: string; config: Config; d
     call,
     eventActivityId: created.json.id,
     cronActivityId: cron.json.id,
-    httpKeys: () => target.requests.filter((r) => r.url === '/hook').map((r) => String(r.headers['idempotency-key'] ?? '')),
+    httpKeys: () =>
+      target.requests.filter((r) => r.url === '/hook').map((r) => String(r.headers['idempotency-key'] ?? '')),
     alive: () => {
       expect(api.exited(), `the API exited:\n${api.output().slice(-3_000)}`).toBeNull();
       expect(worker.exited(), `the worker exited:\n${worker.output().slice(-3_000)}`).toBeNull();

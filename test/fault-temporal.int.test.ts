@@ -36,7 +36,13 @@ beforeAll(async () => {
   await temporal.start();
   database = await createTestDatabase();
   config = testConfig(database.url, { TEMPORAL_ADDRESS: temporal.address });
-  stack = await startFaultStack({ name: 'temporal-fault', config, databaseUrl: database.url, eventType: EVENT_TYPE, tasks: TASKS });
+  stack = await startFaultStack({
+    name: 'temporal-fault',
+    config,
+    databaseUrl: database.url,
+    eventType: EVENT_TYPE,
+    tasks: TASKS,
+  });
   ({ api, worker, apiUrl, sql, eventActivityId, cronActivityId, call, httpKeys } = stack);
 }, 120_000);
 
@@ -51,7 +57,11 @@ async function workerPolls(): Promise<boolean> {
   const connection = await Connection.connect({ address: temporal.address, connectTimeout: 2_000 });
   try {
     const client = new Client({ connection, namespace: config.temporal.namespace });
-    const described = await client.workflowService.describeTaskQueue({ namespace: config.temporal.namespace, taskQueue: { name: config.temporal.taskQueue }, taskQueueType: 1 });
+    const described = await client.workflowService.describeTaskQueue({
+      namespace: config.temporal.namespace,
+      taskQueue: { name: config.temporal.taskQueue },
+      taskQueueType: 1,
+    });
     return (described.pollers ?? []).length > 0;
   } finally {
     await connection.close();
@@ -60,14 +70,38 @@ async function workerPolls(): Promise<boolean> {
 
 describe('Temporal goes away under load', () => {
   test('no process exits, the worker polls again and the backlog drains within seconds, every acknowledged event runs exactly once', async () => {
-    const load = startLoad({ apiUrl, eventType: EVENT_TYPE, prefix: 'temporal', count: 50, senders: 3, gapMs: 100, batchAt: 25, batchSize: 10, apiExited: api.exited });
-    await until('runs to be in flight', async () => load.acked.size >= 10 && (await sql.query(`SELECT 1 FROM task_instances WHERE status = 'running' LIMIT 1`)).rowCount === 1, 60_000);
+    const load = startLoad({
+      apiUrl,
+      eventType: EVENT_TYPE,
+      prefix: 'temporal',
+      count: 50,
+      senders: 3,
+      gapMs: 100,
+      batchAt: 25,
+      batchSize: 10,
+      apiExited: api.exited,
+    });
+    await until(
+      'runs to be in flight',
+      async () =>
+        load.acked.size >= 10 &&
+        (await sql.query(`SELECT 1 FROM task_instances WHERE status = 'running' LIMIT 1`)).rowCount === 1,
+      60_000,
+    );
 
     await temporal.stop();
-    await until('the API to report Temporal not ready', async () => {
-      const ready = await call('GET', '/readyz');
-      return ready.status === 503 && ready.json.checks.temporal.status === 'failing' && ready.json.checks.postgres.status === 'ok';
-    }, 30_000);
+    await until(
+      'the API to report Temporal not ready',
+      async () => {
+        const ready = await call('GET', '/readyz');
+        return (
+          ready.status === 503 &&
+          ready.json.checks.temporal.status === 'failing' &&
+          ready.json.checks.postgres.status === 'ok'
+        );
+      },
+      30_000,
+    );
     await sleep(OUTAGE_MS);
     expect(api.exited(), api.output().slice(-3_000)).toBeNull();
     expect(worker.exited(), worker.output().slice(-3_000)).toBeNull();
@@ -76,19 +110,46 @@ describe('Temporal goes away under load', () => {
     const back = Date.now();
     await until('the worker to poll again', workerPolls, 120_000);
     const firstPollMs = Date.now() - back;
-    await until('the backlog of pending routes to drain', async () => (await sql.query(`SELECT count(*)::int AS n FROM events WHERE routing_state = 'pending'`)).rows[0].n === 0, 120_000);
+    await until(
+      'the backlog of pending routes to drain',
+      async () =>
+        (await sql.query(`SELECT count(*)::int AS n FROM events WHERE routing_state = 'pending'`)).rows[0].n === 0,
+      120_000,
+    );
     const drainedMs = Date.now() - back;
     console.info(`Temporal back: worker polling after ${firstPollMs} ms, pending routes drained after ${drainedMs} ms`);
-    if (process.env.TEST_LOG) console.info(api.output().split('\n').filter((line) => /"level":(40|50)/.test(line)).slice(-40).join('\n'));
+    if (process.env.TEST_LOG)
+      console.info(
+        api
+          .output()
+          .split('\n')
+          .filter((line) => /"level":(40|50)/.test(line))
+          .slice(-40)
+          .join('\n'),
+      );
     // Printed, not asserted (tests never fail on timing): Temporal Core's poll retry (200 ms doubling to 10 s)
     // bounds it at about 12 s; docs/operating.md records the measured figures.
 
     await load.done;
     expect((await call('DELETE', `/v1/activities/${cronActivityId}`)).status).toBe(204);
-    await until('every acknowledged event to run and every run to end', () => drained({ sql, acked: load.acked, eventActivityId }), 360_000, () => describeState(sql));
+    await until(
+      'every acknowledged event to run and every run to end',
+      () => drained({ sql, acked: load.acked, eventActivityId }),
+      360_000,
+      () => describeState(sql),
+    );
     expect(api.exited(), api.output().slice(-3_000)).toBeNull();
     expect(worker.exited(), worker.output().slice(-3_000)).toBeNull();
-    expect(await checkInvariants({ sql, acked: load.acked, eventActivityId, tasksPerRun: TASKS.length, httpKeys: httpKeys(), cronActivityId })).toEqual([]);
+    expect(
+      await checkInvariants({
+        sql,
+        acked: load.acked,
+        eventActivityId,
+        tasksPerRun: TASKS.length,
+        httpKeys: httpKeys(),
+        cronActivityId,
+      }),
+    ).toEqual([]);
     expect((await call('GET', '/readyz')).status).toBe(200);
     // Operators can see it: each process logged losing Temporal and regaining it.
     for (const output of [api.output(), worker.output()]) {

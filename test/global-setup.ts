@@ -1,7 +1,12 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findTemporalCli, findTemporalTestServer, startEmbeddedPostgres, startTemporalDevServer } from '@activity-core/dev-services';
+import {
+  findTemporalCli,
+  findTemporalTestServer,
+  startEmbeddedPostgres,
+  startTemporalDevServer,
+} from '@activity-core/dev-services';
 import { runMigrations } from '@activity-core/db';
 import { bundleWorkflows } from '@activity-core/temporal/worker';
 import pg from 'pg';
@@ -29,7 +34,8 @@ export const TEMPLATE_DATABASE = 'activity_core_template';
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const root = process.cwd();
   const cli = findTemporalCli(root, process.env.TEMPORAL_CLI_PATH, process.env.PATH);
-  if (cli === undefined) throw new Error('Temporal CLI not found: run `npm test` (it installs it) or put `temporal` on PATH');
+  if (cli === undefined)
+    throw new Error('Temporal CLI not found: run `npm test` (it installs it) or put `temporal` on PATH');
   const scratch = await mkdtemp(join(tmpdir(), 'activity-core-test-'));
   const { chmod } = await import('node:fs/promises');
   await chmod(scratch, 0o755);
@@ -52,7 +58,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('templateDatabase', TEMPLATE_DATABASE);
   project.provide('temporalAddress', temporal.address);
   project.provide('temporalCli', cli);
-  project.provide('temporalTestServer', findTemporalTestServer(root, process.env.TEMPORAL_TEST_SERVER_PATH, process.env.PATH) ?? '');
+  project.provide(
+    'temporalTestServer',
+    findTemporalTestServer(root, process.env.TEMPORAL_TEST_SERVER_PATH, process.env.PATH) ?? '',
+  );
   project.provide('workflowBundlePath', bundlePath);
 
   return async () => {

@@ -14,14 +14,25 @@ export const HISTORIES_DIR = join(process.cwd(), 'test', 'histories');
  * never overwritten (the old shapes must keep replaying). Record one test file
  * at a time (they share workflow-ids.json).
  */
-export async function recordGoldenHistory(name: string, history: temporal.api.history.v1.IHistory, workflowId: string): Promise<void> {
+export async function recordGoldenHistory(
+  name: string,
+  history: temporal.api.history.v1.IHistory,
+  workflowId: string,
+): Promise<void> {
   const shape = process.env.RECORD_HISTORIES;
   if (shape === undefined || shape === '') return;
-  if (!/^[a-z][a-z0-9-]*$/.test(shape)) throw new Error(`RECORD_HISTORIES must name the shape being recorded (lower-case letters, digits, dashes), e.g. local-bookkeeping; got ${JSON.stringify(shape)}`);
+  if (!/^[a-z][a-z0-9-]*$/.test(shape))
+    throw new Error(
+      `RECORD_HISTORIES must name the shape being recorded (lower-case letters, digits, dashes), e.g. local-bookkeeping; got ${JSON.stringify(shape)}`,
+    );
   const file = `${name}.${shape}.binpb`;
   const path = join(HISTORIES_DIR, file);
-  const exists = await access(path).then(() => true, () => false);
-  if (exists) throw new Error(`${file} exists already: golden histories are never overwritten; choose a new shape name`);
+  const exists = await access(path).then(
+    () => true,
+    () => false,
+  );
+  if (exists)
+    throw new Error(`${file} exists already: golden histories are never overwritten; choose a new shape name`);
   await writeFile(path, temporal.api.history.v1.History.encode(history).finish());
   const idsPath = join(HISTORIES_DIR, 'workflow-ids.json');
   const ids = JSON.parse(await readFile(idsPath, 'utf8')) as Record<string, string>;

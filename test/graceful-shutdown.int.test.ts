@@ -24,7 +24,8 @@ afterAll(async () => {
 });
 
 function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  if (child.exitCode !== null || child.signalCode !== null)
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 }
 
@@ -46,7 +47,10 @@ describe('an orderly stop', () => {
         payload: {
           name: 'drained-on-sigterm',
           triggers: [{ type: 'event', event_type: 'drain.checked' }],
-          tasks: [{ type: 'http', config: { url: `${target.url}/slow`, method: 'POST', timeout: '60s' } }, { type: 'noop' }],
+          tasks: [
+            { type: 'http', config: { url: `${target.url}/slow`, method: 'POST', timeout: '60s' } },
+            { type: 'noop' },
+          ],
         },
       });
       expect(registered.statusCode, registered.body).toBe(201);
@@ -54,10 +58,20 @@ describe('an orderly stop', () => {
       const posted = await stack.api.server.inject({
         method: 'POST',
         url: '/v1/events',
-        payload: { event_id: 'evt_drain_1', event_type: 'drain.checked', source: 'test', occurred_at: '2026-03-01T09:00:00Z', data: {} },
+        payload: {
+          event_id: 'evt_drain_1',
+          event_type: 'drain.checked',
+          source: 'test',
+          occurred_at: '2026-03-01T09:00:00Z',
+          data: {},
+        },
       });
       expect(posted.statusCode, posted.body).toBe(202);
-      await waitFor('the http task to reach the target', async () => (target.requests.length > 0 ? true : undefined), 60_000);
+      await waitFor(
+        'the http task to reach the target',
+        async () => (target.requests.length > 0 ? true : undefined),
+        60_000,
+      );
 
       const exited = exitOf(worker.child);
       worker.child.kill('SIGTERM');
@@ -70,7 +84,10 @@ describe('an orderly stop', () => {
       expect(worker.output()).toContain('worker stopped');
 
       // A new worker finishes the run; the http task is not repeated.
-      const next = await createWorkerApp(stack.config, { logger: silentLogger, workflowBundle: await workflowBundle() });
+      const next = await createWorkerApp(stack.config, {
+        logger: silentLogger,
+        workflowBundle: await workflowBundle(),
+      });
       void next.run();
       try {
         const runId = runIdFor(`activity-${activityId}:evt_drain_1`);
@@ -78,7 +95,10 @@ describe('an orderly stop', () => {
           'the run to succeed on the next worker',
           async () => {
             const response = await stack.api.server.inject({ method: 'GET', url: `/v1/runs/${runId}` });
-            const body = response.json() as { status?: string; tasks?: Array<{ task_type: string; status: string; attempt_count?: number }> };
+            const body = response.json() as {
+              status?: string;
+              tasks?: Array<{ task_type: string; status: string; attempt_count?: number }>;
+            };
             return body.status === 'succeeded' ? body : undefined;
           },
           60_000,
@@ -99,17 +119,29 @@ describe('an orderly stop', () => {
   test('SIGTERM to the API finishes a request it has begun, refuses new connections, and exits 0', async () => {
     const port = await freePort();
     // A keep-alive timeout far longer than the test: only closing the connection lets the process exit in time.
-    const api = spawnApiProcess(stack.config, port, { HTTP_KEEP_ALIVE_TIMEOUT_MS: '600000', HTTP_REQUEST_TIMEOUT_MS: '600000', HTTP_HEADERS_TIMEOUT_MS: '60000' });
+    const api = spawnApiProcess(stack.config, port, {
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: '600000',
+      HTTP_REQUEST_TIMEOUT_MS: '600000',
+      HTTP_HEADERS_TIMEOUT_MS: '60000',
+    });
     try {
       await api.ready;
-      const body = JSON.stringify({ event_id: 'evt_in_flight_1', event_type: 'drain.api', source: 'test', occurred_at: '2026-03-01T09:00:00Z', data: { n: 1 } });
+      const body = JSON.stringify({
+        event_id: 'evt_in_flight_1',
+        event_type: 'drain.api',
+        source: 'test',
+        occurred_at: '2026-03-01T09:00:00Z',
+        data: { n: 1 },
+      });
       const socket = connect({ host: '127.0.0.1', port });
       await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
       let answer = '';
       socket.on('data', (chunk: Buffer) => (answer += chunk.toString('utf8')));
       const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
       // Headers and half the body: the request has begun.
-      socket.write(`POST /v1/events HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`);
+      socket.write(
+        `POST /v1/events HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`,
+      );
       socket.write(body.slice(0, 40));
       await new Promise((resolve) => setTimeout(resolve, 300));
 
@@ -133,7 +165,9 @@ describe('an orderly stop', () => {
 
       socket.write(body.slice(40));
       await closed.catch(() => undefined);
-      await waitFor('the answer', async () => (answer.includes('\r\n\r\n') ? true : undefined), 15_000).catch(() => undefined);
+      await waitFor('the answer', async () => (answer.includes('\r\n\r\n') ? true : undefined), 15_000).catch(
+        () => undefined,
+      );
       expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 202 Accepted');
       // The connection ends with the answer instead of idling until the keep-alive timeout holds the exit up.
       expect(answer.toLowerCase()).toContain('\r\nconnection: close\r\n');

@@ -7,7 +7,12 @@ import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { inject } from 'vitest';
 
-export const silentLogger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+export const silentLogger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+};
 
 export function postgresUrl(database: string): string {
   return `postgres://postgres:postgres@127.0.0.1:${inject('postgresPort')}/${database}`;
@@ -75,8 +80,14 @@ export interface TestStack {
 export async function startStack(options: { worker?: boolean; env?: Record<string, string> } = {}): Promise<TestStack> {
   const database = await createTestDatabase();
   const config = testConfig(database.url, options.env);
-  const api = await createApiApp(config, { logger: process.env.TEST_LOG ? { level: process.env.TEST_LOG } : false, dispatcherIntervalMs: 200 });
-  const worker = options.worker === false ? undefined : await createWorkerApp(config, { logger: silentLogger, workflowBundle: await workflowBundle() });
+  const api = await createApiApp(config, {
+    logger: process.env.TEST_LOG ? { level: process.env.TEST_LOG } : false,
+    dispatcherIntervalMs: 200,
+  });
+  const worker =
+    options.worker === false
+      ? undefined
+      : await createWorkerApp(config, { logger: silentLogger, workflowBundle: await workflowBundle() });
   void worker?.run();
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });

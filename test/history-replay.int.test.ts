@@ -30,7 +30,14 @@ describe('recorded workflow histories', async () => {
       return history.events
         .map((event) => event.markerRecordedEventAttributes)
         .filter((marker) => marker?.markerName === 'core_patch')
-        .map((marker) => (JSON.parse(Buffer.from(marker?.details?.['patch-data']?.payloads?.[0]?.data ?? []).toString('utf8')) as { id: string }).id);
+        .map(
+          (marker) =>
+            (
+              JSON.parse(Buffer.from(marker?.details?.['patch-data']?.payloads?.[0]?.data ?? []).toString('utf8')) as {
+                id: string;
+              }
+            ).id,
+        );
     };
     const runHistories = files.filter((file) => file.startsWith('run-activity-workflow'));
     const taskHistories = files.filter((file) => file.startsWith('task-workflow'));
@@ -45,7 +52,9 @@ describe('recorded workflow histories', async () => {
     test(`${file} replays without nondeterminism on the current code`, async () => {
       const history = temporal.api.history.v1.History.decode(await readFile(join(dir, file)));
       expect(workflowIds[file], `${file} has no entry in workflow-ids.json`).toBeDefined();
-      await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, workflowIds[file])).resolves.toBeUndefined();
+      await expect(
+        Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, workflowIds[file]),
+      ).resolves.toBeUndefined();
     });
   }
 });

@@ -12,14 +12,25 @@ export interface RecordedRequest {
  * answer from the request and how many came before it.
  */
 export async function startHttpTarget(
-  respond: (request: RecordedRequest, index: number) => { status: number; body?: unknown } | Promise<{ status: number; body?: unknown }> = () => ({ status: 200, body: { ok: true } }),
+  respond: (
+    request: RecordedRequest,
+    index: number,
+  ) => { status: number; body?: unknown } | Promise<{ status: number; body?: unknown }> = () => ({
+    status: 200,
+    body: { ok: true },
+  }),
 ): Promise<{ url: string; requests: RecordedRequest[]; close(): Promise<void> }> {
   const requests: RecordedRequest[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const recorded = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const recorded = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       const index = requests.length;
       requests.push(recorded);
       Promise.resolve(respond(recorded, index)).then(

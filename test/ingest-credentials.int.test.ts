@@ -35,9 +35,18 @@ afterAll(async () => {
 });
 
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
-const event = (event_id: string, fields: object = {}) => ({ event_id, event_type: 'push', source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: {}, ...fields });
-const post = (key: string, payload: object) => stack.api.server.inject({ method: 'POST', url: '/v1/events', payload, headers: bearer(key) });
-const stored = async (eventId: string) => (await stack.sql.query('SELECT credential, hops, source FROM events WHERE event_id = $1', [eventId])).rows[0];
+const event = (event_id: string, fields: object = {}) => ({
+  event_id,
+  event_type: 'push',
+  source: 'tests',
+  occurred_at: '2026-03-01T09:00:00Z',
+  data: {},
+  ...fields,
+});
+const post = (key: string, payload: object) =>
+  stack.api.server.inject({ method: 'POST', url: '/v1/events', payload, headers: bearer(key) });
+const stored = async (eventId: string) =>
+  (await stack.sql.query('SELECT credential, hops, source FROM events WHERE event_id = $1', [eventId])).rows[0];
 
 describe('who may send which events', () => {
   test('an ingest key cannot pose as a verified webhook or as the service, alone or in a batch', async () => {
@@ -45,7 +54,11 @@ describe('who may send which events', () => {
       method: 'POST',
       url: '/v1/activities',
       headers: bearer(API_KEY),
-      payload: { name: 'only-signed-pushes', triggers: [{ type: 'event', event_type: 'push', source: 'webhook:github' }], tasks: [{ type: 'noop' }] },
+      payload: {
+        name: 'only-signed-pushes',
+        triggers: [{ type: 'event', event_type: 'push', source: 'webhook:github' }],
+        tasks: [{ type: 'noop' }],
+      },
     });
     expect(trigger.statusCode, trigger.body).toBe(201);
 
@@ -58,27 +71,42 @@ describe('who may send which events', () => {
         const refused = await post(key, event(eventId, { source }));
         expect(refused.statusCode, refused.body).toBe(400);
         expect(refused.headers['content-type']).toContain('application/problem+json');
-        expect(refused.json().errors).toEqual([expect.objectContaining({ path: 'source', message: expect.stringContaining(reason) })]);
+        expect(refused.json().errors).toEqual([
+          expect.objectContaining({ path: 'source', message: expect.stringContaining(reason) }),
+        ]);
       }
     }
     const batch = await post(OPEN_KEY, [event('pose-batch', { source: 'webhook:github' }), event('honest-batch')]);
     expect(batch.statusCode, batch.body).toBe(202);
-    expect(batch.json().results[0]).toMatchObject({ ok: false, status: 400, errors: [expect.objectContaining({ path: '[0].source' })] });
+    expect(batch.json().results[0]).toMatchObject({
+      ok: false,
+      status: 400,
+      errors: [expect.objectContaining({ path: '[0].source' })],
+    });
     expect(batch.json().results[1]).toMatchObject({ ok: true, event_id: 'honest-batch' });
 
-    const posed = await stack.sql.query("SELECT event_id FROM events WHERE source LIKE 'webhook:%' OR source LIKE 'activity-core%'");
+    const posed = await stack.sql.query(
+      "SELECT event_id FROM events WHERE source LIKE 'webhook:%' OR source LIKE 'activity-core%'",
+    );
     expect(posed.rows).toEqual([]);
     const routes = await stack.sql.query('SELECT count(*)::int AS n FROM event_routes');
     expect(routes.rows[0].n).toBe(0);
   });
 
   test('a webhook source custom event_source is reserved, and its verified deliveries record the webhook as credential', async () => {
-    const created = await stack.api.server.inject({ method: 'POST', url: '/v1/webhook-sources', headers: bearer(API_KEY), payload: HOOK });
+    const created = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/webhook-sources',
+      headers: bearer(API_KEY),
+      payload: HOOK,
+    });
     expect(created.statusCode, created.body).toBe(201);
 
     const refused = await post(OPEN_KEY, event('pose-custom', { source: 'github-prod' }));
     expect(refused.statusCode, refused.body).toBe(400);
-    expect(refused.json().errors).toEqual([expect.objectContaining({ path: 'source', message: expect.stringContaining('gh-custom') })]);
+    expect(refused.json().errors).toEqual([
+      expect.objectContaining({ path: 'source', message: expect.stringContaining('gh-custom') }),
+    ]);
 
     const body = JSON.stringify({ id: 'signed-delivery-1', type: 'push' });
     const delivered = await stack.api.server.inject({
@@ -89,8 +117,16 @@ describe('who may send which events', () => {
     });
     expect(delivered.statusCode, delivered.body).toBe(202);
     const eventId = delivered.json().event_id as string;
-    const shown = await stack.api.server.inject({ method: 'GET', url: `/v1/events/${encodeURIComponent(eventId)}`, headers: bearer(API_KEY) });
-    expect(shown.json()).toMatchObject({ credential: 'webhook:gh-custom', hops: 0, envelope: { source: 'github-prod' } });
+    const shown = await stack.api.server.inject({
+      method: 'GET',
+      url: `/v1/events/${encodeURIComponent(eventId)}`,
+      headers: bearer(API_KEY),
+    });
+    expect(shown.json()).toMatchObject({
+      credential: 'webhook:gh-custom',
+      hops: 0,
+      envelope: { source: 'github-prod' },
+    });
   });
 
   test('a scoped ingest key may send only within its scope, and every event records the key by id, never the key', async () => {
@@ -110,20 +146,33 @@ describe('who may send which events', () => {
 
     const inside = await post(SCOPED_KEY, event('scoped-inside', { source: 'shop:eu', event_type: 'order.paid' }));
     expect(inside.statusCode, inside.body).toBe(202);
-    const batch = await post(SCOPED_KEY, [event('scoped-batch-ok', { source: 'shop:us', event_type: 'order.paid' }), event('scoped-batch-out', { source: 'crm', event_type: 'order.paid' })]);
-    expect(batch.json().results.map((result: { ok: boolean; status?: number }) => (result.ok ? 202 : result.status))).toEqual([202, 403]);
+    const batch = await post(SCOPED_KEY, [
+      event('scoped-batch-ok', { source: 'shop:us', event_type: 'order.paid' }),
+      event('scoped-batch-out', { source: 'crm', event_type: 'order.paid' }),
+    ]);
+    expect(
+      batch.json().results.map((result: { ok: boolean; status?: number }) => (result.ok ? 202 : result.status)),
+    ).toEqual([202, 403]);
 
     const open = await post(OPEN_KEY, event('open-anything', { source: 'crm', event_type: 'user.created' }));
     expect(open.statusCode, open.body).toBe(202);
     const admin = await post(API_KEY, event('admin-anything', { source: 'crm', event_type: 'user.created' }));
     expect(admin.statusCode, admin.body).toBe(202);
 
-    expect(await stored('scoped-inside')).toEqual({ credential: `ingest_key:${idOf(SCOPED_KEY)}`, hops: 0, source: 'shop:eu' });
+    expect(await stored('scoped-inside')).toEqual({
+      credential: `ingest_key:${idOf(SCOPED_KEY)}`,
+      hops: 0,
+      source: 'shop:eu',
+    });
     expect((await stored('open-anything')).credential).toBe(`ingest_key:${idOf(OPEN_KEY)}`);
     expect((await stored('admin-anything')).credential).toBe(`api_key:${idOf(API_KEY)}`);
-    const shown = await stack.api.server.inject({ method: 'GET', url: '/v1/events/scoped-inside', headers: bearer(API_KEY) });
+    const shown = await stack.api.server.inject({
+      method: 'GET',
+      url: '/v1/events/scoped-inside',
+      headers: bearer(API_KEY),
+    });
     expect(shown.json().credential).toBe(`ingest_key:${idOf(SCOPED_KEY)}`);
-    const all = await stack.sql.query('SELECT string_agg(coalesce(credential, \'\'), \',\') AS credentials FROM events');
+    const all = await stack.sql.query("SELECT string_agg(coalesce(credential, ''), ',') AS credentials FROM events");
     for (const key of [API_KEY, OPEN_KEY, SCOPED_KEY]) expect(all.rows[0].credentials).not.toContain(key);
   });
 });

@@ -27,7 +27,8 @@ function decisionLog(app: 'a' | 'b', into: Decision[]): Writable {
       for (const line of chunk.toString('utf8').split('\n')) {
         if (line.trim() === '') continue;
         const entry = JSON.parse(line) as { msg?: string; workflowId?: string; outcome?: 'started' | 'duplicate' };
-        if (entry.outcome !== undefined && entry.workflowId !== undefined) into.push({ app, workflowId: entry.workflowId, outcome: entry.outcome });
+        if (entry.outcome !== undefined && entry.workflowId !== undefined)
+          into.push({ app, workflowId: entry.workflowId, outcome: entry.outcome });
       }
       done();
     },
@@ -67,7 +68,11 @@ describe('several dispatchers', () => {
     const registered = await a.server.inject({
       method: 'POST',
       url: '/v1/activities',
-      payload: { name: 'two-dispatchers', triggers: [{ type: 'event', event_type: 'dispatch.race' }], tasks: [{ type: 'noop' }] },
+      payload: {
+        name: 'two-dispatchers',
+        triggers: [{ type: 'event', event_type: 'dispatch.race' }],
+        tasks: [{ type: 'noop' }],
+      },
     });
     expect(registered.statusCode).toBe(201);
     const activityId: string = registered.json().id;
@@ -76,13 +81,21 @@ describe('several dispatchers', () => {
     // start: accepted, routes decided, nothing started, due at once.
     const events = createEventsRepository(direct.db);
     for (let i = 0; i < EVENTS; i++) {
-      const envelope = { event_id: `race-${i}`, event_type: 'dispatch.race', source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: { i } };
+      const envelope = {
+        event_id: `race-${i}`,
+        event_type: 'dispatch.race',
+        source: 'tests',
+        occurred_at: '2026-03-01T09:00:00Z',
+        data: { i },
+      };
       const workflowId = eventRunWorkflowId(activityId, envelope.event_id);
       await events.accept({
         envelope,
         fingerprint: eventFingerprint(envelope),
         idOrigin: 'body',
-        routes: [{ activityId, activityVersion: 1, activityName: 'two-dispatchers', workflowId, runId: runIdFor(workflowId) }],
+        routes: [
+          { activityId, activityVersion: 1, activityName: 'two-dispatchers', workflowId, runId: runIdFor(workflowId) },
+        ],
         leaseMs: 0,
       });
     }
@@ -115,7 +128,8 @@ describe('several dispatchers', () => {
     const client = new Client({ connection });
     const ids = await waitFor('the executions to be visible', async () => {
       const seen: string[] = [];
-      for await (const execution of client.workflow.list({ query: `ActivityId = "${activityId}"` })) seen.push(execution.workflowId);
+      for await (const execution of client.workflow.list({ query: `ActivityId = "${activityId}"` }))
+        seen.push(execution.workflowId);
       return seen.length >= EVENTS ? seen : undefined;
     });
     expect(new Set(ids).size).toBe(EVENTS);

@@ -33,7 +33,10 @@ beforeAll(async () => {
   await admin.end();
   url = postgres.urlFor('ingress');
   await runMigrations(url);
-  api = await createApiApp(testConfig(url), { logger: process.env.TEST_LOG ? { level: process.env.TEST_LOG } : false, dispatcherIntervalMs: 200 });
+  api = await createApiApp(testConfig(url), {
+    logger: process.env.TEST_LOG ? { level: process.env.TEST_LOG } : false,
+    dispatcherIntervalMs: 200,
+  });
 });
 
 afterAll(async () => {
@@ -42,8 +45,19 @@ afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
 });
 
-const event = (id: string) => ({ event_id: id, event_type: 'pg.outage', source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: { id } });
-const HMAC_SOURCE = { name: 'pg-outage-hook', scheme: 'hmac_sha256', secret: 'pg-outage-secret-0123456789', allow_replay_without_timestamp: true } as const;
+const event = (id: string) => ({
+  event_id: id,
+  event_type: 'pg.outage',
+  source: 'tests',
+  occurred_at: '2026-03-01T09:00:00Z',
+  data: { id },
+});
+const HMAC_SOURCE = {
+  name: 'pg-outage-hook',
+  scheme: 'hmac_sha256',
+  secret: 'pg-outage-secret-0123456789',
+  allow_replay_without_timestamp: true,
+} as const;
 
 async function storedEventIds(): Promise<string[]> {
   const client = new pg.Client({ connectionString: url });
@@ -65,16 +79,40 @@ function expectUnavailable(response: { statusCode: number; headers: Record<strin
 describe('Postgres down', () => {
   test('ingress answers 503 with Retry-After and acknowledges nothing it could not store', async () => {
     const inject = api.server.inject.bind(api.server);
-    expect((await inject({ method: 'POST', url: '/v1/activities', payload: { name: 'pg-outage', triggers: [{ type: 'event', event_type: 'pg.outage' }], tasks: [{ type: 'noop' }] } })).statusCode).toBe(201);
+    expect(
+      (
+        await inject({
+          method: 'POST',
+          url: '/v1/activities',
+          payload: {
+            name: 'pg-outage',
+            triggers: [{ type: 'event', event_type: 'pg.outage' }],
+            tasks: [{ type: 'noop' }],
+          },
+        })
+      ).statusCode,
+    ).toBe(201);
     expect((await inject({ method: 'POST', url: '/v1/webhook-sources', payload: HMAC_SOURCE })).statusCode).toBe(201);
     expect((await inject({ method: 'POST', url: '/v1/events', payload: event('before') })).statusCode).toBe(202);
 
     await postgres.stop();
 
     expectUnavailable(await inject({ method: 'POST', url: '/v1/events', payload: event('during-single') }));
-    expectUnavailable(await inject({ method: 'POST', url: '/v1/events', payload: [event('during-batch-1'), event('during-batch-2')] }));
+    expectUnavailable(
+      await inject({ method: 'POST', url: '/v1/events', payload: [event('during-batch-1'), event('during-batch-2')] }),
+    );
     const body = JSON.stringify({ id: 'during-webhook', type: 'pg.outage' });
-    expectUnavailable(await inject({ method: 'POST', url: `/v1/webhooks/${HMAC_SOURCE.name}`, payload: body, headers: { 'content-type': 'application/json', ...signHmac({ ...HMAC_SOURCE, signature_header: 'X-Signature', signature_prefix: '' }, body) } }));
+    expectUnavailable(
+      await inject({
+        method: 'POST',
+        url: `/v1/webhooks/${HMAC_SOURCE.name}`,
+        payload: body,
+        headers: {
+          'content-type': 'application/json',
+          ...signHmac({ ...HMAC_SOURCE, signature_header: 'X-Signature', signature_prefix: '' }, body),
+        },
+      }),
+    );
     const ready = await inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(503);
     expect(ready.json().checks.postgres.status).toBe('failing');

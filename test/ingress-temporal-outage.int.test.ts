@@ -28,7 +28,10 @@ beforeAll(async () => {
   await temporal.start();
   database = await createTestDatabase();
   config = testConfig(database.url, { TEMPORAL_ADDRESS: temporal.address });
-  api = await createApiApp(config, { logger: process.env.TEST_LOG ? { level: process.env.TEST_LOG } : false, dispatcherIntervalMs: 200 });
+  api = await createApiApp(config, {
+    logger: process.env.TEST_LOG ? { level: process.env.TEST_LOG } : false,
+    dispatcherIntervalMs: 200,
+  });
   await startWorker();
   sql = new pg.Pool({ connectionString: database.url, max: 3 });
 });
@@ -42,7 +45,11 @@ afterAll(async () => {
 });
 
 async function startWorker(): Promise<void> {
-  worker = await createWorkerApp(config, { logger: silentLogger, workflowBundle: await workflowBundle(), scheduleSweepIntervalMs: 0 });
+  worker = await createWorkerApp(config, {
+    logger: silentLogger,
+    workflowBundle: await workflowBundle(),
+    scheduleSweepIntervalMs: 0,
+  });
   void worker.run();
 }
 
@@ -65,7 +72,11 @@ describe('Temporal down during a burst', () => {
     const registered = await api.server.inject({
       method: 'POST',
       url: '/v1/activities',
-      payload: { name: 'outage-burst', triggers: [{ type: 'event', event_type: 'outage.burst' }], tasks: [{ type: 'noop' }] },
+      payload: {
+        name: 'outage-burst',
+        triggers: [{ type: 'event', event_type: 'outage.burst' }],
+        tasks: [{ type: 'noop' }],
+      },
     });
     expect(registered.statusCode).toBe(201);
     const activityId: string = registered.json().id;
@@ -91,7 +102,11 @@ describe('Temporal down during a burst', () => {
       if (wave < WAVES - 1) await new Promise((resolve) => setTimeout(resolve, WAVE_GAP_MS));
     }
     expect(answers.map((a) => a.status)).toEqual(Array(EVENTS).fill(202));
-    expect(answers.every((a) => a.body.status === 'accepted' && a.body.runs.length === 1 && a.body.runs[0].status === 'pending')).toBe(true);
+    expect(
+      answers.every(
+        (a) => a.body.status === 'accepted' && a.body.runs.length === 1 && a.body.runs[0].status === 'pending',
+      ),
+    ).toBe(true);
     // Only the requests in flight when Temporal went away wait for the start
     // deadline (5 s); after that one call at a time probes, so at most one
     // more request per deadline's worth of outage waits. The rest answer at once.
@@ -102,7 +117,9 @@ describe('Temporal down during a burst', () => {
     expect(median).toBeLessThan(1_000);
 
     // Every acknowledged event is on disk, pending.
-    const pending = await sql.query(`SELECT count(*)::int AS n FROM events WHERE event_type = 'outage.burst' AND routing_state = 'pending'`);
+    const pending = await sql.query(
+      `SELECT count(*)::int AS n FROM events WHERE event_type = 'outage.burst' AND routing_state = 'pending'`,
+    );
     expect(pending.rows[0].n).toBe(EVENTS);
 
     // The outage lasts 30 s in all; this models its length, it does not wait for a condition.
@@ -114,7 +131,9 @@ describe('Temporal down during a burst', () => {
     await waitFor(
       'every acknowledged event to be routed',
       async () => {
-        const result = await sql.query(`SELECT count(*)::int AS n FROM events WHERE event_type = 'outage.burst' AND routing_state = 'routed'`);
+        const result = await sql.query(
+          `SELECT count(*)::int AS n FROM events WHERE event_type = 'outage.burst' AND routing_state = 'routed'`,
+        );
         return result.rows[0].n === EVENTS + 1 ? true : undefined;
       },
       60_000,
@@ -124,7 +143,9 @@ describe('Temporal down during a burst', () => {
     await waitFor(
       'every run to be recorded',
       async () => {
-        const result = await sql.query(`SELECT count(*)::int AS n FROM activity_runs WHERE activity_id = $1`, [activityId]);
+        const result = await sql.query(`SELECT count(*)::int AS n FROM activity_runs WHERE activity_id = $1`, [
+          activityId,
+        ]);
         return result.rows[0].n === EVENTS + 1 ? true : undefined;
       },
       60_000,
@@ -132,9 +153,15 @@ describe('Temporal down during a burst', () => {
     const recordedAfterMs = Date.now() - upAt;
 
     // Exactly one run per event: one row per event id, and one route each, started once.
-    const runs = await sql.query(`SELECT count(*)::int AS n, count(DISTINCT event_id)::int AS events FROM activity_runs WHERE activity_id = $1`, [activityId]);
+    const runs = await sql.query(
+      `SELECT count(*)::int AS n, count(DISTINCT event_id)::int AS events FROM activity_runs WHERE activity_id = $1`,
+      [activityId],
+    );
     expect(runs.rows[0]).toEqual({ n: EVENTS + 1, events: EVENTS + 1 });
-    const outcomes = await sql.query(`SELECT outcome, count(*)::int AS n FROM event_routes WHERE activity_id = $1 GROUP BY outcome ORDER BY outcome`, [activityId]);
+    const outcomes = await sql.query(
+      `SELECT outcome, count(*)::int AS n FROM event_routes WHERE activity_id = $1 GROUP BY outcome ORDER BY outcome`,
+      [activityId],
+    );
     expect(outcomes.rows).toEqual([{ outcome: 'started', n: EVENTS + 1 }]);
 
     // And Temporal agrees: one execution per workflow id.
@@ -143,7 +170,8 @@ describe('Temporal down during a burst', () => {
       const client = new Client({ connection });
       const ids = await waitFor('the executions to be visible', async () => {
         const seen: string[] = [];
-        for await (const execution of client.workflow.list({ query: `ActivityId = "${activityId}"` })) seen.push(execution.workflowId);
+        for await (const execution of client.workflow.list({ query: `ActivityId = "${activityId}"` }))
+          seen.push(execution.workflowId);
         return seen.length >= EVENTS + 1 ? seen : undefined;
       });
       expect(ids).toHaveLength(EVENTS + 1);

@@ -58,12 +58,22 @@ async function startWorker(): Promise<SpawnedProcess> {
 }
 
 async function fire(name: string, tasks: object[]): Promise<{ workflowId: string; runId: string }> {
-  const created = await stack.api.server.inject({ method: 'POST', url: '/v1/activities', payload: { name, triggers: [{ type: 'event', event_type: `${name}.go` }], tasks } });
+  const created = await stack.api.server.inject({
+    method: 'POST',
+    url: '/v1/activities',
+    payload: { name, triggers: [{ type: 'event', event_type: `${name}.go` }], tasks },
+  });
   expect(created.statusCode, created.body).toBe(201);
   const posted = await stack.api.server.inject({
     method: 'POST',
     url: '/v1/events',
-    payload: { event_id: `evt_${name}`, event_type: `${name}.go`, source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: {} },
+    payload: {
+      event_id: `evt_${name}`,
+      event_type: `${name}.go`,
+      source: 'tests',
+      occurred_at: '2026-03-01T09:00:00Z',
+      data: {},
+    },
   });
   expect(posted.statusCode, posted.body).toBe(202);
   const workflowId = `activity-${created.json().id}:evt_${name}`;
@@ -99,29 +109,48 @@ async function historyOf(workflowId: string): Promise<temporal.api.history.v1.IH
 }
 
 const scheduledActivities = (events: temporal.api.history.v1.IHistoryEvent[]) =>
-  events.filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
-const markers = (events: temporal.api.history.v1.IHistoryEvent[]) => events.filter((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED);
-const timedOutTasks = (events: temporal.api.history.v1.IHistoryEvent[]) => events.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT);
+  events
+    .filter((e) => e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
+    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
+const markers = (events: temporal.api.history.v1.IHistoryEvent[]) =>
+  events.filter((e) => e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED);
+const timedOutTasks = (events: temporal.api.history.v1.IHistoryEvent[]) =>
+  events.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT);
 
 describe('a worker killed in the middle of a local bookkeeping write', () => {
   test('is replaced, the write is repeated by the next worker, and the run records one row per task and finishes', async () => {
     const openHttp = gate('/held-http');
     const first = await startWorker();
-    const { workflowId, runId } = await fire('la-crash', [{ type: 'http', config: { url: `${target.url}/held-http` } }, { type: 'noop' }]);
+    const { workflowId, runId } = await fire('la-crash', [
+      { type: 'http', config: { url: `${target.url}/held-http` } },
+      { type: 'noop' },
+    ]);
     const httpTask = taskWorkflowId(runId, 'http', 0);
 
     // 1. The http task's "succeeded" write: its row is locked before the request is answered.
-    await waitFor('the http request to arrive', async () => (target.requests.some((r) => r.url === '/held-http') ? true : undefined), PATIENCE);
+    await waitFor(
+      'the http request to arrive',
+      async () => (target.requests.some((r) => r.url === '/held-http') ? true : undefined),
+      PATIENCE,
+    );
     const taskLock = await lockRow('SELECT 1 FROM task_instances WHERE workflow_id = $1 FOR UPDATE', [httpTask]);
     openHttp();
-    await waitFor('the task\'s "succeeded" write to wait on the lock', () => workerWriteWaiting('task_instances'), PATIENCE);
+    await waitFor(
+      'the task\'s "succeeded" write to wait on the lock',
+      () => workerWriteWaiting('task_instances'),
+      PATIENCE,
+    );
     await killHard(first.child);
     await taskLock.release();
 
     // 2. The run's final status write, in the next worker.
     const runLock = await lockRow('SELECT 1 FROM activity_runs WHERE run_id = $1 FOR UPDATE', [runId]);
     const second = await startWorker();
-    await waitFor('the run\'s final status write to wait on the lock', () => workerWriteWaiting('activity_runs'), PATIENCE);
+    await waitFor(
+      "the run's final status write to wait on the lock",
+      () => workerWriteWaiting('activity_runs'),
+      PATIENCE,
+    );
     await killHard(second.child);
     await runLock.release();
 
@@ -132,10 +161,17 @@ describe('a worker killed in the middle of a local bookkeeping write', () => {
     // The external call happened once; every child was started once; one row per run and task.
     expect(target.requests.filter((r) => r.url === '/held-http')).toHaveLength(1);
     const run = await historyOf(workflowId);
-    const children = run.filter((e) => e.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED).map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId);
+    const children = run
+      .filter((e) => e.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED)
+      .map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId);
     expect(children).toEqual([httpTask, taskWorkflowId(runId, 'noop', 1)]);
-    expect((await stack.sql.query('SELECT status FROM activity_runs WHERE workflow_id = $1', [workflowId])).rows).toEqual([{ status: 'succeeded' }]);
-    const tasks = await stack.sql.query('SELECT task_index, status FROM task_instances WHERE run_id = $1 ORDER BY task_index', [runId]);
+    expect(
+      (await stack.sql.query('SELECT status FROM activity_runs WHERE workflow_id = $1', [workflowId])).rows,
+    ).toEqual([{ status: 'succeeded' }]);
+    const tasks = await stack.sql.query(
+      'SELECT task_index, status FROM task_instances WHERE run_id = $1 ORDER BY task_index',
+      [runId],
+    );
     expect(tasks.rows).toEqual([
       { task_index: 0, status: 'succeeded' },
       { task_index: 1, status: 'succeeded' },
@@ -157,22 +193,38 @@ describe('a bookkeeping write that cannot finish within the local retry window',
   test('is handed to an ordinary activity retried by Temporal, and the run finishes once the write can', async () => {
     const openHttp = gate('/held-fallback');
     await startWorker();
-    const { workflowId, runId } = await fire('la-fallback', [{ type: 'http', config: { url: `${target.url}/held-fallback` } }]);
-    await waitFor('the http request to arrive', async () => (target.requests.some((r) => r.url === '/held-fallback') ? true : undefined), PATIENCE);
+    const { workflowId, runId } = await fire('la-fallback', [
+      { type: 'http', config: { url: `${target.url}/held-fallback` } },
+    ]);
+    await waitFor(
+      'the http request to arrive',
+      async () => (target.requests.some((r) => r.url === '/held-fallback') ? true : undefined),
+      PATIENCE,
+    );
     // The run's final status write waits on this lock for longer than the 30 s local window.
     const runLock = await lockRow('SELECT 1 FROM activity_runs WHERE run_id = $1 FOR UPDATE', [runId]);
     try {
       openHttp();
-      await waitFor('the final status write to be handed to an ordinary activity', async () => (scheduledActivities(await historyOf(workflowId)).includes('setRunStatus') ? true : undefined), PATIENCE);
+      await waitFor(
+        'the final status write to be handed to an ordinary activity',
+        async () => (scheduledActivities(await historyOf(workflowId)).includes('setRunStatus') ? true : undefined),
+        PATIENCE,
+      );
       // Still held: nothing was recorded and the run is not over.
-      expect((await stack.sql.query('SELECT status FROM activity_runs WHERE run_id = $1', [runId])).rows).toEqual([{ status: 'running' }]);
+      expect((await stack.sql.query('SELECT status FROM activity_runs WHERE run_id = $1', [runId])).rows).toEqual([
+        { status: 'running' },
+      ]);
     } finally {
       await runLock.release();
     }
     const outcome = await stack.client.workflow.getHandle(workflowId).result();
     expect(outcome).toMatchObject({ runId, status: 'succeeded' });
-    expect((await stack.sql.query('SELECT status FROM activity_runs WHERE workflow_id = $1', [workflowId])).rows).toEqual([{ status: 'succeeded' }]);
-    expect((await stack.sql.query('SELECT status FROM task_instances WHERE run_id = $1', [runId])).rows).toEqual([{ status: 'succeeded' }]);
+    expect(
+      (await stack.sql.query('SELECT status FROM activity_runs WHERE workflow_id = $1', [workflowId])).rows,
+    ).toEqual([{ status: 'succeeded' }]);
+    expect((await stack.sql.query('SELECT status FROM task_instances WHERE run_id = $1', [runId])).rows).toEqual([
+      { status: 'succeeded' },
+    ]);
 
     // The local attempt's failure is in the history (a marker) before the ordinary activity.
     const run = await historyOf(workflowId);
@@ -182,7 +234,9 @@ describe('a bookkeeping write that cannot finish within the local retry window',
     expect(Number(lastMarker?.eventId)).toBeLessThan(Number(fallback?.eventId));
     expect(lastMarker?.markerRecordedEventAttributes?.failure).toBeTruthy();
     // Replayed, the failed marker leads to the same fallback (the SDK hands the failure over differently then).
-    await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, { events: run }, workflowId)).resolves.toBeUndefined();
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, { events: run }, workflowId),
+    ).resolves.toBeUndefined();
     await recordGoldenHistory('run-activity-workflow-bookkeeping-fallback', { events: run }, workflowId);
   }, 600_000);
 });

@@ -8,7 +8,10 @@ type Version = [number, number, number];
 
 /** `20`, `20.19`, `6.*`, `0.8.x` → the lowest version and how many parts were given. */
 function parse(text: string): { version: Version; parts: number } {
-  const parts = text.replace(/^v/, '').split('.').filter((part) => part !== '' && part !== '*' && part.toLowerCase() !== 'x');
+  const parts = text
+    .replace(/^v/, '')
+    .split('.')
+    .filter((part) => part !== '' && part !== '*' && part.toLowerCase() !== 'x');
   const numbers = parts.map(Number);
   return { version: [numbers[0] ?? 0, numbers[1] ?? 0, numbers[2] ?? 0], parts: parts.length };
 }
@@ -25,12 +28,21 @@ function compare(a: Version, b: Version): number {
  */
 function satisfies(version: Version, range: string): boolean {
   return range.split('||').some((alternative) => {
-    const comparators = alternative.trim().replace(/(>=|<=|>|<|\^|~|=)\s+/g, '$1').split(/\s+/).filter(Boolean);
+    const comparators = alternative
+      .trim()
+      .replace(/(>=|<=|>|<|\^|~|=)\s+/g, '$1')
+      .split(/\s+/)
+      .filter(Boolean);
     return comparators.every((comparator) => {
       const [, operator = '', rest = ''] = /^(>=|<=|>|<|\^|~|=)?(.*)$/.exec(comparator)!;
       if (rest === '*' || rest === '') return true;
       const { version: bound, parts } = parse(rest);
-      const upper = (index: number): Version => (index === 0 ? [bound[0] + 1, 0, 0] : index === 1 ? [bound[0], bound[1] + 1, 0] : [bound[0], bound[1], bound[2] + 1]);
+      const upper = (index: number): Version =>
+        index === 0
+          ? [bound[0] + 1, 0, 0]
+          : index === 1
+            ? [bound[0], bound[1] + 1, 0]
+            : [bound[0], bound[1], bound[2] + 1];
       switch (operator) {
         case '>=':
           return compare(version, bound) >= 0;
@@ -41,7 +53,10 @@ function satisfies(version: Version, range: string): boolean {
         case '<':
           return compare(version, bound) < 0;
         case '^':
-          return compare(version, bound) >= 0 && compare(version, upper(bound[0] > 0 || parts === 1 ? 0 : bound[1] > 0 || parts === 2 ? 1 : 2)) < 0;
+          return (
+            compare(version, bound) >= 0 &&
+            compare(version, upper(bound[0] > 0 || parts === 1 ? 0 : bound[1] > 0 || parts === 2 ? 1 : 2)) < 0
+          );
         case '~':
           return compare(version, bound) >= 0 && compare(version, upper(parts === 1 ? 0 : 1)) < 0;
         default:
@@ -54,17 +69,34 @@ function satisfies(version: Version, range: string): boolean {
 describe('the Node 20 promise', () => {
   test('the range check reads the forms package manifests use', () => {
     const node20 = parse('20.19.0').version;
-    for (const range of ['>=18', '>= 20.3.0', '^20.19.0 || >=22.12.0', '18 || 20 || >=22', '6.* || 8.* || >= 10.*', '>=16 || 14 >=14.17', '*']) expect(satisfies(node20, range), range).toBe(true);
-    for (const range of ['>=22', '^22.0.0', '>=20.20', '18 || >=22', '<20', '~20.18.0']) expect(satisfies(node20, range), range).toBe(false);
+    for (const range of [
+      '>=18',
+      '>= 20.3.0',
+      '^20.19.0 || >=22.12.0',
+      '18 || 20 || >=22',
+      '6.* || 8.* || >= 10.*',
+      '>=16 || 14 >=14.17',
+      '*',
+    ])
+      expect(satisfies(node20, range), range).toBe(true);
+    for (const range of ['>=22', '^22.0.0', '>=20.20', '18 || >=22', '<20', '~20.18.0'])
+      expect(satisfies(node20, range), range).toBe(false);
   });
 
   test('every package in the lockfile supports the lowest Node that package.json promises, so installs print no EBADENGINE', async () => {
     const manifest = JSON.parse(await readFile('package.json', 'utf8')) as { engines: { node: string } };
     const floor = /^>=\s*(\d+(?:\.\d+){0,2})$/.exec(manifest.engines.node)?.[1];
     expect(floor, 'package.json engines.node is a lower bound').toBeDefined();
-    const lock = JSON.parse(await readFile('package-lock.json', 'utf8')) as { packages: Record<string, { version?: string; engines?: unknown }> };
+    const lock = JSON.parse(await readFile('package-lock.json', 'utf8')) as {
+      packages: Record<string, { version?: string; engines?: unknown }>;
+    };
     const unsupported = Object.entries(lock.packages)
-      .filter(([, entry]) => typeof entry.engines === 'object' && entry.engines !== null && typeof (entry.engines as { node?: unknown }).node === 'string')
+      .filter(
+        ([, entry]) =>
+          typeof entry.engines === 'object' &&
+          entry.engines !== null &&
+          typeof (entry.engines as { node?: unknown }).node === 'string',
+      )
       .map(([path, entry]) => ({ path, version: entry.version, node: (entry.engines as { node: string }).node }))
       .filter((entry) => !satisfies(parse(floor!).version, entry.node));
     expect(unsupported).toEqual([]);
@@ -75,10 +107,16 @@ describe('the Node 20 promise', () => {
     try {
       await mkdir(join(scratch, 'scripts'));
       await copyFile('scripts/bootstrap.mjs', join(scratch, 'scripts', 'bootstrap.mjs'));
-      await writeFile(join(scratch, 'package.json'), JSON.stringify({ name: 'engines-check', engines: { node: '>=99.1' } }));
+      await writeFile(
+        join(scratch, 'package.json'),
+        JSON.stringify({ name: 'engines-check', engines: { node: '>=99.1' } }),
+      );
       const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = execFile(process.execPath, [join(scratch, 'scripts', 'bootstrap.mjs'), 'test'], { cwd: scratch, timeout: 60_000 }, (_error, _stdout, stderr) =>
-          resolve({ code: child.exitCode, stderr }),
+        const child = execFile(
+          process.execPath,
+          [join(scratch, 'scripts', 'bootstrap.mjs'), 'test'],
+          { cwd: scratch, timeout: 60_000 },
+          (_error, _stdout, stderr) => resolve({ code: child.exitCode, stderr }),
         );
       });
       expect(result.code).toBe(1);

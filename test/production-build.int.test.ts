@@ -26,7 +26,10 @@ async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
 
 beforeAll(async () => {
   // `npm run build`, into a directory of its own so that it never races a developer's dist/.
-  await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/build.ts', `--out=${distDir}`], { cwd: root, timeout: 240_000 });
+  await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/build.ts', `--out=${distDir}`], {
+    cwd: root,
+    timeout: 240_000,
+  });
   // Empty, not the migrated template: the compiled processes must find and apply their migrations.
   await admin((client) => client.query(`CREATE DATABASE ${database}`));
 }, 300_000);

@@ -10,12 +10,20 @@ import { describe, expect, test } from 'vitest';
  * and the echo endpoint it calls.
  */
 const readme = readFileSync(join(process.cwd(), 'README.md'), 'utf8');
-const walkthrough = readme.slice(readme.indexOf('## Five minutes with it'), readme.indexOf('## Running against your own servers'));
+const walkthrough = readme.slice(
+  readme.indexOf('## Five minutes with it'),
+  readme.indexOf('## Running against your own servers'),
+);
 
 describe('the README', () => {
   test('opens with exactly two commands: npm start and npm test', () => {
     const first = /```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
-    expect(first.trim().split('\n').map((line) => line.split('#')[0]!.trim())).toEqual(['npm start', 'npm test']);
+    expect(
+      first
+        .trim()
+        .split('\n')
+        .map((line) => line.split('#')[0]!.trim()),
+    ).toEqual(['npm start', 'npm test']);
   });
 
   test('the walkthrough names the run id that its activity id and event id produce', () => {

@@ -6,10 +6,24 @@ import { createWorkerApp, type WorkerApp } from '../apps/worker/src/worker-app';
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { startHttpTarget } from './http-target';
-import { createTestDatabase, silentLogger, startStack, testConfig, waitFor, workflowBundle, type TestStack } from './harness';
+import {
+  createTestDatabase,
+  silentLogger,
+  startStack,
+  testConfig,
+  waitFor,
+  workflowBundle,
+  type TestStack,
+} from './harness';
 import { killHard, spawnApiProcess, stopGracefully, type SpawnedProcess } from './worker-process';
 
-const event = (id: string, type: string) => ({ event_id: id, event_type: type, source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: {} });
+const event = (id: string, type: string) => ({
+  event_id: id,
+  event_type: type,
+  source: 'tests',
+  occurred_at: '2026-03-01T09:00:00Z',
+  data: {},
+});
 
 async function countExecutions(client: Client, workflowId: string): Promise<number> {
   let count = 0;
@@ -43,12 +57,21 @@ describe('re-running runs', () => {
   });
 
   const api = async (method: 'GET' | 'POST', url: string, payload?: unknown, headers: Record<string, string> = {}) => {
-    const response = await stack.api.server.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as object }) });
+    const response = await stack.api.server.inject({
+      method,
+      url,
+      headers,
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
     return { status: response.statusCode, json: response.json(), headers: response.headers };
   };
 
   async function activity(name: string, eventType: string, tasks: unknown[]): Promise<string> {
-    const created = await api('POST', '/v1/activities', { name, triggers: [{ type: 'event', event_type: eventType }], tasks });
+    const created = await api('POST', '/v1/activities', {
+      name,
+      triggers: [{ type: 'event', event_type: eventType }],
+      tasks,
+    });
     expect(created.status).toBe(201);
     return created.json.id as string;
   }
@@ -56,7 +79,9 @@ describe('re-running runs', () => {
   async function failedRun(activityId: string, eventType: string, eventId: string): Promise<string> {
     expect((await api('POST', '/v1/events', event(eventId, eventType))).status).toBe(202);
     const runId = runIdFor(`activity-${activityId}:${eventId}`);
-    await waitFor(`run ${eventId} failed`, async () => ((await api('GET', `/v1/runs/${runId}`)).json.status === 'failed' ? true : undefined));
+    await waitFor(`run ${eventId} failed`, async () =>
+      (await api('GET', `/v1/runs/${runId}`)).json.status === 'failed' ? true : undefined,
+    );
     return runId;
   }
 
@@ -73,13 +98,31 @@ describe('re-running runs', () => {
     ]);
     const original = await failedRun(activityId, 'rerun.start', 'evt_rerun_start');
 
-    const rerun = await api('POST', `/v1/runs/${original}/rerun`, { from: 'start' }, { 'idempotency-key': 'rerun-start-1' });
+    const rerun = await api(
+      'POST',
+      `/v1/runs/${original}/rerun`,
+      { from: 'start' },
+      { 'idempotency-key': 'rerun-start-1' },
+    );
     expect(rerun.status).toBe(202);
     const workflowId = rerunWorkflowId(original, 1);
-    expect(rerun.json).toMatchObject({ workflow_id: workflowId, run_id: runIdFor(workflowId), rerun_of: original, attempt: 1, from: 'start', from_task_index: 0, status: 'started', key: 'rerun-start-1', key_generated: false });
+    expect(rerun.json).toMatchObject({
+      workflow_id: workflowId,
+      run_id: runIdFor(workflowId),
+      rerun_of: original,
+      attempt: 1,
+      from: 'start',
+      from_task_index: 0,
+      status: 'started',
+      key: 'rerun-start-1',
+      key_generated: false,
+    });
     const done = await settled(rerun.json.run_id);
     expect(done.status).toBe('succeeded');
-    expect(done.tasks.map((task: { task_index: number; status: string }) => [task.task_index, task.status])).toEqual([[0, 'succeeded'], [1, 'succeeded']]);
+    expect(done.tasks.map((task: { task_index: number; status: string }) => [task.task_index, task.status])).toEqual([
+      [0, 'succeeded'],
+      [1, 'succeeded'],
+    ]);
     expect(seen.get('/start-first')).toBe(2);
 
     // The re-run carries the trigger of the original and names it in the Temporal UI.
@@ -89,7 +132,9 @@ describe('re-running runs', () => {
   });
 
   test('the same Idempotency-Key twice is one re-run: the second request starts nothing', async () => {
-    const activityId = await activity('rerun-key', 'rerun.key', [{ type: 'http', config: { url: `${target.url}/flaky/key` } }]);
+    const activityId = await activity('rerun-key', 'rerun.key', [
+      { type: 'http', config: { url: `${target.url}/flaky/key` } },
+    ]);
     const original = await failedRun(activityId, 'rerun.key', 'evt_rerun_key');
     const first = await api('POST', `/v1/runs/${original}/rerun`, undefined, { 'idempotency-key': 'same-key' });
     const second = await api('POST', `/v1/runs/${original}/rerun`, undefined, { 'idempotency-key': 'same-key' });
@@ -103,13 +148,24 @@ describe('re-running runs', () => {
 
     // Without a key every request is a new attempt: rerun-<run_id>:2.
     const third = await api('POST', `/v1/runs/${original}/rerun`);
-    expect(third.json).toMatchObject({ workflow_id: rerunWorkflowId(original, 2), attempt: 2, status: 'started', key_generated: true });
+    expect(third.json).toMatchObject({
+      workflow_id: rerunWorkflowId(original, 2),
+      attempt: 2,
+      status: 'started',
+      key_generated: true,
+    });
     await settled(third.json.run_id);
 
     // GET shows the chain, from the original and from a re-run.
     const fromOriginal = await api('GET', `/v1/runs/${original}`);
     expect(fromOriginal.json).toMatchObject({ rerun_of: null, rerun_attempt: null });
-    expect(fromOriginal.json.reruns.map((link: { attempt: number; workflow_id: string; status: string }) => [link.attempt, link.workflow_id, link.status])).toEqual([
+    expect(
+      fromOriginal.json.reruns.map((link: { attempt: number; workflow_id: string; status: string }) => [
+        link.attempt,
+        link.workflow_id,
+        link.status,
+      ]),
+    ).toEqual([
       [1, rerunWorkflowId(original, 1), 'succeeded'],
       [2, rerunWorkflowId(original, 2), 'succeeded'],
     ]);
@@ -133,7 +189,9 @@ describe('re-running runs', () => {
     expect(done.status).toBe('succeeded');
     // Task 0 was not called again; task 1 saw its recorded result (tok-1) in its URL.
     expect(seen.get('/token')).toBe(1);
-    expect(target.requests.filter((request) => request.url.startsWith('/flaky/resume/')).map((request) => request.url)).toEqual(['/flaky/resume/tok-1', '/flaky/resume/tok-1']);
+    expect(
+      target.requests.filter((request) => request.url.startsWith('/flaky/resume/')).map((request) => request.url),
+    ).toEqual(['/flaky/resume/tok-1', '/flaky/resume/tok-1']);
     expect(done.tasks.map((task: { task_index: number }) => task.task_index)).toEqual([1]);
     expect(await countExecutions(stack.client, `task-${rerun.json.run_id}:http:0`)).toBe(0);
   });
@@ -142,7 +200,9 @@ describe('re-running runs', () => {
     const activityId = await activity('rerun-busy', 'rerun.busy', [{ type: 'delay', config: { duration: '10m' } }]);
     expect((await api('POST', '/v1/events', event('evt_rerun_busy', 'rerun.busy'))).status).toBe(202);
     const runId = runIdFor(`activity-${activityId}:evt_rerun_busy`);
-    await waitFor('busy run recorded', async () => ((await api('GET', `/v1/runs/${runId}`)).status === 200 ? true : undefined));
+    await waitFor('busy run recorded', async () =>
+      (await api('GET', `/v1/runs/${runId}`)).status === 200 ? true : undefined,
+    );
     const refused = await api('POST', `/v1/runs/${runId}/rerun`);
     expect(refused.status).toBe(409);
     expect(refused.headers['content-type']).toContain('application/problem+json');
@@ -152,7 +212,9 @@ describe('re-running runs', () => {
   });
 
   test('a bulk re-run counts with dry_run, then re-runs each selected run once and records its progress', async () => {
-    const activityId = await activity('rerun-bulk', 'rerun.bulk', [{ type: 'http', config: { url: `${target.url}/flaky/bulk-{{event.event_id}}` } }]);
+    const activityId = await activity('rerun-bulk', 'rerun.bulk', [
+      { type: 'http', config: { url: `${target.url}/flaky/bulk-{{event.event_id}}` } },
+    ]);
     const since = new Date(Date.now() - 60_000).toISOString();
     const originals = [];
     for (const n of [1, 2, 3]) originals.push(await failedRun(activityId, 'rerun.bulk', `evt_bulk_${n}`));
@@ -176,7 +238,9 @@ describe('re-running runs', () => {
     });
     expect(done).toMatchObject({ total: 3, processed: 3, started: 3, skipped: 0 });
     for (const original of originals) {
-      const rows = await stack.sql.query('SELECT workflow_id, bulk_rerun_id FROM run_reruns WHERE rerun_of = $1', [original]);
+      const rows = await stack.sql.query('SELECT workflow_id, bulk_rerun_id FROM run_reruns WHERE rerun_of = $1', [
+        original,
+      ]);
       expect(rows.rows).toEqual([{ workflow_id: rerunWorkflowId(original, 1), bulk_rerun_id: accepted.json.id }]);
       expect((await settled(runIdFor(rerunWorkflowId(original, 1)))).status).toBe('succeeded');
     }
@@ -191,10 +255,15 @@ describe('re-running runs', () => {
   });
 
   test('a bulk filter is bounded: a range over 31 days or running runs are refused naming the field', async () => {
-    const tooLong = await api('POST', '/v1/runs/rerun', { filter: { from: '2026-01-01T00:00:00Z', to: '2026-03-01T00:00:00Z' }, dry_run: true });
+    const tooLong = await api('POST', '/v1/runs/rerun', {
+      filter: { from: '2026-01-01T00:00:00Z', to: '2026-03-01T00:00:00Z' },
+      dry_run: true,
+    });
     expect(tooLong.status).toBe(400);
     expect(JSON.stringify(tooLong.json)).toContain('filter.to');
-    const running = await api('POST', '/v1/runs/rerun', { filter: { status: 'running', from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' } });
+    const running = await api('POST', '/v1/runs/rerun', {
+      filter: { status: 'running', from: '2026-01-01T00:00:00Z', to: '2026-01-02T00:00:00Z' },
+    });
     expect(running.status).toBe(400);
     expect(JSON.stringify(running.json)).toContain('status');
   });
@@ -220,17 +289,28 @@ describe('re-running runs', () => {
     expect(plain.json).toMatchObject({ started: 0, duplicate: 1 });
     expect(plain.json.reruns).toBeUndefined();
 
-    const rerun = await api('POST', `/v1/activities/${activityId}/schedules/backfill`, { ...range, rerun_failed: true });
+    const rerun = await api('POST', `/v1/activities/${activityId}/schedules/backfill`, {
+      ...range,
+      rerun_failed: true,
+    });
     expect(rerun.status).toBe(200);
     expect(rerun.json).toMatchObject({ started: 0, duplicate: 1 });
     expect(rerun.json.reruns).toEqual([
-      expect.objectContaining({ rerun_of: original, workflow_id: rerunWorkflowId(original, 1), run_id: runIdFor(rerunWorkflowId(original, 1)), status: 'started' }),
+      expect.objectContaining({
+        rerun_of: original,
+        workflow_id: rerunWorkflowId(original, 1),
+        run_id: runIdFor(rerunWorkflowId(original, 1)),
+        status: 'started',
+      }),
     ]);
     const done = await settled(rerun.json.reruns[0].run_id);
     expect(done).toMatchObject({ status: 'succeeded', trigger_type: 'backfill', rerun_of: original });
 
     // Once its re-run has succeeded, the fire time is left alone.
-    const afterwards = await api('POST', `/v1/activities/${activityId}/schedules/backfill`, { ...range, rerun_failed: true });
+    const afterwards = await api('POST', `/v1/activities/${activityId}/schedules/backfill`, {
+      ...range,
+      rerun_failed: true,
+    });
     expect(afterwards.json.reruns).toEqual([expect.objectContaining({ rerun_of: original, status: 'skipped' })]);
   });
 });
@@ -279,7 +359,11 @@ describe('a bulk re-run when the API that carries it out is killed', () => {
       const response = await api.server.inject({ method, url, ...(payload === undefined ? {} : { payload }) });
       return { status: response.statusCode, json: response.json() };
     };
-    const created = await inject('POST', '/v1/activities', { name: 'bulk-crash', triggers: [{ type: 'event', event_type: 'bulk.crash' }], tasks: [{ type: 'http', config: { url: `${target.url}/fail` } }] });
+    const created = await inject('POST', '/v1/activities', {
+      name: 'bulk-crash',
+      triggers: [{ type: 'event', event_type: 'bulk.crash' }],
+      tasks: [{ type: 'http', config: { url: `${target.url}/fail` } }],
+    });
     const activityId = created.json.id as string;
     const since = new Date(Date.now() - 60_000).toISOString();
     const originals: string[] = [];
@@ -288,7 +372,10 @@ describe('a bulk re-run when the API that carries it out is killed', () => {
       originals.push(runIdFor(`activity-${activityId}:evt_crash_${n}`));
     }
     await waitFor('six failed runs', async () => {
-      const { rows } = await sql.query(`SELECT count(*)::int AS n FROM activity_runs WHERE activity_id = $1 AND status = 'failed'`, [activityId]);
+      const { rows } = await sql.query(
+        `SELECT count(*)::int AS n FROM activity_runs WHERE activity_id = $1 AND status = 'failed'`,
+        [activityId],
+      );
       return rows[0].n === 6 ? true : undefined;
     });
     failing = false;
@@ -303,7 +390,9 @@ describe('a bulk re-run when the API that carries it out is killed', () => {
     const accepted = await fetch(`http://127.0.0.1:${portA}/v1/runs/rerun`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'idempotency-key': 'crash-bulk' },
-      body: JSON.stringify({ filter: { activity_id: activityId, from: since, to: new Date(Date.now() + 60_000).toISOString() } }),
+      body: JSON.stringify({
+        filter: { activity_id: activityId, from: since, to: new Date(Date.now() + 60_000).toISOString() },
+      }),
     });
     expect(accepted.status).toBe(202);
     const bulk = (await accepted.json()) as { id: string; total: number };

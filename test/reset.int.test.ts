@@ -37,7 +37,13 @@ describe('a run reset from the Temporal UI', () => {
     await stack.api.server.inject({
       method: 'POST',
       url: '/v1/events',
-      payload: { event_id: 'evt_reset', event_type: 'reset.test', source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: {} },
+      payload: {
+        event_id: 'evt_reset',
+        event_type: 'reset.test',
+        source: 'tests',
+        occurred_at: '2026-03-01T09:00:00Z',
+        data: {},
+      },
     });
     const workflowId = `activity-${activityId}:evt_reset`;
     const runId = runIdFor(workflowId);
@@ -47,7 +53,9 @@ describe('a run reset from the Temporal UI', () => {
 
     // Reset to the first workflow task: the new execution re-runs everything after it.
     const history = await handle.fetchHistory();
-    const firstTask = (history.events ?? []).find((e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+    const firstTask = (history.events ?? []).find(
+      (e) => e.eventType === temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED,
+    );
     const reset = await stack.client.workflowService.resetWorkflowExecution({
       namespace: stack.config.temporal.namespace,
       workflowExecution: { workflowId, runId: firstRun },
@@ -61,7 +69,9 @@ describe('a run reset from the Temporal UI', () => {
 
     // The reset execution found its children's ids taken and waited for them.
     const resetHistory = await stack.client.workflow.getHandle(workflowId, reset.runId ?? undefined).fetchHistory();
-    const waited = (resetHistory.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'awaitTaskWorkflow');
+    const waited = (resetHistory.events ?? []).filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'awaitTaskWorkflow',
+    );
     expect(waited).toHaveLength(2);
 
     // Same run id, same rows; the tasks' external work was not redone.
@@ -69,7 +79,10 @@ describe('a run reset from the Temporal UI', () => {
     for (const child of [`task-${runId}:http:0`, `task-${runId}:noop:1`]) expect(await countExecutions(child)).toBe(1);
     const runs = await stack.sql.query('SELECT run_id, status FROM activity_runs WHERE workflow_id = $1', [workflowId]);
     expect(runs.rows).toEqual([{ run_id: runId, status: 'succeeded' }]);
-    const tasks = await stack.sql.query('SELECT task_index, status FROM task_instances WHERE run_id = $1 ORDER BY task_index', [runId]);
+    const tasks = await stack.sql.query(
+      'SELECT task_index, status FROM task_instances WHERE run_id = $1 ORDER BY task_index',
+      [runId],
+    );
     expect(tasks.rows).toEqual([
       { task_index: 0, status: 'succeeded' },
       { task_index: 1, status: 'succeeded' },

@@ -31,7 +31,8 @@ export async function createRestartablePostgres(): Promise<RestartablePostgres> 
   const dataDir = join(scratch, 'pg');
   const port = await freePort();
   let server: RunningPostgres | undefined;
-  const urlFor = (database: string): string => `postgres://postgres:postgres@127.0.0.1:${port}/${encodeURIComponent(database)}`;
+  const urlFor = (database: string): string =>
+    `postgres://postgres:postgres@127.0.0.1:${port}/${encodeURIComponent(database)}`;
   const stop = async (): Promise<void> => {
     await server?.stop();
     server = undefined;
@@ -46,7 +47,7 @@ export async function createRestartablePostgres(): Promise<RestartablePostgres> 
     async crash() {
       const pid = Number((await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
       process.kill(pid, 'SIGQUIT');
-      for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline;) {
         try {
           process.kill(pid, 0);
         } catch {

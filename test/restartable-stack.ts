@@ -35,7 +35,13 @@ export interface Load {
   done: Promise<void>;
 }
 
-const envelope = (eventType: string, id: string) => ({ event_id: id, event_type: eventType, source: 'fault-tests', occurred_at: '2026-03-01T09:00:00Z', data: { id } });
+const envelope = (eventType: string, id: string) => ({
+  event_id: id,
+  event_type: eventType,
+  source: 'fault-tests',
+  occurred_at: '2026-03-01T09:00:00Z',
+  data: { id },
+});
 
 export function startLoad(options: LoadOptions): Load {
   const acked = new Set<string>();
@@ -46,17 +52,32 @@ export function startLoad(options: LoadOptions): Load {
   let next = 0;
 
   const post = async (body: unknown): Promise<{ status: number; json: any; retryAfter: number }> => {
-    const response = await fetch(`${options.apiUrl}/v1/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    return { status: response.status, json: await response.json().catch(() => undefined), retryAfter: Number(response.headers.get('retry-after') ?? 1) };
+    const response = await fetch(`${options.apiUrl}/v1/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return {
+      status: response.status,
+      json: await response.json().catch(() => undefined),
+      retryAfter: Number(response.headers.get('retry-after') ?? 1),
+    };
   };
 
   /** Posts until every id in `ids` is acknowledged, as a client honouring 503 + Retry-After does. */
   const sendUntilAcked = async (ids: string[]): Promise<void> => {
     let waiting = ids;
     for (let attempt = 0; waiting.length > 0; attempt++) {
-      if (options.apiExited?.() != null) throw new Error(`the API process exited (${String(options.apiExited())}) with ${waiting.length} events unacknowledged`);
+      if (options.apiExited?.() != null)
+        throw new Error(
+          `the API process exited (${String(options.apiExited())}) with ${waiting.length} events unacknowledged`,
+        );
       try {
-        const answer = await post(waiting.length === 1 ? envelope(options.eventType, waiting[0]!) : waiting.map((id) => envelope(options.eventType, id)));
+        const answer = await post(
+          waiting.length === 1
+            ? envelope(options.eventType, waiting[0]!)
+            : waiting.map((id) => envelope(options.eventType, id)),
+        );
         if (answer.status === 202) {
           if (waiting.length === 1) {
             acked.add(waiting[0]!);
@@ -69,7 +90,8 @@ export function startLoad(options: LoadOptions): Load {
           continue;
         }
         refused.set(answer.status, (refused.get(answer.status) ?? 0) + 1);
-        if (answer.status !== 503 && answer.status !== 429) throw new Error(`unexpected ${answer.status}: ${JSON.stringify(answer.json)}`);
+        if (answer.status !== 503 && answer.status !== 429)
+          throw new Error(`unexpected ${answer.status}: ${JSON.stringify(answer.json)}`);
         // Retry-After is a hint in seconds; a test keeps it short.
         await sleep(Math.min(1_000, Math.max(200, answer.retryAfter * 250)));
       } catch (error) {
@@ -83,7 +105,8 @@ export function startLoad(options: LoadOptions): Load {
   const sender = async (): Promise<void> => {
     while (next < options.count) {
       const start = next;
-      const size = options.batchAt !== undefined && start === options.batchAt ? Math.min(batchSize, options.count - start) : 1;
+      const size =
+        options.batchAt !== undefined && start === options.batchAt ? Math.min(batchSize, options.count - start) : 1;
       next += size;
       await sendUntilAcked(Array.from({ length: size }, (_, i) => `${options.prefix}-${start + i}`));
       await sleep(gapMs);
@@ -95,7 +118,12 @@ export function startLoad(options: LoadOptions): Load {
 }
 
 /** Polls `check` until it returns true; throws with `describe()` after `timeoutMs`. */
-export async function until(what: string, check: () => Promise<boolean>, timeoutMs: number, describe?: () => Promise<string>): Promise<void> {
+export async function until(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  describe?: () => Promise<string>,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -104,7 +132,10 @@ export async function until(what: string, check: () => Promise<boolean>, timeout
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}${describe ? `\n${await describe().catch(String)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out waiting for ${what}${last ? `: ${String(last)}` : ''}${describe ? `\n${await describe().catch(String)}` : ''}`,
+      );
     await sleep(250);
   }
 }
@@ -154,15 +185,20 @@ export async function checkInvariants(input: InvariantInput): Promise<string[]> 
 
   // Every acknowledged event is stored and routed.
   const events = await sql.query(`SELECT event_id, routing_state FROM events WHERE event_id = ANY($1)`, [acked]);
-  if (events.rows.length !== acked.length) problems.push(`${acked.length - events.rows.length} acknowledged events are not stored`);
+  if (events.rows.length !== acked.length)
+    problems.push(`${acked.length - events.rows.length} acknowledged events are not stored`);
   const unrouted = events.rows.filter((row) => row.routing_state !== 'routed');
   if (unrouted.length > 0) problems.push(`${unrouted.length} acknowledged events are not routed`);
 
   // Exactly one run per acknowledged event, and none for anything else.
-  const runs = await sql.query(`SELECT event_id, count(*)::int AS n FROM activity_runs WHERE activity_id = $1 GROUP BY event_id`, [input.eventActivityId]);
+  const runs = await sql.query(
+    `SELECT event_id, count(*)::int AS n FROM activity_runs WHERE activity_id = $1 GROUP BY event_id`,
+    [input.eventActivityId],
+  );
   const runsByEvent = new Map(runs.rows.map((row) => [row.event_id as string, row.n as number]));
   const missing = acked.filter((id) => !runsByEvent.has(id));
-  if (missing.length > 0) problems.push(`${missing.length} acknowledged events have no run (e.g. ${missing.slice(0, 3).join(', ')})`);
+  if (missing.length > 0)
+    problems.push(`${missing.length} acknowledged events have no run (e.g. ${missing.slice(0, 3).join(', ')})`);
   const doubled = [...runsByEvent].filter(([, n]) => n > 1);
   if (doubled.length > 0) problems.push(`${doubled.length} events have more than one run (e.g. ${doubled[0]![0]})`);
   const unexpected = [...runsByEvent.keys()].filter((id) => !input.acked.has(id));
@@ -179,20 +215,31 @@ export async function checkInvariants(input: InvariantInput): Promise<string[]> 
       WHERE r.activity_id = $1 GROUP BY r.run_id`,
     [input.eventActivityId],
   );
-  const wrongCount = tasks.rows.filter((row) => row.n !== input.tasksPerRun || row.distinct_indexes !== input.tasksPerRun);
-  if (wrongCount.length > 0) problems.push(`${wrongCount.length} runs do not have exactly ${input.tasksPerRun} task rows (e.g. ${wrongCount[0].run_id}: ${wrongCount[0].n})`);
+  const wrongCount = tasks.rows.filter(
+    (row) => row.n !== input.tasksPerRun || row.distinct_indexes !== input.tasksPerRun,
+  );
+  if (wrongCount.length > 0)
+    problems.push(
+      `${wrongCount.length} runs do not have exactly ${input.tasksPerRun} task rows (e.g. ${wrongCount[0].run_id}: ${wrongCount[0].n})`,
+    );
   const unfinished = tasks.rows.filter((row) => !row.all_succeeded);
   if (unfinished.length > 0) problems.push(`${unfinished.length} runs have a task that did not succeed`);
-  const orphans = await sql.query(`SELECT count(*)::int AS n FROM task_instances t WHERE NOT EXISTS (SELECT 1 FROM activity_runs r WHERE r.run_id = t.run_id)`);
+  const orphans = await sql.query(
+    `SELECT count(*)::int AS n FROM task_instances t WHERE NOT EXISTS (SELECT 1 FROM activity_runs r WHERE r.run_id = t.run_id)`,
+  );
   if (orphans.rows[0].n > 0) problems.push(`${orphans.rows[0].n} task rows belong to no run`);
 
   // One side-effect key per http task: retries reuse it, nothing mints a second one.
   const keys = new Set(input.httpKeys);
   if (input.httpKeys.some((key) => key === '')) problems.push('an http task request carried no Idempotency-Key');
-  if (keys.size !== runsByEvent.size) problems.push(`${keys.size} distinct Idempotency-Keys reached the target for ${runsByEvent.size} http tasks`);
+  if (keys.size !== runsByEvent.size)
+    problems.push(`${keys.size} distinct Idempotency-Keys reached the target for ${runsByEvent.size} http tasks`);
 
   if (input.cronActivityId !== undefined) {
-    const cron = await sql.query(`SELECT scheduled_for, count(*)::int AS n FROM activity_runs WHERE activity_id = $1 GROUP BY scheduled_for HAVING count(*) > 1`, [input.cronActivityId]);
+    const cron = await sql.query(
+      `SELECT scheduled_for, count(*)::int AS n FROM activity_runs WHERE activity_id = $1 GROUP BY scheduled_for HAVING count(*) > 1`,
+      [input.cronActivityId],
+    );
     if (cron.rows.length > 0) problems.push(`${cron.rows.length} cron fire times have more than one run`);
   }
   return problems;

@@ -40,15 +40,22 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await Promise.all([...apis.map((api) => stopGracefully(api.process.child)), ...workers.map((worker) => stopGracefully(worker.child))]);
+  await Promise.all([
+    ...apis.map((api) => stopGracefully(api.process.child)),
+    ...workers.map((worker) => stopGracefully(worker.child)),
+  ]);
   await sql?.end();
   await connection?.close();
   await database?.drop();
 }, 120_000);
 
 function alive(): void {
-  for (const [i, api] of apis.entries()) if (api.process.exited() !== null) throw new Error(`API ${i} exited (${String(api.process.exited())}):\n${api.process.output()}`);
-  for (const [i, worker] of workers.entries()) if (worker.exited() !== null) throw new Error(`worker ${i} exited (${String(worker.exited())}):\n${worker.output()}`);
+  for (const [i, api] of apis.entries())
+    if (api.process.exited() !== null)
+      throw new Error(`API ${i} exited (${String(api.process.exited())}):\n${api.process.output()}`);
+  for (const [i, worker] of workers.entries())
+    if (worker.exited() !== null)
+      throw new Error(`worker ${i} exited (${String(worker.exited())}):\n${worker.output()}`);
 }
 
 interface Answer {
@@ -60,12 +67,23 @@ interface Answer {
 
 /** Posts until acknowledged, as a client honouring 503 does; anything but 202 or 503 fails the test. */
 async function post(api: number, eventId: string): Promise<Answer> {
-  const body = JSON.stringify({ event_id: eventId, event_type: EVENT_TYPE, source: 'scale-tests', occurred_at: '2026-03-01T09:00:00Z', data: { eventId } });
+  const body = JSON.stringify({
+    event_id: eventId,
+    event_type: EVENT_TYPE,
+    source: 'scale-tests',
+    occurred_at: '2026-03-01T09:00:00Z',
+    data: { eventId },
+  });
   for (let attempt = 0; ; attempt++) {
-    const response = await fetch(`${apis[api]!.url}/v1/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const response = await fetch(`${apis[api]!.url}/v1/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     const json = (await response.json()) as Omit<Answer, 'api' | 'eventId'>;
     if (response.status === 202) return { api, eventId, status: json.status, runs: json.runs };
-    if (response.status !== 503 || attempt >= 20) throw new Error(`${eventId} via API ${api}: ${response.status} ${JSON.stringify(json)}`);
+    if (response.status !== 503 || attempt >= 20)
+      throw new Error(`${eventId} via API ${api}: ${response.status} ${JSON.stringify(json)}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
@@ -88,7 +106,11 @@ describe('two API processes and two workers on one Temporal and one Postgres', (
       Array.from({ length: SENDERS }, async () => {
         for (let i = jobs.shift(); i !== undefined; i = jobs.shift()) {
           const eventId = `scale-${i}`;
-          answers.push(...(await Promise.all(Array.from({ length: COPIES }, (_, copy) => post((i + copy) % apis.length, eventId)))));
+          answers.push(
+            ...(await Promise.all(
+              Array.from({ length: COPIES }, (_, copy) => post((i + copy) % apis.length, eventId)),
+            )),
+          );
         }
       }),
     );
@@ -100,11 +122,19 @@ describe('two API processes and two workers on one Temporal and one Postgres', (
     for (const answer of answers) byEvent.set(answer.eventId, [...(byEvent.get(answer.eventId) ?? []), answer]);
     expect(byEvent.size).toBe(EVENTS);
     for (const [eventId, copies] of byEvent) {
-      expect(copies.filter((copy) => copy.status === 'accepted'), eventId).toHaveLength(1);
+      expect(
+        copies.filter((copy) => copy.status === 'accepted'),
+        eventId,
+      ).toHaveLength(1);
       expect(new Set(copies.flatMap((copy) => copy.runs.map((run) => run.run_id))).size, eventId).toBe(1);
     }
-    const acceptedBy = [0, 1].map((api) => answers.filter((answer) => answer.api === api && answer.status === 'accepted').length);
-    expect(acceptedBy.every((n) => n > 0), `accepted per API: ${acceptedBy.join(', ')}`).toBe(true);
+    const acceptedBy = [0, 1].map(
+      (api) => answers.filter((answer) => answer.api === api && answer.status === 'accepted').length,
+    );
+    expect(
+      acceptedBy.every((n) => n > 0),
+      `accepted per API: ${acceptedBy.join(', ')}`,
+    ).toBe(true);
 
     await until(
       'every run and task to end',
@@ -123,26 +153,36 @@ describe('two API processes and two workers on one Temporal and one Postgres', (
     );
 
     // Nothing lost: every event stored, routed, its one route started.
-    const events = await sql.query(`SELECT count(*)::int AS n, count(*) FILTER (WHERE routing_state = 'routed')::int AS routed FROM events WHERE event_id LIKE 'scale-%'`);
+    const events = await sql.query(
+      `SELECT count(*)::int AS n, count(*) FILTER (WHERE routing_state = 'routed')::int AS routed FROM events WHERE event_id LIKE 'scale-%'`,
+    );
     expect(events.rows[0]).toEqual({ n: EVENTS, routed: EVENTS });
     // `duplicate` only if an inline start outlived its deadline and the dispatcher found the run already started.
-    const routes = await sql.query(`SELECT count(*)::int AS n, count(*) FILTER (WHERE outcome IN ('started', 'duplicate'))::int AS settled FROM event_routes`);
+    const routes = await sql.query(
+      `SELECT count(*)::int AS n, count(*) FILTER (WHERE outcome IN ('started', 'duplicate'))::int AS settled FROM event_routes`,
+    );
     expect(routes.rows[0]).toEqual({ n: EVENTS, settled: EVENTS });
 
     // Exactly one run per (activity, event), each succeeded, with exactly one row per task.
-    const runs = await sql.query(`SELECT event_id, count(*)::int AS n, bool_and(status = 'succeeded') AS ok FROM activity_runs WHERE activity_id = $1 GROUP BY event_id`, [activityId]);
+    const runs = await sql.query(
+      `SELECT event_id, count(*)::int AS n, bool_and(status = 'succeeded') AS ok FROM activity_runs WHERE activity_id = $1 GROUP BY event_id`,
+      [activityId],
+    );
     expect(runs.rows).toHaveLength(EVENTS);
     expect(runs.rows.filter((row) => row.n !== 1 || row.ok !== true)).toEqual([]);
     const tasks = await sql.query(
       `SELECT r.run_id, count(t.id)::int AS n, count(DISTINCT t.task_index)::int AS indexes, coalesce(bool_and(t.status = 'succeeded'), false) AS ok
          FROM activity_runs r LEFT JOIN task_instances t ON t.run_id = r.run_id GROUP BY r.run_id`,
     );
-    expect(tasks.rows.filter((row) => row.n !== TASKS.length || row.indexes !== TASKS.length || row.ok !== true)).toEqual([]);
+    expect(
+      tasks.rows.filter((row) => row.n !== TASKS.length || row.indexes !== TASKS.length || row.ok !== true),
+    ).toEqual([]);
 
     // Temporal agrees: one run workflow per event, and both workers executed runs.
     const client = new Client({ connection, namespace });
     const workflowIds: string[] = [];
-    for await (const execution of client.workflow.list({ query: `ActivityId = "${activityId}"` })) workflowIds.push(execution.workflowId);
+    for await (const execution of client.workflow.list({ query: `ActivityId = "${activityId}"` }))
+      workflowIds.push(execution.workflowId);
     expect(workflowIds).toHaveLength(EVENTS);
     expect(new Set(workflowIds).size).toBe(EVENTS);
     const identities = new Map<string, number>();
@@ -154,9 +194,16 @@ describe('two API processes and two workers on one Temporal and one Postgres', (
       }
     }
     const workerPids = workers.map((worker) => `${worker.child.pid}@`);
-    const perWorker = workerPids.map((pid) => [...identities].filter(([identity]) => identity.startsWith(pid)).reduce((sum, [, n]) => sum + n, 0));
-    expect(perWorker.every((n) => n > 0), `workflow tasks per worker: ${perWorker.join(', ')} (identities ${[...identities.keys()].join(', ')})`).toBe(true);
-    console.info(`[scale-out] ${EVENTS} events × ${COPIES} copies: accepted by API 0 / 1: ${acceptedBy.join(' / ')}; workflow tasks by worker 0 / 1: ${perWorker.join(' / ')}`);
+    const perWorker = workerPids.map((pid) =>
+      [...identities].filter(([identity]) => identity.startsWith(pid)).reduce((sum, [, n]) => sum + n, 0),
+    );
+    expect(
+      perWorker.every((n) => n > 0),
+      `workflow tasks per worker: ${perWorker.join(', ')} (identities ${[...identities.keys()].join(', ')})`,
+    ).toBe(true);
+    console.info(
+      `[scale-out] ${EVENTS} events × ${COPIES} copies: accepted by API 0 / 1: ${acceptedBy.join(' / ')}; workflow tasks by worker 0 / 1: ${perWorker.join(' / ')}`,
+    );
     // Bounded waits inside; this only caps the whole on a loaded machine.
   }, 900_000);
 });

@@ -29,25 +29,37 @@ export interface FireView {
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** `2026-03-01T09:00:02+00:00`, the `scheduled_for` form. */
-export const utc = (date: Date): string => `${new Date(Math.floor(date.getTime() / 1000) * 1000).toISOString().slice(0, 19)}+00:00`;
+export const utc = (date: Date): string =>
+  `${new Date(Math.floor(date.getTime() / 1000) * 1000).toISOString().slice(0, 19)}+00:00`;
 
 /** ISO strings as the API returns window bounds, for comparison with nominal times. */
 export const isoOf = (scheduledFor: string): string => new Date(scheduledFor).toISOString();
 
-export async function registerActivity(stack: TestStack, body: object): Promise<{ id: string; version: number; schedules: Array<Record<string, unknown>> }> {
+export async function registerActivity(
+  stack: TestStack,
+  body: object,
+): Promise<{ id: string; version: number; schedules: Array<Record<string, unknown>> }> {
   const response = await stack.api.server.inject({ method: 'POST', url: '/v1/activities', payload: body });
   expect(response.statusCode, response.body).toBe(201);
   return response.json();
 }
 
 export async function listRuns(stack: TestStack, activityId: string): Promise<RunView[]> {
-  const response = await stack.api.server.inject({ method: 'GET', url: `/v1/runs?activity_id=${activityId}&limit=200` });
+  const response = await stack.api.server.inject({
+    method: 'GET',
+    url: `/v1/runs?activity_id=${activityId}&limit=200`,
+  });
   expect(response.statusCode, response.body).toBe(200);
-  return (response.json().items as RunView[]).sort((a, b) => (a.scheduled_for ?? '').localeCompare(b.scheduled_for ?? ''));
+  return (response.json().items as RunView[]).sort((a, b) =>
+    (a.scheduled_for ?? '').localeCompare(b.scheduled_for ?? ''),
+  );
 }
 
 export async function listFires(stack: TestStack, activityId: string): Promise<FireView[]> {
-  const response = await stack.api.server.inject({ method: 'GET', url: `/v1/activities/${activityId}/fires?limit=500` });
+  const response = await stack.api.server.inject({
+    method: 'GET',
+    url: `/v1/activities/${activityId}/fires?limit=500`,
+  });
   expect(response.statusCode, response.body).toBe(200);
   return (response.json().items as FireView[]).sort((a, b) => a.scheduled_for.localeCompare(b.scheduled_for));
 }
@@ -70,18 +82,20 @@ export async function runsEndedThrough(stack: TestStack, activityId: string, thr
     const fires = (await listFires(stack, activityId)).filter((fire) => fire.scheduled_for <= through);
     if (fires.some((fire) => fire.status === 'pending')) return undefined;
     const runs = await listRuns(stack, activityId);
-    const ended = (workflowId: string | null) => runs.some((run) => run.workflow_id === workflowId && run.status !== 'running');
+    const ended = (workflowId: string | null) =>
+      runs.some((run) => run.workflow_id === workflowId && run.status !== 'running');
     return fires.every((fire) => fire.status !== 'started' || ended(fire.workflow_id)) ? runs : undefined;
   });
 }
 
 /** Waits until the activity has a run whose nominal time satisfies `predicate`, and returns it. */
-export async function waitForRun(stack: TestStack, activityId: string, predicate: (run: RunView) => boolean, timeoutMs = 20_000): Promise<RunView> {
-  return await waitFor(
-    'a matching run',
-    async () => (await listRuns(stack, activityId)).find(predicate),
-    timeoutMs,
-  );
+export async function waitForRun(
+  stack: TestStack,
+  activityId: string,
+  predicate: (run: RunView) => boolean,
+  timeoutMs = 20_000,
+): Promise<RunView> {
+  return await waitFor('a matching run', async () => (await listRuns(stack, activityId)).find(predicate), timeoutMs);
 }
 
 /** Stops the stack's worker (Temporal keeps firing schedules; nobody processes the ticks). */
@@ -91,7 +105,11 @@ export async function stopWorker(stack: TestStack): Promise<void> {
 
 /** Starts a fresh worker on the stack's task queue; the caller closes it (before `stack.close()`). */
 export async function startWorker(stack: TestStack): Promise<WorkerApp> {
-  const worker = await createWorkerApp(stack.config, { logger: silentLogger, workflowBundle: await workflowBundle(), scheduleSweepIntervalMs: 0 });
+  const worker = await createWorkerApp(stack.config, {
+    logger: silentLogger,
+    workflowBundle: await workflowBundle(),
+    scheduleSweepIntervalMs: 0,
+  });
   void worker.run();
   return worker;
 }

@@ -44,15 +44,27 @@ interface Outage {
 async function withOutage(stack: TestStack, policy: MisfirePolicy): Promise<Outage> {
   const activity = await registerActivity(stack, {
     name: `outage-${policy}`,
-    triggers: [{ type: 'cron', cron: everySeconds(PERIOD_MS / 1000), misfire_policy: policy, max_catchup: 2, misfire_grace: GRACE }],
+    triggers: [
+      {
+        type: 'cron',
+        cron: everySeconds(PERIOD_MS / 1000),
+        misfire_policy: policy,
+        max_catchup: 2,
+        misfire_grace: GRACE,
+      },
+    ],
     tasks: [{ type: 'noop' }],
   });
   await waitForRun(stack, activity.id, () => true);
   await stopWorker(stack);
 
-  const state = await stack.sql.query('SELECT last_window_end FROM schedule_states WHERE activity_id = $1', [activity.id]);
+  const state = await stack.sql.query('SELECT last_window_end FROM schedule_states WHERE activity_id = $1', [
+    activity.id,
+  ]);
   const lastBefore = state.rows[0].last_window_end as Date;
-  const missed = Array.from({ length: MISSED }, (_, index) => utc(new Date(lastBefore.getTime() + (index + 1) * PERIOD_MS)));
+  const missed = Array.from({ length: MISSED }, (_, index) =>
+    utc(new Date(lastBefore.getTime() + (index + 1) * PERIOD_MS)),
+  );
   const restartAt = lastBefore.getTime() + MISSED * PERIOD_MS + RESTART_PHASE_MS;
   expect(restartAt).toBeGreaterThan(Date.now());
   await sleep(restartAt - Date.now());
@@ -70,12 +82,17 @@ async function withOutage(stack: TestStack, policy: MisfirePolicy): Promise<Outa
   }
 }
 
-const decision = (outage: Outage, scheduledFor: string) => outage.fires.find((fire) => fire.scheduled_for === scheduledFor);
+const decision = (outage: Outage, scheduledFor: string) =>
+  outage.fires.find((fire) => fire.scheduled_for === scheduledFor);
 const runAt = (outage: Outage, scheduledFor: string) => outage.runs.filter((run) => run.scheduled_for === scheduledFor);
 
 function expectNextRunsNormally(outage: Outage): void {
   const [next] = runAt(outage, outage.next);
-  expect(next).toMatchObject({ workflow_id: `activity-${outage.activityId}:${outage.next}`, window_start: isoOf(outage.missed.at(-1)!), window_end: isoOf(outage.next) });
+  expect(next).toMatchObject({
+    workflow_id: `activity-${outage.activityId}:${outage.next}`,
+    window_start: isoOf(outage.missed.at(-1)!),
+    window_end: isoOf(outage.next),
+  });
   expect(decision(outage, outage.next)).toMatchObject({ status: 'started', reason: 'on_time' });
 }
 
@@ -86,7 +103,11 @@ describe.concurrent('misfire policies against a real worker outage (3 fire times
       const outage = await withOutage(stack, 'skip');
       for (const missed of outage.missed) {
         expect(runAt(outage, missed)).toEqual([]);
-        expect(decision(outage, missed)).toMatchObject({ status: 'skipped', reason: 'misfire_skip', workflow_id: null });
+        expect(decision(outage, missed)).toMatchObject({
+          status: 'skipped',
+          reason: 'misfire_skip',
+          workflow_id: null,
+        });
       }
       expectNextRunsNormally(outage);
       // Ticks did not pile up while no worker ran: Temporal kept one waiting, buffered one, and dropped the rest.
@@ -104,7 +125,10 @@ describe.concurrent('misfire policies against a real worker outage (3 fire times
       const [first, second, third] = outage.missed as [string, string, string];
       expect(runAt(outage, first)).toEqual([]);
       expect(decision(outage, first)).toMatchObject({ status: 'skipped', reason: 'catchup_limit' });
-      for (const [caught, previous] of [[second, first], [third, second]] as const) {
+      for (const [caught, previous] of [
+        [second, first],
+        [third, second],
+      ] as const) {
         const runs = runAt(outage, caught);
         expect(runs).toHaveLength(1);
         expect(runs[0]).toMatchObject({
@@ -117,7 +141,8 @@ describe.concurrent('misfire policies against a real worker outage (3 fire times
         expect(decision(outage, caught)).toMatchObject({ status: 'started', reason: 'misfire_catchup' });
       }
       // In order: Temporal started the older caught-up run first.
-      const startedAt = async (at: string) => (await stack.client.workflow.getHandle(`activity-${outage.activityId}:${at}`).describe()).startTime.getTime();
+      const startedAt = async (at: string) =>
+        (await stack.client.workflow.getHandle(`activity-${outage.activityId}:${at}`).describe()).startTime.getTime();
       expect(await startedAt(second)).toBeLessThan(await startedAt(third));
       expectNextRunsNormally(outage);
     } finally {
@@ -133,14 +158,25 @@ describe.concurrent('misfire policies against a real worker outage (3 fire times
       const compressedId = `activity-${outage.activityId}:${latest}`;
       const runs = runAt(outage, latest);
       expect(runs).toHaveLength(1);
-      expect(runs[0]).toMatchObject({ workflow_id: compressedId, window_start: outage.lastBefore.toISOString(), window_end: isoOf(latest), status: 'succeeded' });
+      expect(runs[0]).toMatchObject({
+        workflow_id: compressedId,
+        window_start: outage.lastBefore.toISOString(),
+        window_end: isoOf(latest),
+        status: 'succeeded',
+      });
       expect(decision(outage, latest)).toMatchObject({ status: 'started', reason: 'misfire_compress' });
       for (const folded of outage.missed.slice(0, -1)) {
         expect(runAt(outage, folded)).toEqual([]);
-        expect(decision(outage, folded)).toMatchObject({ status: 'skipped', reason: 'compressed', covered_by: compressedId });
+        expect(decision(outage, folded)).toMatchObject({
+          status: 'skipped',
+          reason: 'compressed',
+          covered_by: compressedId,
+        });
       }
       // Nothing between the last run before the outage and the next on-time run is left without a run or a covering window.
-      const between = outage.runs.filter((run) => run.scheduled_for! > utc(outage.lastBefore) && run.scheduled_for! <= outage.next);
+      const between = outage.runs.filter(
+        (run) => run.scheduled_for! > utc(outage.lastBefore) && run.scheduled_for! <= outage.next,
+      );
       expect(between.map((run) => run.scheduled_for)).toEqual([latest, outage.next]);
       expectNextRunsNormally(outage);
     } finally {

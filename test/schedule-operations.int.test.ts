@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startStack, waitFor, type TestStack } from './harness';
-import { everySeconds, isoOf, settledFires, listRuns, registerActivity, utc, waitForRun, type FireView, type RunView } from './schedule-helpers';
+import {
+  everySeconds,
+  isoOf,
+  settledFires,
+  listRuns,
+  registerActivity,
+  utc,
+  waitForRun,
+  type FireView,
+  type RunView,
+} from './schedule-helpers';
 
 let stack: TestStack;
 
@@ -24,7 +34,11 @@ describe('backfill', () => {
     // Two on-time runs exist; then stop the schedule so the range is stable.
     const first = await waitForRun(stack, activity.id, () => true);
     const second = await waitForRun(stack, activity.id, (run) => run.scheduled_for! > first.scheduled_for!);
-    const paused = await stack.api.server.inject({ method: 'POST', url: `/v1/activities/${activity.id}/schedules/pause`, payload: { note: 'backfill test' } });
+    const paused = await stack.api.server.inject({
+      method: 'POST',
+      url: `/v1/activities/${activity.id}/schedules/pause`,
+      payload: { note: 'backfill test' },
+    });
     expect(paused.statusCode).toBe(200);
     // Resume is not needed for a backfill; it is an explicit operator action.
     const existing = await listRuns(stack, activity.id);
@@ -78,13 +92,24 @@ describe('backfill', () => {
     const byTime = new Map(fires.map((fire) => [fire.scheduled_for, fire]));
     expect(byTime.get(expected[0]!)).toMatchObject({ reason: 'backfill', status: 'started' });
     expect(byTime.get(first.scheduled_for!)).toMatchObject({ reason: 'on_time', status: 'started' });
-    const why = await stack.api.server.inject({ method: 'GET', url: `/v1/activities/${activity.id}/fires/${expected[0]}` });
+    const why = await stack.api.server.inject({
+      method: 'GET',
+      url: `/v1/activities/${activity.id}/fires/${expected[0]}`,
+    });
     expect(why.json().explanation).toContain('by a backfill');
   });
 
   test('a backfill that reaches into the future, over too many fire times, or over times the schedule has not decided is a 400 naming the field', async () => {
-    const activity = await registerActivity(stack, { name: 'backfill-limits', triggers: [{ type: 'cron', cron: everySeconds(1) }], tasks: noop });
-    await stack.api.server.inject({ method: 'POST', url: `/v1/activities/${activity.id}/schedules/pause`, payload: {} });
+    const activity = await registerActivity(stack, {
+      name: 'backfill-limits',
+      triggers: [{ type: 'cron', cron: everySeconds(1) }],
+      tasks: noop,
+    });
+    await stack.api.server.inject({
+      method: 'POST',
+      url: `/v1/activities/${activity.id}/schedules/pause`,
+      payload: {},
+    });
     const future = await stack.api.server.inject({
       method: 'POST',
       url: `/v1/activities/${activity.id}/schedules/backfill`,
@@ -115,11 +140,17 @@ describe('backfill', () => {
 
 describe('the same nominal time delivered twice', () => {
   test('Temporal re-delivering fire times that already ran (its own backfill of the schedule) starts no second run', async () => {
-    const activity = await registerActivity(stack, { name: 'redelivered', triggers: [{ type: 'cron', cron: everySeconds(2), misfire_grace: '10s' }], tasks: noop });
+    const activity = await registerActivity(stack, {
+      name: 'redelivered',
+      triggers: [{ type: 'cron', cron: everySeconds(2), misfire_grace: '10s' }],
+      tasks: noop,
+    });
     const first = await waitForRun(stack, activity.id, () => true);
     const second = await waitForRun(stack, activity.id, (run) => run.scheduled_for! > first.scheduled_for!);
     const before = await listRuns(stack, activity.id);
-    const firesBefore = (await settledFires(stack, activity.id)).filter((fire) => fire.scheduled_for <= second.scheduled_for!);
+    const firesBefore = (await settledFires(stack, activity.id)).filter(
+      (fire) => fire.scheduled_for <= second.scheduled_for!,
+    );
 
     const scheduleId = `schedule-${activity.id}-0`;
     // Count only ticks started by this backfill, for the two nominal times: the schedule keeps firing every 2 s.
@@ -137,7 +168,9 @@ describe('the same nominal time delivered twice', () => {
       .getHandle(scheduleId)
       .backfill({ start: new Date(first.scheduled_for!), end: new Date(second.scheduled_for!), overlap: 'ALLOW_ALL' });
     // Both redelivered ticks ran to completion...
-    await waitFor('the redelivered ticks to complete', async () => ((await redeliveredTicks()) >= 2 ? true : undefined));
+    await waitFor('the redelivered ticks to complete', async () =>
+      (await redeliveredTicks()) >= 2 ? true : undefined,
+    );
     const disabled = await stack.api.server.inject({ method: 'POST', url: `/v1/activities/${activity.id}/disable` });
     expect(disabled.statusCode).toBe(200);
     // ...and found those nominal times decided: no second run, no changed decision.
@@ -147,28 +180,48 @@ describe('the same nominal time delivered twice', () => {
     }
     expect(new Set(after.map((run) => run.workflow_id)).size).toBe(after.length);
     const identity = (runs: RunView[]) =>
-      runs.filter((run) => run.scheduled_for! <= second.scheduled_for!).map((run) => [run.run_id, run.workflow_id, run.trigger_type, run.window_start, run.window_end]);
+      runs
+        .filter((run) => run.scheduled_for! <= second.scheduled_for!)
+        .map((run) => [run.run_id, run.workflow_id, run.trigger_type, run.window_start, run.window_end]);
     expect(identity(after)).toEqual(identity(before));
     const decisions = (fires: FireView[]) =>
-      fires.filter((fire) => fire.scheduled_for <= second.scheduled_for!).map((fire) => [fire.scheduled_for, fire.reason, fire.workflow_id, fire.window_start]);
+      fires
+        .filter((fire) => fire.scheduled_for <= second.scheduled_for!)
+        .map((fire) => [fire.scheduled_for, fire.reason, fire.workflow_id, fire.window_start]);
     expect(decisions(await settledFires(stack, activity.id))).toEqual(decisions(firesBefore));
   });
 });
 
 describe('trigger now', () => {
   test('starts manual-{activity_id}:{Idempotency-Key}; the same key again is the same run', async () => {
-    const activity = await registerActivity(stack, { name: 'manual', triggers: [{ type: 'cron', cron: '0 0 1 1 *' }], tasks: noop });
+    const activity = await registerActivity(stack, {
+      name: 'manual',
+      triggers: [{ type: 'cron', cron: '0 0 1 1 *' }],
+      tasks: noop,
+    });
     const trigger = (headers: Record<string, string> = {}) =>
       stack.api.server.inject({ method: 'POST', url: `/v1/activities/${activity.id}/schedules/trigger`, headers });
 
     const first = await trigger({ 'idempotency-key': 'ops-ticket-42' });
     expect(first.statusCode, first.body).toBe(202);
-    expect(first.json()).toMatchObject({ workflow_id: `manual-${activity.id}:ops-ticket-42`, key: 'ops-ticket-42', key_generated: false, status: 'started' });
+    expect(first.json()).toMatchObject({
+      workflow_id: `manual-${activity.id}:ops-ticket-42`,
+      key: 'ops-ticket-42',
+      key_generated: false,
+      status: 'started',
+    });
     await stack.client.workflow.getHandle(first.json().workflow_id).result();
     const again = await trigger({ 'idempotency-key': 'ops-ticket-42' });
-    expect(again.json()).toMatchObject({ workflow_id: first.json().workflow_id, run_id: first.json().run_id, status: 'duplicate' });
+    expect(again.json()).toMatchObject({
+      workflow_id: first.json().workflow_id,
+      run_id: first.json().run_id,
+      status: 'duplicate',
+    });
     // The draft standard's quoted form names the same key.
-    expect((await trigger({ 'idempotency-key': '"ops-ticket-42"' })).json()).toMatchObject({ workflow_id: first.json().workflow_id, status: 'duplicate' });
+    expect((await trigger({ 'idempotency-key': '"ops-ticket-42"' })).json()).toMatchObject({
+      workflow_id: first.json().workflow_id,
+      status: 'duplicate',
+    });
 
     const generated = await trigger();
     expect(generated.json()).toMatchObject({ key_generated: true, status: 'started' });
@@ -182,22 +235,39 @@ describe('trigger now', () => {
   });
 
   test('an activity without cron triggers has no schedule to pause (409), an unknown one is a 404', async () => {
-    const activity = await registerActivity(stack, { name: 'event-only', triggers: [{ type: 'event', event_type: 'x.y' }], tasks: noop });
-    const pause = await stack.api.server.inject({ method: 'POST', url: `/v1/activities/${activity.id}/schedules/pause`, payload: {} });
+    const activity = await registerActivity(stack, {
+      name: 'event-only',
+      triggers: [{ type: 'event', event_type: 'x.y' }],
+      tasks: noop,
+    });
+    const pause = await stack.api.server.inject({
+      method: 'POST',
+      url: `/v1/activities/${activity.id}/schedules/pause`,
+      payload: {},
+    });
     expect(pause.statusCode).toBe(409);
-    const unknown = await stack.api.server.inject({ method: 'POST', url: '/v1/activities/00000000-0000-4000-8000-000000000000/schedules/pause' });
+    const unknown = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/activities/00000000-0000-4000-8000-000000000000/schedules/pause',
+    });
     expect(unknown.statusCode).toBe(404);
   });
 });
 
-describe('why did or didn\'t a time run', () => {
+describe("why did or didn't a time run", () => {
   test('a time before the schedule existed, a time that is no fire time and a future time each get their own answer', async () => {
-    const activity = await registerActivity(stack, { name: 'explained', triggers: [{ type: 'cron', cron: '0 9 * * *', timezone: 'UTC' }], tasks: noop });
-    const explain = async (at: string) => (await stack.api.server.inject({ method: 'GET', url: `/v1/activities/${activity.id}/fires/${at}` })).json().explanation as string;
+    const activity = await registerActivity(stack, {
+      name: 'explained',
+      triggers: [{ type: 'cron', cron: '0 9 * * *', timezone: 'UTC' }],
+      tasks: noop,
+    });
+    const explain = async (at: string) =>
+      (await stack.api.server.inject({ method: 'GET', url: `/v1/activities/${activity.id}/fires/${at}` })).json()
+        .explanation as string;
     const yesterday9 = new Date();
     yesterday9.setUTCDate(yesterday9.getUTCDate() - 1);
     yesterday9.setUTCHours(9, 0, 0, 0);
-    expect(await explain(yesterday9.toISOString())).toContain('before trigger 0\'s schedule existed');
+    expect(await explain(yesterday9.toISOString())).toContain("before trigger 0's schedule existed");
     expect(await explain(new Date(yesterday9.getTime() + 60_000).toISOString())).toContain('not a fire time');
     expect(await explain(new Date(yesterday9.getTime() + 2 * 86_400_000).toISOString())).toContain('in the future');
   });

@@ -15,7 +15,11 @@ afterAll(async () => {
   await stack?.close();
 });
 
-const daily = (name: string, cron = '0 3 * * *') => ({ name, triggers: [{ type: 'cron', cron, timezone: 'UTC' }], tasks: [{ type: 'noop' }] });
+const daily = (name: string, cron = '0 3 * * *') => ({
+  name,
+  triggers: [{ type: 'cron', cron, timezone: 'UTC' }],
+  tasks: [{ type: 'noop' }],
+});
 
 async function reconcile(): Promise<{ created: string[]; updated: string[]; deleted: string[]; unchanged: number }> {
   const response = await stack.api.server.inject({ method: 'POST', url: '/v1/schedules/reconcile' });
@@ -30,7 +34,12 @@ async function createStraySchedule(taskQueue: string): Promise<string> {
   await stack.client.schedule.create({
     scheduleId,
     spec: { cronExpressions: ['0 4 * * *'] },
-    action: { type: 'startWorkflow', workflowType: 'ScheduleTickWorkflow', taskQueue, args: [{ activityId, triggerIndex: 0, definitionVersion: 1, revision: 'x' }] },
+    action: {
+      type: 'startWorkflow',
+      workflowType: 'ScheduleTickWorkflow',
+      taskQueue,
+      args: [{ activityId, triggerIndex: 0, definitionVersion: 1, revision: 'x' }],
+    },
     memo: { managedBy: 'activity-core', taskQueue, activityId, triggerIndex: 0 },
     state: { paused: true },
   });
@@ -76,7 +85,11 @@ describe('reconciliation', () => {
     await describeSchedule(foreign);
 
     const snapshot = async () =>
-      Promise.all([missing, changed, untouched].map(async (activity) => (await describeSchedule(id(activity))).info.lastUpdatedAt?.getTime() ?? 0));
+      Promise.all(
+        [missing, changed, untouched].map(
+          async (activity) => (await describeSchedule(id(activity))).info.lastUpdatedAt?.getTime() ?? 0,
+        ),
+      );
     const before = await snapshot();
     const second = await reconcile();
     expect(second).toEqual({ created: [], updated: [], deleted: [], unchanged: second.unchanged });
@@ -91,8 +104,17 @@ describe('reconciliation', () => {
     const activity = await registerActivity(stack, daily('reconcile-at-start'));
     const scheduleId = `schedule-${activity.id}-0`;
     await stack.client.schedule.getHandle(scheduleId).delete();
+    // A worker's sweep reads Temporal's schedule listing, which is eventually consistent (ADR 0042).
+    await waitFor('the deleted schedule to leave the listing', async () => {
+      for await (const summary of stack.client.schedule.list()) if (summary.scheduleId === scheduleId) return undefined;
+      return true;
+    });
 
-    const worker = await createWorkerApp(stack.config, { logger: silentLogger, workflowBundle: await workflowBundle(), scheduleSweepIntervalMs: 0 });
+    const worker = await createWorkerApp(stack.config, {
+      logger: silentLogger,
+      workflowBundle: await workflowBundle(),
+      scheduleSweepIntervalMs: 0,
+    });
     void worker.run();
     try {
       const description = await waitFor('the worker to recreate the schedule', () => describeSchedule(scheduleId));
@@ -106,7 +128,11 @@ describe('reconciliation', () => {
   test('a pause recorded in Postgres survives reconciliation, and a schedule unpaused behind its back is paused again', async () => {
     const activity = await registerActivity(stack, daily('reconcile-paused'));
     const scheduleId = `schedule-${activity.id}-0`;
-    const paused = await stack.api.server.inject({ method: 'POST', url: `/v1/activities/${activity.id}/schedules/pause`, payload: { note: 'quarter close' } });
+    const paused = await stack.api.server.inject({
+      method: 'POST',
+      url: `/v1/activities/${activity.id}/schedules/pause`,
+      payload: { note: 'quarter close' },
+    });
     expect(paused.statusCode).toBe(200);
     await stack.client.schedule.getHandle(scheduleId).unpause('someone clicked resume in the UI');
 
@@ -120,7 +146,8 @@ describe('reconciliation', () => {
 
 describe('a reconcile holding an old definition', () => {
   test('never rolls a trigger back to the version it read, so the newer schedule keeps its next fire', async () => {
-    const { createDatabase, createDefinitionsRepository, createRunsRepository, createSchedulesRepository } = await import('@activity-core/db');
+    const { createDatabase, createDefinitionsRepository, createRunsRepository, createSchedulesRepository } =
+      await import('@activity-core/db');
     const { createScheduleManager } = await import('@activity-core/schedule-manager');
     const { createRunStarter } = await import('@activity-core/temporal/client');
     const database = createDatabase({ url: stack.config.databaseUrl, max: 3 });
@@ -140,7 +167,11 @@ describe('a reconcile holding an old definition', () => {
       // A reconcile reads version 1 ...
       const staleRow = await definitions.get(activity.id);
       // ... an operator changes the cron (version 2, applied by the API) ...
-      const put = await stack.api.server.inject({ method: 'PUT', url: `/v1/activities/${activity.id}`, payload: daily('stale-reader', '30 3 * * *') });
+      const put = await stack.api.server.inject({
+        method: 'PUT',
+        url: `/v1/activities/${activity.id}`,
+        payload: daily('stale-reader', '30 3 * * *'),
+      });
       expect(put.json().version).toBe(2);
       // ... and only then does the reconcile apply what it read.
       await manager.sync(staleRow!);
@@ -178,7 +209,11 @@ describe('the fire log', () => {
       const response = await stack.api.server.inject({ method: 'GET', url });
       expect(response.statusCode, response.body).toBe(200);
       const page = response.json();
-      seen.push(...page.items.map((fire: { scheduled_for: string; trigger_index: number }) => `${fire.scheduled_for}#${fire.trigger_index}`));
+      seen.push(
+        ...page.items.map(
+          (fire: { scheduled_for: string; trigger_index: number }) => `${fire.scheduled_for}#${fire.trigger_index}`,
+        ),
+      );
       if (page.next_cursor === null) break;
       url = `/v1/activities/${activity.id}/fires?limit=1&cursor=${page.next_cursor}`;
     }

@@ -22,7 +22,11 @@ let worker: WorkerApp | undefined;
 let sql: pg.Pool;
 
 async function startWorker(): Promise<void> {
-  worker = await createWorkerApp(config, { logger: silentLogger, workflowBundle: await workflowBundle(), scheduleSweepIntervalMs: 0 });
+  worker = await createWorkerApp(config, {
+    logger: silentLogger,
+    workflowBundle: await workflowBundle(),
+    scheduleSweepIntervalMs: 0,
+  });
   void worker.run();
 }
 
@@ -52,13 +56,19 @@ describe('a schedule while the Temporal server is down', () => {
       url: '/v1/activities',
       payload: {
         name: 'temporal-outage-compress',
-        triggers: [{ type: 'cron', cron: everySeconds(PERIOD_MS / 1000), misfire_policy: 'compress', misfire_grace: '2s' }],
+        triggers: [
+          { type: 'cron', cron: everySeconds(PERIOD_MS / 1000), misfire_policy: 'compress', misfire_grace: '2s' },
+        ],
         tasks: [{ type: 'noop' }],
       },
     });
     expect(registered.statusCode, registered.body).toBe(201);
     const activityId: string = registered.json().id;
-    await waitFor('a first on-time run', async () => ((await listRuns(stack, activityId)).some((run) => run.status === 'succeeded') ? true : undefined), 20_000);
+    await waitFor(
+      'a first on-time run',
+      async () => ((await listRuns(stack, activityId)).some((run) => run.status === 'succeeded') ? true : undefined),
+      20_000,
+    );
 
     // Temporal (and, as an operator would, the worker) goes away for several periods.
     await worker?.close();
@@ -74,31 +84,55 @@ describe('a schedule while the Temporal server is down', () => {
     // "the first succeeded run": the next on-time fire can start right behind it and finish first.
     await waitFor(
       'a run after the outage to finish',
-      async () => ((await listRuns(stack, activityId)).some((run) => run.scheduled_for! > utc(lastBefore) && run.status === 'succeeded') ? true : undefined),
+      async () =>
+        (await listRuns(stack, activityId)).some(
+          (run) => run.scheduled_for! > utc(lastBefore) && run.status === 'succeeded',
+        )
+          ? true
+          : undefined,
       40_000,
     );
-    const compressedFire = (await settledFires(stack, activityId)).find((fire) => fire.scheduled_for > utc(lastBefore) && fire.status === 'started');
+    const compressedFire = (await settledFires(stack, activityId)).find(
+      (fire) => fire.scheduled_for > utc(lastBefore) && fire.status === 'started',
+    );
     expect(compressedFire).toMatchObject({ reason: 'misfire_compress' });
     const after = await waitFor(
       'the compressed run to finish',
-      async () => (await listRuns(stack, activityId)).find((run) => run.workflow_id === compressedFire!.workflow_id && run.status === 'succeeded'),
+      async () =>
+        (await listRuns(stack, activityId)).find(
+          (run) => run.workflow_id === compressedFire!.workflow_id && run.status === 'succeeded',
+        ),
       40_000,
     );
     const compressedId = `activity-${activityId}:${after.scheduled_for}`;
-    expect(after).toMatchObject({ workflow_id: compressedId, window_start: lastBefore.toISOString(), window_end: isoOf(after.scheduled_for!) });
+    expect(after).toMatchObject({
+      workflow_id: compressedId,
+      window_start: lastBefore.toISOString(),
+      window_end: isoOf(after.scheduled_for!),
+    });
 
     // Every nominal time between the last run before the outage and the compressed one has no run of its own,
     // and the fire log says which run covered it.
     const fires = await settledFires(stack, activityId);
     const folded: string[] = [];
-    for (let at = lastBefore.getTime() + PERIOD_MS; at < new Date(after.scheduled_for!).getTime(); at += PERIOD_MS) folded.push(utc(new Date(at)));
+    for (let at = lastBefore.getTime() + PERIOD_MS; at < new Date(after.scheduled_for!).getTime(); at += PERIOD_MS)
+      folded.push(utc(new Date(at)));
     // A 17.5 s outage of a 5 s schedule misses at least 3 fire times: the compressed one and 2+ folded into it.
     expect(folded.length).toBeGreaterThanOrEqual(2);
     for (const time of folded) {
-      expect(fires.find((fire) => fire.scheduled_for === time)).toMatchObject({ status: 'skipped', reason: 'compressed', covered_by: compressedId });
+      expect(fires.find((fire) => fire.scheduled_for === time)).toMatchObject({
+        status: 'skipped',
+        reason: 'compressed',
+        covered_by: compressedId,
+      });
     }
-    expect(fires.find((fire) => fire.scheduled_for === after.scheduled_for)).toMatchObject({ status: 'started', reason: 'misfire_compress' });
-    const runsInOutage = (await listRuns(stack, activityId)).filter((run) => run.scheduled_for! > utc(lastBefore) && run.scheduled_for! < after.scheduled_for!);
+    expect(fires.find((fire) => fire.scheduled_for === after.scheduled_for)).toMatchObject({
+      status: 'started',
+      reason: 'misfire_compress',
+    });
+    const runsInOutage = (await listRuns(stack, activityId)).filter(
+      (run) => run.scheduled_for! > utc(lastBefore) && run.scheduled_for! < after.scheduled_for!,
+    );
     expect(runsInOutage).toEqual([]);
   });
 });

@@ -2,7 +2,16 @@ import { formatLocalTime, previousFireTime } from '@activity-core/scheduling';
 import { ScheduleNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startStack, type TestStack } from './harness';
-import { disable, everySeconds, isoOf, settledFires, registerActivity, sleep, utc, waitForRun } from './schedule-helpers';
+import {
+  disable,
+  everySeconds,
+  isoOf,
+  settledFires,
+  registerActivity,
+  sleep,
+  utc,
+  waitForRun,
+} from './schedule-helpers';
 
 let stack: TestStack;
 
@@ -19,11 +28,16 @@ describe('registering a cron activity', () => {
   test('creates its Temporal Schedule at once, with a readable note, and answers with the next 5 fire times in UTC and local', async () => {
     const activity = await registerActivity(stack, {
       name: 'paris-weekday-report',
-      triggers: [{ type: 'cron', cron: '0 9 * * MON-FRI', timezone: 'Europe/Paris', misfire_policy: 'catchup', max_catchup: 10 }],
+      triggers: [
+        { type: 'cron', cron: '0 9 * * MON-FRI', timezone: 'Europe/Paris', misfire_policy: 'catchup', max_catchup: 10 },
+      ],
       dedupe_key_strategy: 'catchup',
       tasks: noop,
     });
-    const [schedule] = activity.schedules as Array<{ schedule_id: string; next_fire_times: Array<{ utc: string; local: string }> }>;
+    const [schedule] = activity.schedules as Array<{
+      schedule_id: string;
+      next_fire_times: Array<{ utc: string; local: string }>;
+    }>;
     expect(schedule?.schedule_id).toBe(`schedule-${activity.id}-0`);
     const times = schedule!.next_fire_times;
     expect(times).toHaveLength(5);
@@ -32,7 +46,9 @@ describe('registering a cron activity', () => {
       expect(time.local).toMatch(/T09:00:00\+0[12]:00$/);
       expect(time.utc).toMatch(/^\d{4}-\d\d-\d\dT0[78]:00:00\+00:00$/);
       expect(new Date(time.utc).getTime()).toBe(new Date(time.local).getTime());
-      const weekday = new Intl.DateTimeFormat('en-US', { timeZone: 'Europe/Paris', weekday: 'short' }).format(new Date(time.utc));
+      const weekday = new Intl.DateTimeFormat('en-US', { timeZone: 'Europe/Paris', weekday: 'short' }).format(
+        new Date(time.utc),
+      );
       expect(['Mon', 'Tue', 'Wed', 'Thu', 'Fri']).toContain(weekday);
     }
 
@@ -64,7 +80,9 @@ describe('registering a cron activity', () => {
     expect(put.statusCode, put.body).toBe(200);
     let description = await handle.describe();
     expect(description.spec.timezone).toBe('America/New_York');
-    expect(description.info.nextActionTimes[0]?.toISOString()).toBe(put.json().schedules[0].next_fire_times[0].utc.replace('+00:00', '.000Z'));
+    expect(description.info.nextActionTimes[0]?.toISOString()).toBe(
+      put.json().schedules[0].next_fire_times[0].utc.replace('+00:00', '.000Z'),
+    );
     expect(formatLocalTime(description.info.nextActionTimes[0]!, 'America/New_York')).toMatch(/T07:30:00-0[45]:00$/);
 
     await disable(stack, activity.id);
@@ -91,11 +109,23 @@ describe('invalid cron definitions are 400 problems that name the field', () => 
     ],
     ['an invalid cron expression', { triggers: [{ type: 'cron', cron: '0 25 * * *' }] }, 'triggers[0].cron'],
     ['a cron with the wrong number of fields', { triggers: [{ type: 'cron', cron: '* * *' }] }, 'triggers[0].cron'],
-    ['cron syntax Temporal Schedules do not support', { triggers: [{ type: 'cron', cron: '0 9 L * *' }] }, 'triggers[0].cron'],
-    ['an unknown timezone', { triggers: [{ type: 'cron', cron: '0 9 * * *', timezone: 'Mars/Olympus_Mons' }] }, 'triggers[0].timezone'],
+    [
+      'cron syntax Temporal Schedules do not support',
+      { triggers: [{ type: 'cron', cron: '0 9 L * *' }] },
+      'triggers[0].cron',
+    ],
+    [
+      'an unknown timezone',
+      { triggers: [{ type: 'cron', cron: '0 9 * * *', timezone: 'Mars/Olympus_Mons' }] },
+      'triggers[0].timezone',
+    ],
   ];
   test.each(cases)('%s', async (_, fields, path) => {
-    const response = await stack.api.server.inject({ method: 'POST', url: '/v1/activities', payload: { name: `bad-${path.replace(/\W/g, '')}`, tasks: noop, ...fields } });
+    const response = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/activities',
+      payload: { name: `bad-${path.replace(/\W/g, '')}`, tasks: noop, ...fields },
+    });
     expect(response.statusCode, response.body).toBe(400);
     expect(response.headers['content-type']).toContain('application/problem+json');
     const problem = response.json();
@@ -105,7 +135,11 @@ describe('invalid cron definitions are 400 problems that name the field', () => 
 
 describe('run ids of cron fires', () => {
   test('a UTC trigger fires runs whose id is activity-{id}:{nominal time}+00:00 with the window since the previous nominal time', async () => {
-    const activity = await registerActivity(stack, { name: 'every-two-seconds', triggers: [{ type: 'cron', cron: everySeconds(2), misfire_grace: '10s' }], tasks: noop });
+    const activity = await registerActivity(stack, {
+      name: 'every-two-seconds',
+      triggers: [{ type: 'cron', cron: everySeconds(2), misfire_grace: '10s' }],
+      tasks: noop,
+    });
     const run = await waitForRun(stack, activity.id, () => true);
     await disable(stack, activity.id);
 
@@ -117,10 +151,16 @@ describe('run ids of cron fires', () => {
 
     // The Temporal UI can filter runs by their nominal time.
     const description = await stack.client.workflow.getHandle(run.workflow_id).describe();
-    expect(description.typedSearchAttributes.get({ name: 'ScheduledFor', type: 'DATETIME' } as never)).toEqual(new Date(run.scheduled_for!));
+    expect(description.typedSearchAttributes.get({ name: 'ScheduledFor', type: 'DATETIME' } as never)).toEqual(
+      new Date(run.scheduled_for!),
+    );
 
     const fires = await settledFires(stack, activity.id);
-    expect(fires.find((fire) => fire.scheduled_for === run.scheduled_for)).toMatchObject({ status: 'started', reason: 'on_time', workflow_id: run.workflow_id });
+    expect(fires.find((fire) => fire.scheduled_for === run.scheduled_for)).toMatchObject({
+      status: 'started',
+      reason: 'on_time',
+      workflow_id: run.workflow_id,
+    });
   });
 
   test('a trigger in a DST-observing timezone gets the UTC nominal instant in its id, not the wall-clock time', async () => {
@@ -129,7 +169,11 @@ describe('run ids of cron fires', () => {
     const local = formatLocalTime(target, 'Europe/Paris'); // e.g. 2026-11-22T15:04:05+01:00
     const [hour, minute, second] = local.slice(11, 19).split(':').map(Number);
     const cron = `${second} ${minute} ${hour} * * *`;
-    const activity = await registerActivity(stack, { name: 'paris-daily', triggers: [{ type: 'cron', cron, timezone: 'Europe/Paris', misfire_grace: '10s' }], tasks: noop });
+    const activity = await registerActivity(stack, {
+      name: 'paris-daily',
+      triggers: [{ type: 'cron', cron, timezone: 'Europe/Paris', misfire_grace: '10s' }],
+      tasks: noop,
+    });
 
     const run = await waitForRun(stack, activity.id, () => true);
     await disable(stack, activity.id);
@@ -138,11 +182,17 @@ describe('run ids of cron fires', () => {
     expect(local.slice(11, 19)).not.toBe(utc(target).slice(11, 19)); // Paris is never at UTC+0
     // The window reaches back to the previous Paris fire of the same wall-clock time (a day earlier).
     expect(run.window_start).toBe(previousFireTime({ cron, timezone: 'Europe/Paris' }, target)!.toISOString());
-    expect(new Date(run.window_end!).getTime() - new Date(run.window_start!).getTime()).toBeGreaterThanOrEqual(23 * 3600_000);
+    expect(new Date(run.window_end!).getTime() - new Date(run.window_start!).getTime()).toBeGreaterThanOrEqual(
+      23 * 3600_000,
+    );
   });
 
   test('the tick workflow Temporal names itself is not the run: exactly one run per nominal time', async () => {
-    const activity = await registerActivity(stack, { name: 'one-per-fire', triggers: [{ type: 'cron', cron: everySeconds(1), misfire_grace: '10s' }], tasks: noop });
+    const activity = await registerActivity(stack, {
+      name: 'one-per-fire',
+      triggers: [{ type: 'cron', cron: everySeconds(1), misfire_grace: '10s' }],
+      tasks: noop,
+    });
     await waitForRun(stack, activity.id, () => true);
     await sleep(2500);
     await disable(stack, activity.id);
@@ -155,7 +205,9 @@ describe('run ids of cron fires', () => {
     expect(seconds).toEqual(seconds.map((_, index) => seconds[0]! + index));
     expect(new Set(runs.map((fire) => fire.workflow_id)).size).toBe(runs.length);
     const ticks = [];
-    for await (const execution of stack.client.workflow.list({ query: `WorkflowType = 'ScheduleTickWorkflow' AND TemporalScheduledById = 'schedule-${activity.id}-0'` })) {
+    for await (const execution of stack.client.workflow.list({
+      query: `WorkflowType = 'ScheduleTickWorkflow' AND TemporalScheduledById = 'schedule-${activity.id}-0'`,
+    })) {
       ticks.push(execution.workflowId);
     }
     expect(ticks.length).toBeGreaterThan(0);

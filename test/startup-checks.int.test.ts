@@ -15,7 +15,10 @@ beforeAll(async () => {
   database = await createTestDatabase();
   connection = await Connection.connect({ address: inject('temporalAddress') });
   // A namespace created without activity-core's custom search attributes.
-  await connection.workflowService.registerNamespace({ namespace: bare, workflowExecutionRetentionPeriod: msToTs('1 day') });
+  await connection.workflowService.registerNamespace({
+    namespace: bare,
+    workflowExecutionRetentionPeriod: msToTs('1 day'),
+  });
   const client = new Client({ connection, namespace: bare });
   for (let i = 0; i < 50; i++) {
     try {
@@ -40,12 +43,17 @@ describe('start-up checks', () => {
     );
     expect(error).toBeInstanceOf(MissingSearchAttributesError);
     const message = (error as Error).message;
-    for (const name of ['ActivityId', 'ActivityName', 'TriggerType', 'ScheduledFor', 'EventId']) expect(message).toContain(name);
-    expect(message).toContain(`temporal operator search-attribute create --namespace ${bare} --name ScheduledFor --type Datetime`);
+    for (const name of ['ActivityId', 'ActivityName', 'TriggerType', 'ScheduledFor', 'EventId'])
+      expect(message).toContain(name);
+    expect(message).toContain(
+      `temporal operator search-attribute create --namespace ${bare} --name ScheduledFor --type Datetime`,
+    );
   });
 
   test('the worker refuses to start against it too', async () => {
     const config = testConfig(database.url, { TEMPORAL_NAMESPACE: bare });
-    await expect(createWorkerApp(config, { logger: silentLogger, connectTimeoutMs: 5_000 })).rejects.toBeInstanceOf(MissingSearchAttributesError);
+    await expect(createWorkerApp(config, { logger: silentLogger, connectTimeoutMs: 5_000 })).rejects.toBeInstanceOf(
+      MissingSearchAttributesError,
+    );
   });
 });

@@ -29,7 +29,11 @@ afterAll(async () => {
   await target?.close();
 });
 
-async function registerAndFire(name: string, tasks: object[], extra: object = {}): Promise<{ activityId: string; workflowId: string; runId: string }> {
+async function registerAndFire(
+  name: string,
+  tasks: object[],
+  extra: object = {},
+): Promise<{ activityId: string; workflowId: string; runId: string }> {
   const created = await stack.api.server.inject({
     method: 'POST',
     url: '/v1/activities',
@@ -41,7 +45,13 @@ async function registerAndFire(name: string, tasks: object[], extra: object = {}
   await stack.api.server.inject({
     method: 'POST',
     url: '/v1/events',
-    payload: { event_id: eventId, event_type: `${name}.go`, source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: {} },
+    payload: {
+      event_id: eventId,
+      event_type: `${name}.go`,
+      source: 'tests',
+      occurred_at: '2026-03-01T09:00:00Z',
+      data: {},
+    },
   });
   const workflowId = `activity-${activityId}:${eventId}`;
   return { activityId, workflowId, runId: runIdFor(workflowId) };
@@ -56,7 +66,11 @@ describe('tasks', () => {
   test('an http task whose target fails twice succeeds on retry, and every attempt carries the same Idempotency-Key', async () => {
     failuresLeft = new Map([['/flaky', 2]]);
     const { workflowId, runId } = await registerAndFire('flaky', [
-      { type: 'http', config: { url: `${target.url}/flaky` }, retry: { max_attempts: 5, initial_interval: '100ms', backoff_coefficient: 1 } },
+      {
+        type: 'http',
+        config: { url: `${target.url}/flaky` },
+        retry: { max_attempts: 5, initial_interval: '100ms', backoff_coefficient: 1 },
+      },
     ]);
     await stack.client.workflow.getHandle(workflowId).result();
 
@@ -64,7 +78,9 @@ describe('tasks', () => {
     expect(calls).toHaveLength(3);
     const keys = new Set(calls.map((c) => c.headers['idempotency-key']));
     expect([...keys]).toEqual([`task-${runId}:http:0`]);
-    expect(calls.map((c) => c.headers['x-activity-attempt-id'])).toEqual([1, 2, 3].map((n) => `task-${runId}:http:0#${n}`));
+    expect(calls.map((c) => c.headers['x-activity-attempt-id'])).toEqual(
+      [1, 2, 3].map((n) => `task-${runId}:http:0#${n}`),
+    );
     expect(calls.every((c) => c.headers['x-activity-run-id'] === runId)).toBe(true);
 
     const run = await getRun(runId);
@@ -108,7 +124,9 @@ describe('tasks', () => {
   });
 
   test('success statuses from the definition decide what counts as success', async () => {
-    const { workflowId, runId } = await registerAndFire('accept-404', [{ type: 'http', config: { url: `${target.url}/gone/ok`, success_statuses: [404] } }]);
+    const { workflowId, runId } = await registerAndFire('accept-404', [
+      { type: 'http', config: { url: `${target.url}/gone/ok`, success_statuses: [404] } },
+    ]);
     await stack.client.workflow.getHandle(workflowId).result();
     expect((await getRun(runId)).tasks[0]).toMatchObject({ status: 'succeeded', result: { status: 404 } });
   });
@@ -138,7 +156,10 @@ describe('tasks', () => {
     const followerWorkflowId = `activity-${follower.json().id}:${emittedId}`;
     await stack.client.workflow.getHandle(followerWorkflowId).result();
     const stored = await stack.sql.query('SELECT id_origin, payload FROM events WHERE event_id = $1', [emittedId]);
-    expect(stored.rows[0]).toMatchObject({ id_origin: 'emitted', payload: { data: { from: runId }, source: 'activity-core' } });
+    expect(stored.rows[0]).toMatchObject({
+      id_origin: 'emitted',
+      payload: { data: { from: runId }, source: 'activity-core' },
+    });
   });
 
   test('replaying a completed run history with the worker replayer finds no nondeterminism', async () => {
@@ -151,11 +172,15 @@ describe('tasks', () => {
     const handle = stack.client.workflow.getHandle(workflowId);
     await handle.result();
     const history = await handle.fetchHistory();
-    await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, workflowId)).resolves.toBeUndefined();
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, workflowId),
+    ).resolves.toBeUndefined();
     const { runId } = { runId: runIdFor(workflowId) };
     const child = stack.client.workflow.getHandle(`task-${runId}:http:2`);
     const childHistory = await child.fetchHistory();
-    await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, childHistory, child.workflowId)).resolves.toBeUndefined();
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, childHistory, child.workflowId),
+    ).resolves.toBeUndefined();
     // Adds golden histories of today's shape beside the older ones (see recordGoldenHistory).
     await recordGoldenHistory('run-activity-workflow', history, workflowId);
     await recordGoldenHistory('task-workflow-http', childHistory, child.workflowId);

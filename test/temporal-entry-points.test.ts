@@ -25,7 +25,11 @@ async function modulesLoadedBy(specifiers: string[]): Promise<string[]> {
     ...specifiers.map((specifier) => `await import(${JSON.stringify(specifier)});`),
     'process.stdout.write(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)));',
   ].join('\n');
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { cwd: process.cwd(), timeout: 60_000 });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', '--input-type=module', '--eval', script],
+    { cwd: process.cwd(), timeout: 60_000 },
+  );
   return JSON.parse(stdout) as string[];
 }
 
@@ -37,7 +41,11 @@ describe('what each entry point of @activity-core/temporal loads', () => {
   }, 90_000);
 
   test('the API, the router and the schedule manager, loaded as the API process loads them, load no worker module', async () => {
-    const loaded = await modulesLoadedBy(['./apps/api/src/app.ts', '@activity-core/router', '@activity-core/schedule-manager']);
+    const loaded = await modulesLoadedBy([
+      './apps/api/src/app.ts',
+      '@activity-core/router',
+      '@activity-core/schedule-manager',
+    ]);
     expect(loaded.some((path) => /[\\/]@temporalio[\\/]client[\\/]/.test(path))).toBe(true);
     expect(loaded.filter((path) => WORKER_MODULE.test(path))).toEqual([]);
   }, 90_000);
@@ -48,7 +56,9 @@ describe('what each entry point of @activity-core/temporal loads', () => {
   }, 90_000);
 
   test('there is no bare entry point that could load the worker by accident', async () => {
-    await expect(modulesLoadedBy(['@activity-core/temporal'])).rejects.toThrow(/ERR_PACKAGE_PATH_NOT_EXPORTED|No "exports" main defined/);
+    await expect(modulesLoadedBy(['@activity-core/temporal'])).rejects.toThrow(
+      /ERR_PACKAGE_PATH_NOT_EXPORTED|No "exports" main defined/,
+    );
   }, 90_000);
 });
 
@@ -56,19 +66,44 @@ const restrictedImports = async (filePath: string, code: string): Promise<string
   // The real config, minus type-aware parsing (the file is virtual, so no tsconfig owns it).
   const eslint = new ESLint({
     cwd: process.cwd(),
-    overrideConfig: [{ languageOptions: { parserOptions: { projectService: false } }, rules: { '@typescript-eslint/no-floating-promises': 'off' } }],
+    overrideConfig: [
+      {
+        languageOptions: { parserOptions: { projectService: false } },
+        rules: { '@typescript-eslint/no-floating-promises': 'off' },
+      },
+    ],
   });
   const [result] = await eslint.lintText(code, { filePath });
   return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
 };
 
 describe('lint keeps the worker out of the processes that only start workflows', () => {
-  test.each(['apps/api/src/example.ts', 'packages/router/src/example.ts', 'packages/schedule-manager/src/example.ts'])('%s may not import the worker entry point or the Temporal worker', async (filePath) => {
-    expect(await restrictedImports(filePath, "import { createWorker } from '@activity-core/temporal/worker';\nexport const x = createWorker;\n")).toHaveLength(1);
-    expect(await restrictedImports(filePath, "import { Worker } from '@temporalio/worker';\nexport const x = Worker;\n")).toHaveLength(1);
-    expect(await restrictedImports(filePath, "import { createWorker } from '../../../packages/temporal/src/worker';\nexport const x = createWorker;\n")).toHaveLength(1);
-    expect(await restrictedImports(filePath, "import { createRunStarter } from '@activity-core/temporal/client';\nexport const x = createRunStarter;\n")).toEqual([]);
-  });
+  test.each(['apps/api/src/example.ts', 'packages/router/src/example.ts', 'packages/schedule-manager/src/example.ts'])(
+    '%s may not import the worker entry point or the Temporal worker',
+    async (filePath) => {
+      expect(
+        await restrictedImports(
+          filePath,
+          "import { createWorker } from '@activity-core/temporal/worker';\nexport const x = createWorker;\n",
+        ),
+      ).toHaveLength(1);
+      expect(
+        await restrictedImports(filePath, "import { Worker } from '@temporalio/worker';\nexport const x = Worker;\n"),
+      ).toHaveLength(1);
+      expect(
+        await restrictedImports(
+          filePath,
+          "import { createWorker } from '../../../packages/temporal/src/worker';\nexport const x = createWorker;\n",
+        ),
+      ).toHaveLength(1);
+      expect(
+        await restrictedImports(
+          filePath,
+          "import { createRunStarter } from '@activity-core/temporal/client';\nexport const x = createRunStarter;\n",
+        ),
+      ).toEqual([]);
+    },
+  );
 
   test('the worker process may import both', async () => {
     expect(

@@ -24,9 +24,19 @@ let target: Awaited<ReturnType<typeof startHttpTarget>>;
 
 beforeAll(async () => {
   tracing = startTracing({ serviceName: 'activity-core-test', spanProcessor: new SimpleSpanProcessor(exporter) });
-  [database, target] = await Promise.all([createTestDatabase(), startHttpTarget(() => ({ status: 200, body: { ok: true } }))]);
+  [database, target] = await Promise.all([
+    createTestDatabase(),
+    startHttpTarget(() => ({ status: 200, body: { ok: true } })),
+  ]);
   const config = testConfig(database.url);
-  api = await createApiApp(config, { logger: { level: 'info', stream: { write: (line: string) => void apiLog.push(JSON.parse(line) as Record<string, unknown>) } }, dispatcherIntervalMs: 200, tracing });
+  api = await createApiApp(config, {
+    logger: {
+      level: 'info',
+      stream: { write: (line: string) => void apiLog.push(JSON.parse(line) as Record<string, unknown>) },
+    },
+    dispatcherIntervalMs: 200,
+    tracing,
+  });
   worker = await createWorkerApp(config, { logger: silentLogger, workflowBundle: await workflowBundle(), tracing });
   void worker.run();
   connection = await Connection.connect({ address: config.temporal.address });
@@ -48,14 +58,24 @@ describe('traces', () => {
     const created = await api.server.inject({
       method: 'POST',
       url: '/v1/activities',
-      payload: { name: 'traced', triggers: [{ type: 'event', event_type: 'traced.go' }], tasks: [{ type: 'http', config: { url: `${target.url}/hook` } }, { type: 'noop' }] },
+      payload: {
+        name: 'traced',
+        triggers: [{ type: 'event', event_type: 'traced.go' }],
+        tasks: [{ type: 'http', config: { url: `${target.url}/hook` } }, { type: 'noop' }],
+      },
     });
     expect(created.statusCode, created.body).toBe(201);
     const activityId = created.json().id as string;
     const posted = await api.server.inject({
       method: 'POST',
       url: '/v1/events',
-      payload: { event_id: 'evt_traced', event_type: 'traced.go', source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: {} },
+      payload: {
+        event_id: 'evt_traced',
+        event_type: 'traced.go',
+        source: 'tests',
+        occurred_at: '2026-03-01T09:00:00Z',
+        data: {},
+      },
     });
     expect(posted.statusCode, posted.body).toBe(202);
     const workflowId = `activity-${activityId}:evt_traced`;
@@ -68,22 +88,32 @@ describe('traces', () => {
     // Workflow spans reach the exporter through the worker's sink when each workflow ends.
     const spans = await waitFor('the run workflow span', async () => {
       const inTrace = exporter.getFinishedSpans().filter((span) => span.spanContext().traceId === traceId);
-      return inTrace.some((span) => span.name === 'RunWorkflow:RunActivityWorkflow') && inTrace.filter((span) => span.name === 'RunWorkflow:TaskWorkflow').length === 2 ? inTrace : undefined;
+      return inTrace.some((span) => span.name === 'RunWorkflow:RunActivityWorkflow') &&
+        inTrace.filter((span) => span.name === 'RunWorkflow:TaskWorkflow').length === 2
+        ? inTrace
+        : undefined;
     });
     const byId = new Map(spans.map((span) => [id(span), span]));
-    const parentOf = (span: ReadableSpan): ReadableSpan | undefined => (span.parentSpanId === undefined ? undefined : byId.get(span.parentSpanId));
+    const parentOf = (span: ReadableSpan): ReadableSpan | undefined =>
+      span.parentSpanId === undefined ? undefined : byId.get(span.parentSpanId);
     const only = (name: string): ReadableSpan => {
       const found = spans.filter((span) => span.name === name);
-      expect(found.map((span) => span.name), name).toEqual([name]);
+      expect(
+        found.map((span) => span.name),
+        name,
+      ).toEqual([name]);
       return found[0] as ReadableSpan;
     };
 
     // Every span but the request's has its parent in the same trace: one tree.
-    for (const span of spans) if (span !== request) expect(parentOf(span), `${span.name} has a parent in the trace`).toBeDefined();
+    for (const span of spans)
+      if (span !== request) expect(parentOf(span), `${span.name} has a parent in the trace`).toBeDefined();
     expect(request.attributes['http.route']).toBe('/v1/events');
     expect(request.attributes['http.response.status_code']).toBe(202);
     // The request's one log line names its trace.
-    expect(apiLog).toContainEqual(expect.objectContaining({ msg: 'request', route: '/v1/events', status: 202, traceId }));
+    expect(apiLog).toContainEqual(
+      expect.objectContaining({ msg: 'request', route: '/v1/events', status: 202, traceId }),
+    );
 
     const ingest = only('event ingest');
     expect(parentOf(ingest)).toBe(request);
@@ -114,6 +144,12 @@ describe('traces', () => {
 
     // Traced workflows stay deterministic: their histories replay on the current bundle.
     const history = await client.workflow.getHandle(workflowId).fetchHistory();
-    await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle(), sinks: workflowTracingSinks(undefined) }, history, workflowId)).resolves.toBeUndefined();
+    await expect(
+      Worker.runReplayHistory(
+        { workflowBundle: await workflowBundle(), sinks: workflowTracingSinks(undefined) },
+        history,
+        workflowId,
+      ),
+    ).resolves.toBeUndefined();
   });
 });

@@ -28,12 +28,18 @@ afterAll(async () => {
   await database?.drop();
 });
 
-const source = (secret: string, extra: Record<string, unknown> = {}) => ({ name: 'rotating', scheme: 'hmac_sha256', secret, allow_replay_without_timestamp: true, ...extra }) as const;
+const source = (secret: string, extra: Record<string, unknown> = {}) =>
+  ({ name: 'rotating', scheme: 'hmac_sha256', secret, allow_replay_without_timestamp: true, ...extra }) as const;
 const signing = (secret: string) => ({ secret, signature_header: 'X-Signature', signature_prefix: '' });
 
 async function deliver(app: ApiApp, id: string, secret: string): Promise<number> {
   const body = JSON.stringify({ id, type: 'rotation.tick', data: { id } });
-  const response = await app.server.inject({ method: 'POST', url: '/v1/webhooks/rotating', payload: body, headers: { 'content-type': 'application/json', ...signHmac(signing(secret), body) } });
+  const response = await app.server.inject({
+    method: 'POST',
+    url: '/v1/webhooks/rotating',
+    payload: body,
+    headers: { 'content-type': 'application/json', ...signHmac(signing(secret), body) },
+  });
   return response.statusCode;
 }
 
@@ -42,18 +48,27 @@ const SECRET_2 = 'second-secret-0123456789abcdef012';
 
 describe('webhook sources changed through another API process', () => {
   test('a secret rotated through one process verifies the very next delivery to the other, and the old secret no longer does', async () => {
-    expect((await a.server.inject({ method: 'PUT', url: '/v1/webhook-sources/rotating', payload: source(SECRET_1) })).statusCode).toBe(201);
+    expect(
+      (await a.server.inject({ method: 'PUT', url: '/v1/webhook-sources/rotating', payload: source(SECRET_1) }))
+        .statusCode,
+    ).toBe(201);
     // b loads (and caches) the source with the first secret.
     expect(await deliver(b, 'before-rotation', SECRET_1)).toBe(202);
 
-    expect((await a.server.inject({ method: 'PUT', url: '/v1/webhook-sources/rotating', payload: source(SECRET_2) })).statusCode).toBe(200);
+    expect(
+      (await a.server.inject({ method: 'PUT', url: '/v1/webhook-sources/rotating', payload: source(SECRET_2) }))
+        .statusCode,
+    ).toBe(200);
 
     expect(await deliver(b, 'after-rotation-new-secret', SECRET_2)).toBe(202);
     expect(await deliver(b, 'after-rotation-old-secret', SECRET_1)).toBe(401);
   });
 
   test('a source removed through one process refuses the very next delivery to the other', async () => {
-    expect((await a.server.inject({ method: 'PUT', url: '/v1/webhook-sources/rotating', payload: source(SECRET_1) })).statusCode).toBeLessThan(300);
+    expect(
+      (await a.server.inject({ method: 'PUT', url: '/v1/webhook-sources/rotating', payload: source(SECRET_1) }))
+        .statusCode,
+    ).toBeLessThan(300);
     expect(await deliver(b, 'before-removal', SECRET_1)).toBe(202);
 
     expect((await a.server.inject({ method: 'DELETE', url: '/v1/webhook-sources/rotating' })).statusCode).toBe(204);
@@ -63,13 +78,32 @@ describe('webhook sources changed through another API process', () => {
 
   test("a source's custom event_source set through one process is reserved for the very next event posted to the other", async () => {
     const post = () =>
-      b.server.inject({ method: 'POST', url: '/v1/events', payload: { event_type: 'partner.update', source: 'partner-feed', occurred_at: '2026-03-01T09:00:00Z', data: {} } });
+      b.server.inject({
+        method: 'POST',
+        url: '/v1/events',
+        payload: {
+          event_type: 'partner.update',
+          source: 'partner-feed',
+          occurred_at: '2026-03-01T09:00:00Z',
+          data: {},
+        },
+      });
     expect((await post()).statusCode).toBe(202);
 
-    expect((await a.server.inject({ method: 'PUT', url: '/v1/webhook-sources/rotating', payload: source(SECRET_1, { event_source: 'partner-feed' }) })).statusCode).toBeLessThan(300);
+    expect(
+      (
+        await a.server.inject({
+          method: 'PUT',
+          url: '/v1/webhook-sources/rotating',
+          payload: source(SECRET_1, { event_source: 'partner-feed' }),
+        })
+      ).statusCode,
+    ).toBeLessThan(300);
 
     const refused = await post();
     expect(refused.statusCode).toBe(400);
-    expect(refused.json().errors).toEqual([expect.objectContaining({ path: 'source', message: expect.stringContaining('webhook source "rotating"') })]);
+    expect(refused.json().errors).toEqual([
+      expect.objectContaining({ path: 'source', message: expect.stringContaining('webhook source "rotating"') }),
+    ]);
   });
 });

@@ -46,14 +46,23 @@ describe('a worker that dies mid-run', () => {
     await stack.api.server.inject({
       method: 'POST',
       url: '/v1/events',
-      payload: { event_id: 'evt_crash', event_type: 'crash.test', source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: {} },
+      payload: {
+        event_id: 'evt_crash',
+        event_type: 'crash.test',
+        source: 'tests',
+        occurred_at: '2026-03-01T09:00:00Z',
+        data: {},
+      },
     });
     const workflowId = `activity-${activity.id}:evt_crash`;
     const runId = runIdFor(workflowId);
 
     // Kill the worker between tasks: the first is done, the durable delay is running.
     await waitFor('task 0 done and task 1 running', async () => {
-      const rows = await stack.sql.query('SELECT task_index, status FROM task_instances WHERE run_id = $1 ORDER BY task_index', [runId]);
+      const rows = await stack.sql.query(
+        'SELECT task_index, status FROM task_instances WHERE run_id = $1 ORDER BY task_index',
+        [runId],
+      );
       const states = rows.rows.map((r) => `${r.task_index}:${r.status}`).join(',');
       return states === '0:succeeded,1:running' ? true : undefined;
     });
@@ -79,7 +88,10 @@ describe('a worker that dies mid-run', () => {
 
     const runs = await stack.sql.query('SELECT status FROM activity_runs WHERE workflow_id = $1', [workflowId]);
     expect(runs.rows).toEqual([{ status: 'succeeded' }]);
-    const tasks = await stack.sql.query('SELECT task_index, status FROM task_instances WHERE run_id = $1 ORDER BY task_index', [runId]);
+    const tasks = await stack.sql.query(
+      'SELECT task_index, status FROM task_instances WHERE run_id = $1 ORDER BY task_index',
+      [runId],
+    );
     expect(tasks.rows).toEqual([
       { task_index: 0, status: 'succeeded' },
       { task_index: 1, status: 'succeeded' },
@@ -97,7 +109,13 @@ describe('a worker that dies while an http request is in flight', () => {
         name: 'crash-in-flight',
         triggers: [{ type: 'event', event_type: 'crash.in-flight' }],
         // A short per-attempt timeout: Temporal notices the dead worker when the attempt times out.
-        tasks: [{ type: 'http', config: { url: `${target.url}/held`, timeout: '3s' }, retry: { max_attempts: 3, initial_interval: '100ms' } }],
+        tasks: [
+          {
+            type: 'http',
+            config: { url: `${target.url}/held`, timeout: '3s' },
+            retry: { max_attempts: 3, initial_interval: '100ms' },
+          },
+        ],
       },
     });
     const activity = created.json();
@@ -106,11 +124,19 @@ describe('a worker that dies while an http request is in flight', () => {
     await stack.api.server.inject({
       method: 'POST',
       url: '/v1/events',
-      payload: { event_id: 'evt_in_flight', event_type: 'crash.in-flight', source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: {} },
+      payload: {
+        event_id: 'evt_in_flight',
+        event_type: 'crash.in-flight',
+        source: 'tests',
+        occurred_at: '2026-03-01T09:00:00Z',
+        data: {},
+      },
     });
     const workflowId = `activity-${activity.id}:evt_in_flight`;
     const runId = runIdFor(workflowId);
-    await waitFor('the request to be in flight', async () => (target.requests.some((r) => r.url === '/held') ? true : undefined));
+    await waitFor('the request to be in flight', async () =>
+      target.requests.some((r) => r.url === '/held') ? true : undefined,
+    );
     await killHard(first.child);
 
     const second = spawnWorkerProcess(stack.config);
@@ -123,7 +149,10 @@ describe('a worker that dies while an http request is in flight', () => {
     const held = target.requests.filter((r) => r.url === '/held');
     expect(held).toHaveLength(2);
     expect(held.map((r) => r.headers['idempotency-key'])).toEqual([`task-${runId}:http:0`, `task-${runId}:http:0`]);
-    expect(held.map((r) => r.headers['x-activity-attempt-id'])).toEqual([`task-${runId}:http:0#1`, `task-${runId}:http:0#2`]);
+    expect(held.map((r) => r.headers['x-activity-attempt-id'])).toEqual([
+      `task-${runId}:http:0#1`,
+      `task-${runId}:http:0#2`,
+    ]);
     const tasks = await stack.sql.query('SELECT status, attempt_count FROM task_instances WHERE run_id = $1', [runId]);
     expect(tasks.rows).toEqual([{ status: 'succeeded', attempt_count: 2 }]);
   });

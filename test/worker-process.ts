@@ -24,9 +24,18 @@ function envFor(config: Config, env: Record<string, string>): NodeJS.ProcessEnv 
   };
 }
 
-function spawnEntryPoint(entry: string, env: NodeJS.ProcessEnv, readyWhen: (output: string) => boolean, what: string): SpawnedProcess {
+function spawnEntryPoint(
+  entry: string,
+  env: NodeJS.ProcessEnv,
+  readyWhen: (output: string) => boolean,
+  what: string,
+): SpawnedProcess {
   let output = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: process.cwd(), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: process.cwd(),
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const ready = new Promise<void>((resolve, reject) => {
     const onData = (chunk: Buffer): void => {
       output += chunk.toString('utf8');
@@ -50,7 +59,12 @@ function spawnEntryPoint(entry: string, env: NodeJS.ProcessEnv, readyWhen: (outp
  * so a test can kill it with SIGKILL like a crashed host.
  */
 export function spawnWorkerProcess(config: Config, env: Record<string, string> = {}): SpawnedProcess {
-  return spawnEntryPoint('apps/worker/src/main.ts', envFor(config, env), (output) => output.includes('worker started'), 'worker');
+  return spawnEntryPoint(
+    'apps/worker/src/main.ts',
+    envFor(config, env),
+    (output) => output.includes('worker started'),
+    'worker',
+  );
 }
 
 /**

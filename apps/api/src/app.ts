@@ -11,10 +11,26 @@ import {
   createWebhookSourcesRepository,
   runMigrations,
 } from '@activity-core/db';
-import { createCancelOn, createDependencyMonitor, createDispatcher, createEventIngest, createEventRetention, type Dispatcher } from '@activity-core/router';
+import {
+  createCancelOn,
+  createDependencyMonitor,
+  createDispatcher,
+  createEventIngest,
+  createEventRetention,
+  type Dispatcher,
+} from '@activity-core/router';
 import { createScheduleManager, scheduleIssues } from '@activity-core/schedule-manager';
 import { createSecretBox } from '@activity-core/webhooks';
-import { checkSearchAttributes, createEncryptionCodec, createRunCanceller, createRunStarter, diagnoseTemporalConnectFailure, MissingSearchAttributesError, temporalConnectionOptions, type Tracing } from '@activity-core/temporal/client';
+import {
+  checkSearchAttributes,
+  createEncryptionCodec,
+  createRunCanceller,
+  createRunStarter,
+  diagnoseTemporalConnectFailure,
+  MissingSearchAttributesError,
+  temporalConnectionOptions,
+  type Tracing,
+} from '@activity-core/temporal/client';
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { createApiMetrics } from './metrics';
@@ -82,7 +98,12 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   if (config.migrateOnStart) await runMigrations(config.databaseUrl);
   // A broken pooled connection is counted (the metrics are built on the pool, so after it); the pool replaces it.
   let connectionLost = (): void => undefined;
-  const database = createDatabase({ url: config.databaseUrl, max: config.databasePoolSize, applicationName: 'activity-core-api', onConnectionError: () => connectionLost() });
+  const database = createDatabase({
+    url: config.databaseUrl,
+    max: config.databasePoolSize,
+    applicationName: 'activity-core-api',
+    onConnectionError: () => connectionLost(),
+  });
   // Lazy: the API starts (and keeps accepting events durably) while Temporal is down.
   const connection = Connection.lazy({
     ...temporalOptions,
@@ -92,7 +113,8 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
     channelArgs: { 'grpc.initial_reconnect_backoff_ms': 250, 'grpc.max_reconnect_backoff_ms': 2_000 },
   });
   // Payloads (event data, definitions, task results) are ciphertext in Temporal when keys are configured.
-  const payloadCodec = config.payloadEncryption === null ? undefined : createEncryptionCodec(config.payloadEncryption.keys.all);
+  const payloadCodec =
+    config.payloadEncryption === null ? undefined : createEncryptionCodec(config.payloadEncryption.keys.all);
   const client = new Client({
     connection,
     namespace: config.temporal.namespace,
@@ -122,14 +144,29 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
       {
         name: 'temporal',
         // A deadline, so a probe against an unreachable server ends instead of retrying past the request.
-        check: async () => void (await connection.withDeadline(Date.now() + 2_500, () => connection.healthService.check({}))),
+        check: async () =>
+          void (await connection.withDeadline(Date.now() + 2_500, () => connection.healthService.check({}))),
       },
     ],
   });
   const reruns = createRerunService({ runs, reruns: rerunsRepository, definitions, starter, logger });
   const cancellations = createCancellationsRepository(database.db);
-  const cancelOn = createCancelOn({ cancellations, canceller: createRunCanceller({ client }), logger: silentUntilServer });
-  const ingest = metrics.countIngest(createEventIngest({ definitions, events, starter, runs, logger: silentUntilServer, eventDataLimits: config.eventData, cancelOn }));
+  const cancelOn = createCancelOn({
+    cancellations,
+    canceller: createRunCanceller({ client }),
+    logger: silentUntilServer,
+  });
+  const ingest = metrics.countIngest(
+    createEventIngest({
+      definitions,
+      events,
+      starter,
+      runs,
+      logger: silentUntilServer,
+      eventDataLimits: config.eventData,
+      cancelOn,
+    }),
+  );
   const scheduleManager = createScheduleManager({
     client,
     namespace: config.temporal.namespace,
@@ -163,18 +200,47 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
           validators: [scheduleIssues, (definition) => secondsCronIssues(definition, config.cron)],
         }),
         schedules: createScheduleService({ manager: scheduleManager, client, runs, reruns }),
-        events: createEventService({ ingest, events, cancellations, webhookSources: webhookCatalog, ingestKeyScopes: config.ingestKeyScopes, logger }),
-        runs: createRunService({ runs, client, temporalUiUrl: config.temporal.uiUrl, namespace: config.temporal.namespace, reruns }),
+        events: createEventService({
+          ingest,
+          events,
+          cancellations,
+          webhookSources: webhookCatalog,
+          ingestKeyScopes: config.ingestKeyScopes,
+          logger,
+        }),
+        runs: createRunService({
+          runs,
+          client,
+          temporalUiUrl: config.temporal.uiUrl,
+          namespace: config.temporal.namespace,
+          reruns,
+        }),
         webhooks,
         metrics,
         probes: dependencies.probes(),
-        ...(payloadCodec === undefined || config.payloadEncryption === null ? {} : { codec: { codec: payloadCodec, allowedOrigins: config.payloadEncryption.codecCorsOrigins } }),
+        ...(payloadCodec === undefined || config.payloadEncryption === null
+          ? {}
+          : { codec: { codec: payloadCodec, allowedOrigins: config.payloadEncryption.codecCorsOrigins } }),
       },
       {
         auth: config.auth,
         bodyLimitBytes: config.http.bodyLimitBytes,
-        timeouts: { requestMs: config.http.requestTimeoutMs, headersMs: config.http.headersTimeoutMs, keepAliveMs: config.http.keepAliveTimeoutMs },
-        logger: options.logger ?? { level: config.logLevel, ...(config.logFormat === 'pretty' ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true } } } : {}) },
+        timeouts: {
+          requestMs: config.http.requestTimeoutMs,
+          headersMs: config.http.headersTimeoutMs,
+          keepAliveMs: config.http.keepAliveTimeoutMs,
+        },
+        logger: options.logger ?? {
+          level: config.logLevel,
+          ...(config.logFormat === 'pretty'
+            ? {
+                transport: {
+                  target: 'pino-pretty',
+                  options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true },
+                },
+              }
+            : {}),
+        },
         rateLimit: config.rateLimit,
         authFailureLimit: config.authFailureLimit,
         trustProxy: config.trustProxy,
@@ -201,10 +267,15 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
 
   try {
     // Bounded: an unreachable Temporal must not hold up the start (events are accepted without it).
-    await connection.withDeadline(Date.now() + 3_000, () => checkSearchAttributes(connection, config.temporal.namespace));
+    await connection.withDeadline(Date.now() + 3_000, () =>
+      checkSearchAttributes(connection, config.temporal.namespace),
+    );
   } catch (error) {
     // Missing search attributes, or TLS/credential settings Temporal refuses: waiting fixes neither, so the start fails naming the setting.
-    const misconfigured = error instanceof MissingSearchAttributesError ? error : await diagnoseTemporalConnectFailure(error, config.temporal);
+    const misconfigured =
+      error instanceof MissingSearchAttributesError
+        ? error
+        : await diagnoseTemporalConnectFailure(error, config.temporal);
     if (misconfigured !== undefined) {
       await dependencies.stop();
       // The lazy Temporal connection is left to the exiting process: closing it now would let a pending
@@ -219,12 +290,16 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   // Aborted by close(). A short deadline: workers reconcile every minute anyway, and close() waits for it.
   const stopReconcile = new AbortController();
   const startupReconcile = client
-    .withDeadline(new Date(Date.now() + 10_000), () => client.withAbortSignal(stopReconcile.signal, () => scheduleManager.reconcile()))
+    .withDeadline(new Date(Date.now() + 10_000), () =>
+      client.withAbortSignal(stopReconcile.signal, () => scheduleManager.reconcile()),
+    )
     .then(
       (changes) => {
-        if (changes.created.length + changes.updated.length + changes.deleted.length > 0) server.log.info({ ...changes }, 'schedules reconciled');
+        if (changes.created.length + changes.updated.length + changes.deleted.length > 0)
+          server.log.info({ ...changes }, 'schedules reconciled');
       },
-      (error: unknown) => server.log.warn({ err: error }, 'schedule reconciliation at start-up failed; workers retry it periodically'),
+      (error: unknown) =>
+        server.log.warn({ err: error }, 'schedule reconciliation at start-up failed; workers retry it periodically'),
     );
 
   const dispatcher = createDispatcher({
@@ -237,7 +312,10 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   if (options.dispatcher ?? true) dispatcher.start();
   // Only when an operator chose a retention: by default event ids are remembered forever.
   const retentionDays = config.events.retentionDays;
-  const retention = retentionDays === null ? undefined : createEventRetention({ events, logger: server.log, retentionMs: retentionDays * 86_400_000 });
+  const retention =
+    retentionDays === null
+      ? undefined
+      : createEventRetention({ events, logger: server.log, retentionMs: retentionDays * 86_400_000 });
   if (options.retention ?? true) retention?.start();
   // Bulk re-runs accepted by any process, or left behind by one that died, are carried out here.
   const bulkRerunRunner = createBulkRerunRunner({
@@ -269,7 +347,8 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
             return false;
           },
         );
-        if (await Promise.race([finished, overran])) server.log.warn(`${what} did not finish within ${CLOSE_STEP_TIMEOUT_MS} ms; closing without waiting for it`);
+        if (await Promise.race([finished, overran]))
+          server.log.warn(`${what} did not finish within ${CLOSE_STEP_TIMEOUT_MS} ms; closing without waiting for it`);
         clearTimeout(timer);
       };
       await step('the HTTP server', () => server.close());

@@ -27,7 +27,11 @@ async function main(): Promise<void> {
     app
       .close()
       // Exports the spans still buffered.
-      .then(() => tracing?.shutdown().catch((error: unknown) => app.server.log.warn({ err: error }, 'exporting the last spans failed')))
+      .then(() =>
+        tracing
+          ?.shutdown()
+          .catch((error: unknown) => app.server.log.warn({ err: error }, 'exporting the last spans failed')),
+      )
       .then(
         () => process.exit(0),
         (error: unknown) => {

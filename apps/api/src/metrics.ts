@@ -84,7 +84,7 @@ export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
 
   const dependencyUp = new Gauge({
     name: 'activity_core_dependency_up',
-    help: "1 while this process reaches the dependency (postgres, temporal), 0 while it does not; checked every 2 s. Requests needing it answer 503 meanwhile, and it recovers by itself.",
+    help: '1 while this process reaches the dependency (postgres, temporal), 0 while it does not; checked every 2 s. Requests needing it answer 503 meanwhile, and it recovers by itself.',
     labelNames: ['dependency'] as const,
     registers: [registry],
   });
@@ -126,11 +126,27 @@ export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
       },
     });
   };
-  stateGauge('activity_core_events_pending_routing', 'Accepted events not yet routed to Temporal (the dispatcher retries them). Alert when it stays above 0.', 'events_pending');
-  stateGauge('activity_core_events_pending_routing_oldest_seconds', 'Age of the oldest accepted event not yet routed; 0 when none is waiting.', 'events_pending_oldest_seconds');
+  stateGauge(
+    'activity_core_events_pending_routing',
+    'Accepted events not yet routed to Temporal (the dispatcher retries them). Alert when it stays above 0.',
+    'events_pending',
+  );
+  stateGauge(
+    'activity_core_events_pending_routing_oldest_seconds',
+    'Age of the oldest accepted event not yet routed; 0 when none is waiting.',
+    'events_pending_oldest_seconds',
+  );
   stateGauge('activity_core_runs_running', 'Runs recorded as running in Postgres.', 'runs_running');
-  stateGauge('activity_core_runs_running_oldest_seconds', 'Age of the oldest run recorded as running; 0 when none is.', 'runs_running_oldest_seconds');
-  stateGauge('activity_core_schedule_fires_pending', 'Cron fire decisions whose run start is not confirmed yet (a tick or sweep finishes them).', 'schedule_fires_pending');
+  stateGauge(
+    'activity_core_runs_running_oldest_seconds',
+    'Age of the oldest run recorded as running; 0 when none is.',
+    'runs_running_oldest_seconds',
+  );
+  stateGauge(
+    'activity_core_schedule_fires_pending',
+    'Cron fire decisions whose run start is not confirmed yet (a tick or sweep finishes them).',
+    'schedule_fires_pending',
+  );
   stateGauge('activity_core_schedules_paused', 'Cron triggers paused by an operator.', 'schedules_paused');
   stateGauge('activity_core_activities_enabled', 'Enabled, not deleted activity definitions.', 'activities_enabled');
   // Runs finished by activity and status, and their durations: counted from the run rows at scrape time (run-metrics.ts).

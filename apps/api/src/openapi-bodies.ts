@@ -6,7 +6,13 @@ interface BodyByMediaType {
 }
 
 function isBodyByMediaType(body: unknown): body is BodyByMediaType {
-  return typeof body === 'object' && body !== null && 'content' in body && typeof body.content === 'object' && body.content !== null;
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    'content' in body &&
+    typeof body.content === 'object' &&
+    body.content !== null
+  );
 }
 
 /**

@@ -32,7 +32,10 @@ interface Operation {
 const unused = new Proxy({}, { get: () => () => Promise.reject(new Error('not called while building the document')) });
 
 beforeAll(async () => {
-  const metrics = { observeRequest: () => undefined, registry: { metrics: async () => '', contentType: 'text/plain' } } as unknown as ApiMetrics;
+  const metrics = {
+    observeRequest: () => undefined,
+    registry: { metrics: async () => '', contentType: 'text/plain' },
+  } as unknown as ApiMetrics;
   const deps = {
     activities: unused,
     definitionHistory: unused,
@@ -58,7 +61,11 @@ afterAll(async () => {
 });
 
 const operations = (): Array<[string, Operation]> =>
-  Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => [`${method.toUpperCase()} ${path}`, operation] as [string, Operation]));
+  Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(
+      ([method, operation]) => [`${method.toUpperCase()} ${path}`, operation] as [string, Operation],
+    ),
+  );
 
 describe('the served OpenAPI document', () => {
   test('states the product version', () => {
@@ -70,11 +77,15 @@ describe('the served OpenAPI document', () => {
     for (const [name, operation] of operations()) {
       const statuses = Object.keys(operation.responses).map(Number);
       const probe = name === 'GET /healthz' || name === 'GET /readyz';
-      if (statuses.some((status) => status >= 400 && status < 500) === probe) wrong.push(`${name}: ${probe ? 'a 4xx it cannot answer' : 'no 4xx'}`);
+      if (statuses.some((status) => status >= 400 && status < 500) === probe)
+        wrong.push(`${name}: ${probe ? 'a 4xx it cannot answer' : 'no 4xx'}`);
       for (const status of statuses.filter((code) => code >= 400)) {
         if (name === 'GET /readyz' && status === 503) continue;
         const content = operation.responses[status]!.content ?? {};
-        if (Object.keys(content).join() !== PROBLEM_MEDIA_TYPE || (content[PROBLEM_MEDIA_TYPE]!.schema as { $ref?: string }).$ref !== '#/components/schemas/Problem') {
+        if (
+          Object.keys(content).join() !== PROBLEM_MEDIA_TYPE ||
+          (content[PROBLEM_MEDIA_TYPE]!.schema as { $ref?: string }).$ref !== '#/components/schemas/Problem'
+        ) {
           wrong.push(`${name} ${status}: ${Object.keys(content).join() || 'no content'}`);
         }
       }
@@ -85,14 +96,21 @@ describe('the served OpenAPI document', () => {
 
   test('routes that take no API key declare no security, and every other route inherits the bearer key', () => {
     expect(document.security).toEqual([{ apiKey: [] }]);
-    const scopes = new Map(app.routeScopes.map((route) => [`${route.method} ${route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`, route.scope]));
+    const scopes = new Map(
+      app.routeScopes.map((route) => [
+        `${route.method} ${route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`,
+        route.scope,
+      ]),
+    );
     const wrong: string[] = [];
     for (const [name, operation] of operations()) {
       const scope = scopes.get(name);
       if (scope === undefined) wrong.push(`${name}: not a route`);
       const open = scope === 'public' || scope === 'webhook';
-      if (open && JSON.stringify(operation.security) !== '[]') wrong.push(`${name} (${scope}): security ${JSON.stringify(operation.security)}`);
-      if (!open && operation.security !== undefined) wrong.push(`${name} (${scope}): security ${JSON.stringify(operation.security)}`);
+      if (open && JSON.stringify(operation.security) !== '[]')
+        wrong.push(`${name} (${scope}): security ${JSON.stringify(operation.security)}`);
+      if (!open && operation.security !== undefined)
+        wrong.push(`${name} (${scope}): security ${JSON.stringify(operation.security)}`);
     }
     expect(wrong).toEqual([]);
     expect(document.paths['/healthz']!.get!.security).toEqual([]);
@@ -102,12 +120,21 @@ describe('the served OpenAPI document', () => {
 
   test('documents the statuses every route of its kind can answer, with WWW-Authenticate on a bearer 401 and Retry-After on 429 and 503', () => {
     const activity = document.paths['/v1/activities/{id}']!.put!;
-    expect(Object.keys(activity.responses)).toEqual(expect.arrayContaining(['400', '401', '404', '413', '415', '429', '500', '503']));
+    expect(Object.keys(activity.responses)).toEqual(
+      expect.arrayContaining(['400', '401', '404', '413', '415', '429', '500', '503']),
+    );
     expect(activity.responses['401']!.headers!['WWW-Authenticate']).toMatchObject({ required: true });
-    expect(activity.responses['429']!.headers!['Retry-After']).toMatchObject({ required: true, schema: { type: 'integer' } });
+    expect(activity.responses['429']!.headers!['Retry-After']).toMatchObject({
+      required: true,
+      schema: { type: 'integer' },
+    });
     expect(activity.responses['503']!.headers!['Retry-After']).toMatchObject({ required: true });
     // Answers of rate-limited routes may carry the limit's headers, successes included.
-    expect(Object.keys(activity.responses['200']!.headers ?? {})).toEqual(['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']);
+    expect(Object.keys(activity.responses['200']!.headers ?? {})).toEqual([
+      'x-ratelimit-limit',
+      'x-ratelimit-remaining',
+      'x-ratelimit-reset',
+    ]);
     expect(document.paths['/metrics']!.get!.responses['401']).toBeDefined();
     expect(Object.keys(document.paths['/metrics']!.get!.responses['200']!.content!)).toEqual(['text/plain']);
     // A webhook delivery is verified by its signature: its 401 names no bearer scheme, and it reads any media type.
@@ -126,7 +153,8 @@ describe('the served OpenAPI document', () => {
     const answers = [];
     for (let i = 0; i < 101; i += 1) answers.push(await app.inject({ method: 'GET', url: '/metrics', headers }));
     expect(answers[0]!.statusCode).toBe(200);
-    for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) expect(answers[0]!.headers[name]).toMatch(/^\d+$/);
+    for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'])
+      expect(answers[0]!.headers[name]).toMatch(/^\d+$/);
     const limited = answers.at(-1)!;
     expect(limited.statusCode).toBe(429);
     expect(limited.headers['retry-after']).toMatch(/^\d+$/);
@@ -150,9 +178,17 @@ describe('the served OpenAPI document', () => {
 
 describe('standardErrorStatuses', () => {
   test('derives the statuses from what the route is', () => {
-    expect(standardErrorStatuses({ method: 'get', path: '/healthz', scope: 'public', takesInput: false })).toEqual([500]);
-    expect(standardErrorStatuses({ method: 'get', path: '/v1/runs', scope: 'management', takesInput: true })).toEqual([400, 401, 429, 500, 503]);
-    expect(standardErrorStatuses({ method: 'delete', path: '/v1/activities/{id}', scope: 'management', takesInput: true })).toEqual([400, 401, 404, 413, 415, 429, 500, 503]);
-    expect(standardErrorStatuses({ method: 'post', path: '/v1/webhooks/{source}', scope: 'webhook', takesInput: true })).toEqual([400, 404, 413, 429, 500, 503]);
+    expect(standardErrorStatuses({ method: 'get', path: '/healthz', scope: 'public', takesInput: false })).toEqual([
+      500,
+    ]);
+    expect(standardErrorStatuses({ method: 'get', path: '/v1/runs', scope: 'management', takesInput: true })).toEqual([
+      400, 401, 429, 500, 503,
+    ]);
+    expect(
+      standardErrorStatuses({ method: 'delete', path: '/v1/activities/{id}', scope: 'management', takesInput: true }),
+    ).toEqual([400, 401, 404, 413, 415, 429, 500, 503]);
+    expect(
+      standardErrorStatuses({ method: 'post', path: '/v1/webhooks/{source}', scope: 'webhook', takesInput: true }),
+    ).toEqual([400, 404, 413, 429, 500, 503]);
   });
 });

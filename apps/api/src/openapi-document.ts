@@ -32,7 +32,6 @@ export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
 const SCOPE_MARK = 'x-activity-core-auth';
 const OPTIONAL_BODY_MARK = 'x-activity-core-optional-body';
 
-
 const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 const BEARER_SCOPES = new Set<AuthScope>(['management', 'ingest']);
 
@@ -48,7 +47,8 @@ export interface OperationShape {
 /** Why each standard status is answered, as the document describes it. */
 const STANDARD_ERRORS: Record<number, { description: string; applies: (operation: OperationShape) => boolean }> = {
   400: {
-    description: 'The request breaks the schema or a rule it describes, or its body is not valid JSON; `errors` names each field and the rule.',
+    description:
+      'The request breaks the schema or a rule it describes, or its body is not valid JSON; `errors` names each field and the rule.',
     applies: ({ method, takesInput }) => takesInput || BODY_METHODS.has(method),
   },
   401: {
@@ -60,16 +60,17 @@ const STANDARD_ERRORS: Record<number, { description: string; applies: (operation
     applies: ({ path }) => path.includes('{'),
   },
   413: {
-    description: 'The body is over the server\'s limit (BODY_LIMIT_BYTES).',
+    description: "The body is over the server's limit (BODY_LIMIT_BYTES).",
     applies: ({ method }) => BODY_METHODS.has(method),
   },
   415: {
-    description: 'The body\'s Content-Type is not one this operation reads (`Accept-Post` lists those of a POST).',
+    description: "The body's Content-Type is not one this operation reads (`Accept-Post` lists those of a POST).",
     // Webhook deliveries are read as raw bytes of any media type (their signature covers the bytes).
     applies: ({ method, scope }) => BODY_METHODS.has(method) && scope !== 'webhook',
   },
   429: {
-    description: 'Over a rate limit (RATE_LIMIT_MAX per key or webhook source), or too many failed key attempts from this address (AUTH_FAILURE_LIMIT); `Retry-After` says when to try again.',
+    description:
+      'Over a rate limit (RATE_LIMIT_MAX per key or webhook source), or too many failed key attempts from this address (AUTH_FAILURE_LIMIT); `Retry-After` says when to try again.',
     applies: ({ scope }) => scope !== 'public',
   },
   500: {
@@ -77,7 +78,8 @@ const STANDARD_ERRORS: Record<number, { description: string; applies: (operation
     applies: () => true,
   },
   503: {
-    description: 'Postgres (or, where the operation needs it, Temporal) is unreachable; `Retry-After` says when to try again. Safe to retry.',
+    description:
+      'Postgres (or, where the operation needs it, Temporal) is unreachable; `Retry-After` says when to try again. Safe to retry.',
     // Every /v1 operation reads or writes Postgres.
     applies: ({ path }) => path.startsWith('/v1/'),
   },
@@ -91,7 +93,8 @@ export function standardErrorStatuses(operation: OperationShape): number[] {
 }
 
 type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const integerHeader = (description: string) => ({ description, schema: { type: 'integer', minimum: 0 } });
 const RATE_LIMIT_HEADERS = {
@@ -104,10 +107,18 @@ const RATE_LIMIT_HEADERS = {
 function headersFor(status: number, scope: AuthScope, method: string, problem: boolean): Json {
   const headers: Json = {};
   if (problem && status === 401 && BEARER_SCOPES.has(scope)) {
-    headers['WWW-Authenticate'] = { description: 'The authentication scheme: `Bearer realm="activity-core"`.', required: true, schema: { type: 'string' } };
+    headers['WWW-Authenticate'] = {
+      description: 'The authentication scheme: `Bearer realm="activity-core"`.',
+      required: true,
+      schema: { type: 'string' },
+    };
   }
   if (problem && (status === 429 || status === 503)) {
-    headers['Retry-After'] = { description: 'Seconds to wait before retrying.', required: true, schema: { type: 'integer', minimum: 0 } };
+    headers['Retry-After'] = {
+      description: 'Seconds to wait before retrying.',
+      required: true,
+      schema: { type: 'integer', minimum: 0 },
+    };
   }
   if (problem && status === 415 && method === 'post') {
     headers['Accept-Post'] = { description: 'The media types this operation reads.', schema: { type: 'string' } };
@@ -157,14 +168,23 @@ function completeOperation(method: string, path: string, operation: Json): void 
   for (const parameter of Array.isArray(operation.parameters) ? operation.parameters : []) {
     // Every list's cursor is opaque: only the server can tell one it issued.
     if (isObject(parameter) && parameter.in === 'query' && parameter.name === 'cursor') {
-      parameter.description ??= 'An opaque cursor: the `next_cursor` of the previous page. Any other value is refused with 400.';
+      parameter.description ??=
+        'An opaque cursor: the `next_cursor` of the previous page. Any other value is refused with 400.';
     }
   }
 
   const responses = (isObject(operation.responses) ? operation.responses : {}) as Record<string, Json>;
-  const shape: OperationShape = { method, path, scope, takesInput: (Array.isArray(operation.parameters) && operation.parameters.length > 0) || requestBody !== undefined };
+  const shape: OperationShape = {
+    method,
+    path,
+    scope,
+    takesInput: (Array.isArray(operation.parameters) && operation.parameters.length > 0) || requestBody !== undefined,
+  };
   for (const status of standardErrorStatuses(shape)) {
-    responses[status] ??= { description: STANDARD_ERRORS[status]!.description, content: { [PROBLEM_MEDIA_TYPE]: { schema: PROBLEM_REF } } };
+    responses[status] ??= {
+      description: STANDARD_ERRORS[status]!.description,
+      content: { [PROBLEM_MEDIA_TYPE]: { schema: PROBLEM_REF } },
+    };
   }
   for (const [code, response] of Object.entries(responses)) {
     const status = Number(code);
@@ -176,9 +196,11 @@ function completeOperation(method: string, path: string, operation: Json): void 
       content[PROBLEM_MEDIA_TYPE] = json;
     }
     const problem = content?.[PROBLEM_MEDIA_TYPE] !== undefined;
-    if (problem && response.description === 'Default Response' && STANDARD_ERRORS[status] !== undefined) response.description = STANDARD_ERRORS[status]!.description;
+    if (problem && response.description === 'Default Response' && STANDARD_ERRORS[status] !== undefined)
+      response.description = STANDARD_ERRORS[status]!.description;
     const headers = headersFor(status, scope, method, problem);
-    if (Object.keys(headers).length > 0) response.headers = { ...headers, ...(isObject(response.headers) ? response.headers : {}) };
+    if (Object.keys(headers).length > 0)
+      response.headers = { ...headers, ...(isObject(response.headers) ? response.headers : {}) };
   }
   operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
 }
@@ -187,7 +209,10 @@ function completeOperation(method: string, path: string, operation: Json): void 
  * The whole-document step, after the zod one: completes every operation
  * (see the module comment) and states the API's version.
  */
-export function completeDocument(transformObject: SwaggerTransformObject, options: { version: string }): SwaggerTransformObject {
+export function completeDocument(
+  transformObject: SwaggerTransformObject,
+  options: { version: string },
+): SwaggerTransformObject {
   return (documentObject) => {
     const document = transformObject(documentObject) as Json;
     document.info = { ...(isObject(document.info) ? document.info : {}), version: options.version };

@@ -12,7 +12,11 @@ const row = (activity: string, status: string, count: number, firstStarted: stri
 
 describe('run outcome series', () => {
   test('one series per activity and status, in a stable order', () => {
-    const series = foldRunOutcomes([row('b', 'failed', 1, '2026-03-01T00:00:00Z'), row('a', 'succeeded', 3, '2026-03-02T00:00:00Z'), row('a', 'failed', 2, '2026-03-02T00:00:00Z')]);
+    const series = foldRunOutcomes([
+      row('b', 'failed', 1, '2026-03-01T00:00:00Z'),
+      row('a', 'succeeded', 3, '2026-03-02T00:00:00Z'),
+      row('a', 'failed', 2, '2026-03-02T00:00:00Z'),
+    ]);
     expect(series.map((entry) => [entry.activity, entry.status, entry.count])).toEqual([
       ['a', 'failed', 2],
       ['a', 'succeeded', 3],
@@ -22,7 +26,12 @@ describe('run outcome series', () => {
 
   test('activities past the cap are summed under _other, the ones that ran first keep their own series', () => {
     const series = foldRunOutcomes(
-      [row('old', 'failed', 1, '2026-03-01T00:00:00Z'), row('new1', 'failed', 2, '2026-03-05T00:00:00Z'), row('new2', 'failed', 3, '2026-03-06T00:00:00Z'), row('new2', 'succeeded', 1, '2026-03-04T00:00:00Z')],
+      [
+        row('old', 'failed', 1, '2026-03-01T00:00:00Z'),
+        row('new1', 'failed', 2, '2026-03-05T00:00:00Z'),
+        row('new2', 'failed', 3, '2026-03-06T00:00:00Z'),
+        row('new2', 'succeeded', 1, '2026-03-04T00:00:00Z'),
+      ],
       2,
     );
     expect(series.map((entry) => [entry.activity, entry.status, entry.count, entry.sum])).toEqual([

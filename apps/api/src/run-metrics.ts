@@ -60,7 +60,10 @@ interface Series {
  * (oldest first, then id), so an activity's series does not move to `_other`
  * because another one was registered.
  */
-export function foldRunOutcomes(rows: readonly RunOutcomeRow[], maxActivities: number = RUN_METRICS_MAX_ACTIVITIES): Series[] {
+export function foldRunOutcomes(
+  rows: readonly RunOutcomeRow[],
+  maxActivities: number = RUN_METRICS_MAX_ACTIVITIES,
+): Series[] {
   const first = new Map<string, number>();
   for (const row of rows) {
     const at = new Date(row.first_started).getTime();
@@ -76,13 +79,21 @@ export function foldRunOutcomes(rows: readonly RunOutcomeRow[], maxActivities: n
   for (const row of rows) {
     const activity = kept.has(row.activity) ? row.activity : OTHER_ACTIVITIES_LABEL;
     const key = `${activity}\u0000${row.status}`;
-    const entry = series.get(key) ?? { activity, status: row.status, count: 0, sum: 0, buckets: RUN_DURATION_BUCKETS.map(() => 0) };
+    const entry = series.get(key) ?? {
+      activity,
+      status: row.status,
+      count: 0,
+      sum: 0,
+      buckets: RUN_DURATION_BUCKETS.map(() => 0),
+    };
     entry.count += Number(row.count);
     entry.sum += Number(row.sum);
     row.buckets.forEach((value, index) => (entry.buckets[index] = (entry.buckets[index] ?? 0) + Number(value)));
     series.set(key, entry);
   }
-  return [...series.values()].sort((a, b) => (a.activity < b.activity ? -1 : a.activity > b.activity ? 1 : a.status < b.status ? -1 : a.status > b.status ? 1 : 0));
+  return [...series.values()].sort((a, b) =>
+    a.activity < b.activity ? -1 : a.activity > b.activity ? 1 : a.status < b.status ? -1 : a.status > b.status ? 1 : 0,
+  );
 }
 
 type MetricValue = { value: number; labels: Record<string, string | number>; metricName?: string };
@@ -106,7 +117,12 @@ export function registerRunOutcomeMetrics(registry: Registry, deps: { pool: Quer
     return pendingRead;
   };
 
-  const custom = (name: string, help: string, type: 'counter' | 'histogram', values: (series: Series[]) => MetricValue[]) => ({
+  const custom = (
+    name: string,
+    help: string,
+    type: 'counter' | 'histogram',
+    values: (series: Series[]) => MetricValue[],
+  ) => ({
     name,
     help,
     type,
@@ -122,7 +138,8 @@ export function registerRunOutcomeMetrics(registry: Registry, deps: { pool: Quer
     'activity_core_runs_finished_total',
     'Runs that ended, by activity id and terminal status (succeeded, failed, cancelled, skipped); counted from the run records in Postgres, the same from every API process.',
     'counter',
-    (series) => series.map((entry) => ({ value: entry.count, labels: { activity: entry.activity, status: entry.status } })),
+    (series) =>
+      series.map((entry) => ({ value: entry.count, labels: { activity: entry.activity, status: entry.status } })),
   );
   const durations = custom(
     'activity_core_run_duration_seconds',
@@ -132,8 +149,16 @@ export function registerRunOutcomeMetrics(registry: Registry, deps: { pool: Quer
       series.flatMap((entry) => {
         const labels = { activity: entry.activity, status: entry.status };
         return [
-          ...RUN_DURATION_BUCKETS.map((le, index) => ({ metricName: 'activity_core_run_duration_seconds_bucket', value: entry.buckets[index] ?? 0, labels: { ...labels, le } })),
-          { metricName: 'activity_core_run_duration_seconds_bucket', value: entry.count, labels: { ...labels, le: '+Inf' } },
+          ...RUN_DURATION_BUCKETS.map((le, index) => ({
+            metricName: 'activity_core_run_duration_seconds_bucket',
+            value: entry.buckets[index] ?? 0,
+            labels: { ...labels, le },
+          })),
+          {
+            metricName: 'activity_core_run_duration_seconds_bucket',
+            value: entry.count,
+            labels: { ...labels, le: '+Inf' },
+          },
           { metricName: 'activity_core_run_duration_seconds_sum', value: entry.sum, labels },
           { metricName: 'activity_core_run_duration_seconds_count', value: entry.count, labels },
         ];

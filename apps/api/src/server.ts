@@ -115,9 +115,17 @@ export async function buildServer(deps: ServerDeps, options: ServerOptions): Pro
   if (options.tracing === true) registerTracing(app);
   // Every answer, errors included, under its route template (bounded label values).
   app.addHook('onResponse', async (request, reply) => {
-    deps.metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    deps.metrics.observeRequest(
+      request.method,
+      request.routeOptions.url ?? 'unmatched',
+      reply.statusCode,
+      reply.elapsedTime / 1000,
+    );
   });
-  registerAuth(app, { ...options.auth, failures: createWindowCounter(options.authFailureLimit ?? { max: 0, windowMs: 60_000 }) });
+  registerAuth(app, {
+    ...options.auth,
+    failures: createWindowCounter(options.authFailureLimit ?? { max: 0, windowMs: 60_000 }),
+  });
   await registerRateLimit(app, options.rateLimit);
 
   await app.register(fastifySwagger, {
@@ -134,7 +142,11 @@ export async function buildServer(deps: ServerDeps, options: ServerOptions): Pro
       },
       components: {
         securitySchemes: {
-          apiKey: { type: 'http', scheme: 'bearer', description: 'A management key (API_KEYS); `POST /v1/events` also takes an ingest key (INGEST_KEYS).' },
+          apiKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A management key (API_KEYS); `POST /v1/events` also takes an ingest key (INGEST_KEYS).',
+          },
         },
       },
       security: [{ apiKey: [] }],

@@ -62,14 +62,18 @@ describe('API fuzzing', () => {
     'every documented operation answers generated valid and invalid requests as its document says, without a 5xx or a slow answer, over at least 1,000 requests',
     async () => {
       const cli = findSchemathesis();
-      if (cli === undefined) throw new Error('schemathesis not found: run `npm test` (it installs it into .tools/venv) or set SCHEMATHESIS_PATH');
+      if (cli === undefined)
+        throw new Error(
+          'schemathesis not found: run `npm test` (it installs it into .tools/venv) or set SCHEMATHESIS_PATH',
+        );
       const served = await fetch(`${baseUrl}/openapi.json`);
       expect(served.status).toBe(200);
       const documented = documentedOperations((await served.json()) as Parameters<typeof documentedOperations>[0]);
       const operations = documented.map((operation) => operation.name);
       expect(operations.length).toBeGreaterThanOrEqual(20);
       const seeded = await seedResources(stack.api.server, AUTH_HEADER);
-      if (seeded.skipped.length > 0) console.warn(`[fuzz] seeding steps refused (fuzzing without those resources):\n${seeded.skipped.join('\n')}`);
+      if (seeded.skipped.length > 0)
+        console.warn(`[fuzz] seeding steps refused (fuzzing without those resources):\n${seeded.skipped.join('\n')}`);
       const config = join(scratch, 'schemathesis.toml');
       await writeFile(config, schemathesisConfig(documented, seeded));
 
@@ -96,10 +100,14 @@ describe('API fuzzing', () => {
         statuses.set(key, (statuses.get(key) ?? 0) + 1);
       }
       // A request fails on a check that failed and no rule the document states in words explains, or on no answer at all.
-      const failed = report.failures.filter((failure) => failure.status === undefined || unexplainedFailures(failure).length > 0);
+      const failed = report.failures.filter(
+        (failure) => failure.status === undefined || unexplainedFailures(failure).length > 0,
+      );
       const explained = report.failures.filter((failure) => !failed.includes(failure));
       const findings = findingsOf(report.interactions);
-      const rules = new Set(explained.flatMap((failure) => unstatedRulesBehind(failure) ?? []).map((rule) => rule.rule));
+      const rules = new Set(
+        explained.flatMap((failure) => unstatedRulesBehind(failure) ?? []).map((rule) => rule.rule),
+      );
       console.info(
         `[fuzz] seed ${SEED}: ${report.interactions.length} requests over ${operations.length} operations in ${seconds.toFixed(1)} s; ` +
           `${[...statuses].map(([status, count]) => `${status} ${count}`).join(', ')}; ${failed.length} failed (${findings.length} distinct findings); ` +
@@ -109,7 +117,9 @@ describe('API fuzzing', () => {
       const summary = [
         ...report.errors.map((error) => `schemathesis error — ${error}`),
         ...(findings.length > 0 ? [`distinct findings:\n  ${findings.join('\n  ')}`] : []),
-        ...failed.slice(0, 25).map((failure) => describeFailure({ ...failure, checks: unexplainedFailures(failure) }, thrown)),
+        ...failed
+          .slice(0, 25)
+          .map((failure) => describeFailure({ ...failure, checks: unexplainedFailures(failure) }, thrown)),
         ...(failed.length > 25 ? [`… and ${failed.length - 25} more failing requests`] : []),
       ].join('\n\n');
       const context = `seed ${SEED} (FUZZ_SEED=${SEED} reproduces it); reports kept in ${join(scratch, 'reports')}`;
@@ -117,9 +127,14 @@ describe('API fuzzing', () => {
       expect(report.errors.length, `schemathesis could not test everything — ${context}\n\n${summary}\n`).toBe(0);
       // Once failures and errors are ruled out: exit status 0, or 1 for the explained refusals only (schemathesis
       // counts them as failures); anything else is a problem the report does not show.
-      expect(result.code, `schemathesis exited ${String(result.code)} — ${context}\n${result.output.slice(-4000)}`).toBe(explained.length > 0 ? 1 : 0);
+      expect(
+        result.code,
+        `schemathesis exited ${String(result.code)} — ${context}\n${result.output.slice(-4000)}`,
+      ).toBe(explained.length > 0 ? 1 : 0);
       expect(report.interactions.length).toBeGreaterThanOrEqual(MIN_REQUESTS);
-      const untested = [...perOperation].filter(([, count]) => count < 5).map(([operation, count]) => `${operation} (${count})`);
+      const untested = [...perOperation]
+        .filter(([, count]) => count < 5)
+        .map(([operation, count]) => `${operation} (${count})`);
       expect(untested, 'operations that got almost no requests').toEqual([]);
 
       await rm(scratch, { recursive: true, force: true });
@@ -131,15 +146,29 @@ describe('API fuzzing', () => {
 describe('the fuzz harness', () => {
   test('reports a 5xx answer, an answer over the time limit and a request that never gets one as failures, naming each operation', async () => {
     const cli = findSchemathesis();
-    if (cli === undefined) throw new Error('schemathesis not found: run `npm test` (it installs it into .tools/venv) or set SCHEMATHESIS_PATH');
+    if (cli === undefined)
+      throw new Error(
+        'schemathesis not found: run `npm test` (it installs it into .tools/venv) or set SCHEMATHESIS_PATH',
+      );
     const operation = { responses: { 200: { description: 'ok' } } };
-    const document = { openapi: '3.1.0', info: { title: 'harness check', version: '1' }, paths: { '/fine': { get: operation }, '/boom': { get: operation }, '/slow': { get: operation }, '/hang': { get: operation } } };
+    const document = {
+      openapi: '3.1.0',
+      info: { title: 'harness check', version: '1' },
+      paths: {
+        '/fine': { get: operation },
+        '/boom': { get: operation },
+        '/slow': { get: operation },
+        '/hang': { get: operation },
+      },
+    };
     const server = createServer((request, response) => {
-      const answer = (status: number, body: object): void => void response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      const answer = (status: number, body: object): void =>
+        void response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       if (request.url === '/openapi.json') answer(200, document);
       else if (request.url === '/boom') answer(500, { request_id: 'boom-1' });
       else if (request.url === '/slow') setTimeout(() => answer(200, {}), 1_500);
-      else if (request.url === '/hang') return; // never answers
+      else if (request.url === '/hang')
+        return; // never answers
       else answer(200, {});
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -159,10 +188,16 @@ describe('the fuzz harness', () => {
       const failed = new Map(report.failures.map((failure) => [failure.operation, failure]));
       expect([...failed.keys()].sort()).toEqual(['GET /boom', 'GET /hang', 'GET /slow']);
       expect(failed.get('GET /boom')?.status).toBe(500);
-      expect(describeFailure(failed.get('GET /boom')!, new Map([['boom-1', 'Error: kaboom\n    at handler']]))).toMatch(/^GET \/boom: HTTP 500[\s\S]*request: +GET http:[^\n]*\/boom[\s\S]*thrown: +Error: kaboom/);
-      expect(describeFailure(failed.get('GET /slow')!)).toMatch(/^GET \/slow: HTTP 200 after 1\.\d+ s — max_response_time/);
+      expect(describeFailure(failed.get('GET /boom')!, new Map([['boom-1', 'Error: kaboom\n    at handler']]))).toMatch(
+        /^GET \/boom: HTTP 500[\s\S]*request: +GET http:[^\n]*\/boom[\s\S]*thrown: +Error: kaboom/,
+      );
+      expect(describeFailure(failed.get('GET /slow')!)).toMatch(
+        /^GET \/slow: HTTP 200 after 1\.\d+ s — max_response_time/,
+      );
       expect(describeFailure(failed.get('GET /hang')!)).toMatch(/^GET \/hang: no response/);
-      expect(report.interactions.some((interaction) => interaction.operation === 'GET /fine' && interaction.status === 200)).toBe(true);
+      expect(
+        report.interactions.some((interaction) => interaction.operation === 'GET /fine' && interaction.status === 200),
+      ).toBe(true);
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

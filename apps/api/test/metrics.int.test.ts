@@ -1,7 +1,15 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiApp, type ApiApp } from '../src/app';
-import { AUTH, createTestDatabase, TEST_KEY, startStack, testConfig, waitFor, type TestStack } from '../../../test/harness';
+import {
+  AUTH,
+  createTestDatabase,
+  TEST_KEY,
+  startStack,
+  testConfig,
+  waitFor,
+  type TestStack,
+} from '../../../test/harness';
 import { killHard, spawnWorkerProcess } from '../../../test/worker-process';
 
 /** The value of one sample in a Prometheus text exposition, or undefined when the sample is absent. */
@@ -24,7 +32,13 @@ async function scrape(api: ApiApp, headers: Record<string, string> = {}): Promis
   return response.body;
 }
 
-const event = (id: string, type: string) => ({ event_id: id, event_type: type, source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: { id } });
+const event = (id: string, type: string) => ({
+  event_id: id,
+  event_type: type,
+  source: 'tests',
+  occurred_at: '2026-03-01T09:00:00Z',
+  data: { id },
+});
 
 describe('GET /metrics on a running stack', () => {
   let stack: TestStack;
@@ -45,7 +59,11 @@ describe('GET /metrics on a running stack', () => {
       method: 'POST',
       url: '/v1/activities',
       headers: AUTH,
-      payload: { name: 'metered', triggers: [{ type: 'event', event_type: 'metrics.ping' }], tasks: [{ type: 'noop' }] },
+      payload: {
+        name: 'metered',
+        triggers: [{ type: 'event', event_type: 'metrics.ping' }],
+        tasks: [{ type: 'noop' }],
+      },
     });
     expect(created.statusCode, created.body).toBe(201);
     const before = await scrape(stack.api, AUTH);
@@ -53,12 +71,27 @@ describe('GET /metrics on a running stack', () => {
     expect(sample(before, 'activity_core_metrics_postgres_up')).toBe(1);
 
     for (let i = 0; i < 2; i += 1) {
-      const sent = await stack.api.server.inject({ method: 'POST', url: '/v1/events', headers: AUTH, payload: event('evt_metered', 'metrics.ping') });
+      const sent = await stack.api.server.inject({
+        method: 'POST',
+        url: '/v1/events',
+        headers: AUTH,
+        payload: event('evt_metered', 'metrics.ping'),
+      });
       expect(sent.statusCode).toBe(202);
     }
-    const unmatched = await stack.api.server.inject({ method: 'POST', url: '/v1/events', headers: AUTH, payload: event('evt_nobody', 'metrics.nobody') });
+    const unmatched = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/events',
+      headers: AUTH,
+      payload: event('evt_nobody', 'metrics.nobody'),
+    });
     expect(unmatched.statusCode).toBe(202);
-    const bad = await stack.api.server.inject({ method: 'POST', url: '/v1/events', headers: AUTH, payload: { event_type: 42 } });
+    const bad = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/events',
+      headers: AUTH,
+      payload: { event_type: 42 },
+    });
     expect(bad.statusCode).toBe(400);
     await stack.api.server.inject({ method: 'GET', url: `/v1/runs/${crypto.randomUUID()}`, headers: AUTH });
 
@@ -67,11 +100,23 @@ describe('GET /metrics on a running stack', () => {
     expect(sample(text, 'activity_core_events_ingested_total', { status: 'duplicate' })).toBe(1);
     expect(sample(text, 'activity_core_event_routes_total', { outcome: 'started' })).toBe(1);
     expect(sample(text, 'activity_core_event_routes_total', { outcome: 'duplicate' })).toBe(1);
-    expect(sample(text, 'activity_core_http_requests_total', { method: 'POST', route: '/v1/events', status_code: '202' })).toBe(3);
-    expect(sample(text, 'activity_core_http_requests_total', { method: 'POST', route: '/v1/events', status_code: '400' })).toBe(1);
+    expect(
+      sample(text, 'activity_core_http_requests_total', { method: 'POST', route: '/v1/events', status_code: '202' }),
+    ).toBe(3);
+    expect(
+      sample(text, 'activity_core_http_requests_total', { method: 'POST', route: '/v1/events', status_code: '400' }),
+    ).toBe(1);
     // Route templates, not raw URLs: one label value however many run ids are asked for.
-    expect(sample(text, 'activity_core_http_requests_total', { method: 'GET', route: '/v1/runs/:run_id', status_code: '404' })).toBe(1);
-    expect(sample(text, 'activity_core_http_request_duration_seconds_count', { method: 'POST', route: '/v1/events' })).toBe(4);
+    expect(
+      sample(text, 'activity_core_http_requests_total', {
+        method: 'GET',
+        route: '/v1/runs/:run_id',
+        status_code: '404',
+      }),
+    ).toBe(1);
+    expect(
+      sample(text, 'activity_core_http_request_duration_seconds_count', { method: 'POST', route: '/v1/events' }),
+    ).toBe(4);
     expect(sample(text, 'activity_core_api_process_resident_memory_bytes')).toBeGreaterThan(0);
 
     // The run finishes on the worker; the shared-state gauges follow Postgres.
@@ -92,7 +137,11 @@ describe('GET /metrics while Temporal or Postgres is away', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     // Nothing listens on port 1: every event is accepted and waits for routing.
-    api = await createApiApp(testConfig(database.url, { TEMPORAL_ADDRESS: '127.0.0.1:1' }), { logger: false, dispatcher: false, retention: false });
+    api = await createApiApp(testConfig(database.url, { TEMPORAL_ADDRESS: '127.0.0.1:1' }), {
+      logger: false,
+      dispatcher: false,
+      retention: false,
+    });
   });
   afterAll(async () => {
     await api?.close();
@@ -103,11 +152,19 @@ describe('GET /metrics while Temporal or Postgres is away', () => {
     const created = await api.server.inject({
       method: 'POST',
       url: '/v1/activities',
-      payload: { name: 'stranded', triggers: [{ type: 'event', event_type: 'metrics.stranded' }], tasks: [{ type: 'noop' }] },
+      payload: {
+        name: 'stranded',
+        triggers: [{ type: 'event', event_type: 'metrics.stranded' }],
+        tasks: [{ type: 'noop' }],
+      },
     });
     expect(created.statusCode, created.body).toBe(201);
     for (const id of ['evt_s1', 'evt_s2', 'evt_s3']) {
-      const sent = await api.server.inject({ method: 'POST', url: '/v1/events', payload: event(id, 'metrics.stranded') });
+      const sent = await api.server.inject({
+        method: 'POST',
+        url: '/v1/events',
+        payload: event(id, 'metrics.stranded'),
+      });
       expect(sent.statusCode).toBe(202);
       expect(sent.json().runs[0].status).toBe('pending');
     }
@@ -144,10 +201,18 @@ describe('the worker with WORKER_METRICS_BIND_ADDRESS', () => {
     const created = await stack.api.server.inject({
       method: 'POST',
       url: '/v1/activities',
-      payload: { name: 'worker-metered', triggers: [{ type: 'event', event_type: 'metrics.worker' }], tasks: [{ type: 'noop' }] },
+      payload: {
+        name: 'worker-metered',
+        triggers: [{ type: 'event', event_type: 'metrics.worker' }],
+        tasks: [{ type: 'noop' }],
+      },
     });
     expect(created.statusCode, created.body).toBe(201);
-    const sent = await stack.api.server.inject({ method: 'POST', url: '/v1/events', payload: event('evt_worker_metered', 'metrics.worker') });
+    const sent = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/events',
+      payload: event('evt_worker_metered', 'metrics.worker'),
+    });
     expect(sent.json().runs[0].status).toBe('started');
     await stack.client.workflow.getHandle(sent.json().runs[0].workflow_id).result();
 
@@ -155,7 +220,10 @@ describe('the worker with WORKER_METRICS_BIND_ADDRESS', () => {
       const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
       const total = text
         .split('\n')
-        .filter((line) => line.startsWith('temporal_workflow_completed_total') && line.includes(stack.config.temporal.taskQueue))
+        .filter(
+          (line) =>
+            line.startsWith('temporal_workflow_completed_total') && line.includes(stack.config.temporal.taskQueue),
+        )
         .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
       // The run and its one task workflow.
       return total >= 2 ? total : undefined;

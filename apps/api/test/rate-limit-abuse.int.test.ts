@@ -18,7 +18,14 @@ const OTHER_KEY = 'second-management-key-0123456789abcdef';
 let stack: TestStack;
 
 const hmac = (name: string) =>
-  ({ name, scheme: 'hmac_sha256', secret: `${name}-secret-0123456789abcdef`, signature_header: 'X-Signature', signature_prefix: '', timestamp_header: 'X-Timestamp' }) as const;
+  ({
+    name,
+    scheme: 'hmac_sha256',
+    secret: `${name}-secret-0123456789abcdef`,
+    signature_header: 'X-Signature',
+    signature_prefix: '',
+    timestamp_header: 'X-Timestamp',
+  }) as const;
 
 beforeAll(async () => {
   stack = await startStack({
@@ -33,7 +40,16 @@ beforeAll(async () => {
     },
   });
   for (const name of ['target', 'busy', 'quiet', 'shared', 'replayed', 'v6']) {
-    expect((await stack.api.server.inject({ method: 'POST', url: '/v1/webhook-sources', headers: AUTH, payload: hmac(name) })).statusCode).toBe(201);
+    expect(
+      (
+        await stack.api.server.inject({
+          method: 'POST',
+          url: '/v1/webhook-sources',
+          headers: AUTH,
+          payload: hmac(name),
+        })
+      ).statusCode,
+    ).toBe(201);
   }
 });
 afterAll(async () => {
@@ -44,7 +60,9 @@ type Response = Awaited<ReturnType<TestStack['api']['server']['inject']>>;
 
 function deliver(source: string, from: string, signed: boolean): Promise<Response> {
   const body = JSON.stringify({ id: randomUUID(), type: 'invoice.paid' });
-  const headers = signed ? signHmac(hmac(source), body) : { 'X-Signature': 'deadbeef', 'X-Timestamp': String(Math.floor(Date.now() / 1000)) };
+  const headers = signed
+    ? signHmac(hmac(source), body)
+    : { 'X-Signature': 'deadbeef', 'X-Timestamp': String(Math.floor(Date.now() / 1000)) };
   return send(source, from, body, headers);
 }
 
@@ -77,7 +95,8 @@ describe('webhook deliveries', () => {
 
   test('verified deliveries count against their source, whatever address they come from, and not against other sources', async () => {
     const answers: number[] = [];
-    for (let i = 0; i < SOURCE_BUDGET + 1; i++) answers.push((await deliver('busy', `198.51.100.${10 + i}`, true)).statusCode);
+    for (let i = 0; i < SOURCE_BUDGET + 1; i++)
+      answers.push((await deliver('busy', `198.51.100.${10 + i}`, true)).statusCode);
     expect(answers.slice(0, SOURCE_BUDGET)).toEqual(Array(SOURCE_BUDGET).fill(202));
     expect(answers.at(-1)).toBe(429);
     expectLimited(await deliver('busy', '198.51.100.99', true));
@@ -105,18 +124,25 @@ describe('webhook deliveries', () => {
     expect(original.json().status, original.body).toBe('accepted');
     for (let i = 0; i < 2 * SOURCE_BUDGET; i++) {
       // Byte for byte, and under a new idempotency key: both are the same signed bytes.
-      const replay = await send('replayed', attacker, body, i % 2 === 0 ? headers : { ...headers, 'Idempotency-Key': `replay-${i}` });
+      const replay = await send(
+        'replayed',
+        attacker,
+        body,
+        i % 2 === 0 ? headers : { ...headers, 'Idempotency-Key': `replay-${i}` },
+      );
       expect(replay.statusCode, replay.body).toBe(202);
       expect(replay.json()).toMatchObject({ status: 'duplicate', event_id: original.json().event_id });
     }
     // The source still has its budget for new deliveries...
-    for (let i = 0; i < SOURCE_BUDGET - 1; i++) expect((await deliver('replayed', '198.51.100.41', true)).statusCode).toBe(202);
+    for (let i = 0; i < SOURCE_BUDGET - 1; i++)
+      expect((await deliver('replayed', '198.51.100.41', true)).statusCode).toBe(202);
     // ...and the replaying address is over its own limit for anything that fails.
     expectLimited(await deliver('replayed', attacker, false));
   });
 
   test('failures from anywhere in one IPv6 /64 count together; another /64 is unaffected', async () => {
-    for (let i = 0; i < FAILURES; i++) expect((await deliver('v6', `2001:db8:7:8::${i + 1}`, false)).statusCode).toBe(401);
+    for (let i = 0; i < FAILURES; i++)
+      expect((await deliver('v6', `2001:db8:7:8::${i + 1}`, false)).statusCode).toBe(401);
     expectLimited(await deliver('v6', '2001:db8:7:8:ffff:ffff:ffff:fff0', false));
     expect((await deliver('v6', '2001:db8:7:9::1', false)).statusCode).toBe(401);
   });
@@ -124,7 +150,11 @@ describe('webhook deliveries', () => {
 
 describe('bearer keys', () => {
   const listActivities = (from: string, key: string) =>
-    stack.api.server.inject({ method: 'GET', url: '/v1/activities', headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': from } });
+    stack.api.server.inject({
+      method: 'GET',
+      url: '/v1/activities',
+      headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': from },
+    });
 
   test('after too many failed keys an address gets 429 with Retry-After for wrong keys, while a right key from it still works', async () => {
     const wrong = 'wrong-key-0123456789abcdef0123456789';
@@ -134,13 +164,20 @@ describe('bearer keys', () => {
     expect(limited.json().detail).toMatch(/too many failed API key attempts from this address \(limit 3 per 600 s\)/);
     // Behind one NAT, one client guessing must not lock out the others.
     expect((await listActivities('203.0.113.50', OTHER_KEY)).statusCode).toBe(200);
-    expectLimited(await stack.api.server.inject({ method: 'GET', url: '/v1/activities', headers: { 'x-forwarded-for': '203.0.113.50' } }));
+    expectLimited(
+      await stack.api.server.inject({
+        method: 'GET',
+        url: '/v1/activities',
+        headers: { 'x-forwarded-for': '203.0.113.50' },
+      }),
+    );
     expect((await listActivities('203.0.113.51', wrong)).statusCode).toBe(401);
   });
 
   test('wrong keys from anywhere in one IPv6 /64 count together', async () => {
     const wrong = 'wrong-key-0123456789abcdef0123456789';
-    for (let i = 0; i < FAILURES; i++) expect((await listActivities(`2001:db8:a:b::${i + 10}`, wrong)).statusCode).toBe(401);
+    for (let i = 0; i < FAILURES; i++)
+      expect((await listActivities(`2001:db8:a:b::${i + 10}`, wrong)).statusCode).toBe(401);
     expectLimited(await listActivities('2001:db8:a:b:1:2:3:4', wrong));
     expect((await listActivities('2001:db8:a:c::10', wrong)).statusCode).toBe(401);
   });
@@ -148,15 +185,22 @@ describe('bearer keys', () => {
 
 describe('TRUST_PROXY', () => {
   test('by default X-Forwarded-For is not believed: the socket address is the client, so a forged header does not escape the limit', async () => {
-    const app = await createApiApp(testConfig(stack.config.databaseUrl, { API_KEYS: TEST_KEY, AUTH_FAILURE_LIMIT: String(FAILURES) }), {
-      logger: false,
-      dispatcher: false,
-      retention: false,
-    });
+    const app = await createApiApp(
+      testConfig(stack.config.databaseUrl, { API_KEYS: TEST_KEY, AUTH_FAILURE_LIMIT: String(FAILURES) }),
+      {
+        logger: false,
+        dispatcher: false,
+        retention: false,
+      },
+    );
     try {
       const statuses: number[] = [];
       for (let i = 0; i < FAILURES + 1; i++) {
-        const response = await app.server.inject({ method: 'GET', url: '/v1/activities', headers: { authorization: 'Bearer nope', 'x-forwarded-for': `203.0.113.${100 + i}` } });
+        const response = await app.server.inject({
+          method: 'GET',
+          url: '/v1/activities',
+          headers: { authorization: 'Bearer nope', 'x-forwarded-for': `203.0.113.${100 + i}` },
+        });
         statuses.push(response.statusCode);
       }
       expect(statuses).toEqual([...Array(FAILURES).fill(401), 429]);

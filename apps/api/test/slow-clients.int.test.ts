@@ -8,7 +8,10 @@ let stack: TestStack;
 let port: number;
 
 beforeAll(async () => {
-  stack = await startStack({ worker: false, env: { HTTP_REQUEST_TIMEOUT_MS: '1500', HTTP_HEADERS_TIMEOUT_MS: '1000' } });
+  stack = await startStack({
+    worker: false,
+    env: { HTTP_REQUEST_TIMEOUT_MS: '1500', HTTP_HEADERS_TIMEOUT_MS: '1000' },
+  });
   await stack.api.server.listen({ host: '127.0.0.1', port: 0 });
   port = (stack.api.server.server.address() as AddressInfo).port;
 });
@@ -55,7 +58,10 @@ describe('slow clients', () => {
   });
 
   test('an ordinary request on the same server is still answered', async () => {
-    const result = await stallAfter('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n', GIVE_UP_MS);
+    const result = await stallAfter(
+      'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n',
+      GIVE_UP_MS,
+    );
     expect(result.received).toMatch(/^HTTP\/1\.1 200/);
   });
 });

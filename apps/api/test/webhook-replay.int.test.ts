@@ -14,9 +14,18 @@ let stack: TestStack;
 const SECRET_KEY = randomBytes(32).toString('base64');
 
 beforeAll(async () => {
-  stack = await startStack({ worker: false, env: { API_KEYS: TEST_KEY, WEBHOOK_SECRET_KEYS: SECRET_KEY, AUTH_FAILURE_LIMIT: '1000' } });
+  stack = await startStack({
+    worker: false,
+    env: { API_KEYS: TEST_KEY, WEBHOOK_SECRET_KEYS: SECRET_KEY, AUTH_FAILURE_LIMIT: '1000' },
+  });
   const sources = [
-    { name: 'github', scheme: 'github', secret: GITHUB_SECRET, event_type_from_unsigned_header: true, allow_replay_without_timestamp: true },
+    {
+      name: 'github',
+      scheme: 'github',
+      secret: GITHUB_SECRET,
+      event_type_from_unsigned_header: true,
+      allow_replay_without_timestamp: true,
+    },
     { name: 'plain', scheme: 'hmac_sha256', secret: PLAIN_SECRET, allow_replay_without_timestamp: true },
   ];
   for (const source of sources) expect((await manage('POST', '/v1/webhook-sources', source)).statusCode).toBe(201);
@@ -34,7 +43,12 @@ const manage = (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) =
   stack.api.server.inject({ method, url, headers: AUTH, ...(payload === undefined ? {} : { payload }) });
 
 const deliver = (source: string, body: string, headers: Record<string, string>): Promise<Response> =>
-  stack.api.server.inject({ method: 'POST', url: `/v1/webhooks/${source}`, payload: body, headers: { 'content-type': 'application/json', ...headers } });
+  stack.api.server.inject({
+    method: 'POST',
+    url: `/v1/webhooks/${source}`,
+    payload: body,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
 
 const githubHeaders = (body: string, event: string, delivery: string) => ({
   'X-GitHub-Event': event,
@@ -63,17 +77,26 @@ describe('replays under a new delivery id', () => {
     const replay = await deliver('github', body, githubHeaders(body, 'push', 'delivery-2'));
     expect(replay.statusCode, replay.body).toBe(202);
     expect(replay.json()).toMatchObject({ status: 'duplicate', event_id: 'wh:github:delivery-1' });
-    expect(replay.json().runs).toEqual([expect.objectContaining({ workflow_id: original.json().runs[0].workflow_id, status: 'duplicate' })]);
+    expect(replay.json().runs).toEqual([
+      expect.objectContaining({ workflow_id: original.json().runs[0].workflow_id, status: 'duplicate' }),
+    ]);
     expect(await eventCount()).toBe(before);
     expect((await manage('GET', `/v1/events/${encodeURIComponent('wh:github:delivery-2')}`)).statusCode).toBe(404);
   });
 
   test('an HMAC delivery without an id or timestamp, re-sent byte for byte, is a duplicate of the first rather than a new event', async () => {
     const body = JSON.stringify({ type: 'invoice.paid', amount: 100, nonce: randomUUID() });
-    const first = await deliver('plain', body, signHmac({ secret: PLAIN_SECRET, signature_header: 'X-Signature', signature_prefix: '' }, body));
+    const first = await deliver(
+      'plain',
+      body,
+      signHmac({ secret: PLAIN_SECRET, signature_header: 'X-Signature', signature_prefix: '' }, body),
+    );
     expect(first.json()).toMatchObject({ status: 'accepted', event_id_assigned: true });
     const before = await eventCount();
-    const again = await deliver('plain', body, { ...signHmac({ secret: PLAIN_SECRET, signature_header: 'X-Signature', signature_prefix: '' }, body), 'idempotency-key': 'new-key' });
+    const again = await deliver('plain', body, {
+      ...signHmac({ secret: PLAIN_SECRET, signature_header: 'X-Signature', signature_prefix: '' }, body),
+      'idempotency-key': 'new-key',
+    });
     expect(again.json()).toMatchObject({ status: 'duplicate', event_id: first.json().event_id });
     expect(await eventCount()).toBe(before);
   });
@@ -81,30 +104,58 @@ describe('replays under a new delivery id', () => {
   test('a delivery whose event was removed (retention) takes its signed bytes with it', async () => {
     const body = JSON.stringify({ action: 'closed', issue: { number: 2, title: randomUUID() } });
     expect((await deliver('github', body, githubHeaders(body, 'issues', 'to-purge'))).json().status).toBe('accepted');
-    expect((await stack.sql.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = 'wh:github:to-purge'`)).rows[0].n).toBe(1);
+    expect(
+      (await stack.sql.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = 'wh:github:to-purge'`))
+        .rows[0].n,
+    ).toBe(1);
     await stack.sql.query(`DELETE FROM event_routes WHERE event_id = 'wh:github:to-purge'`);
     await stack.sql.query(`DELETE FROM events WHERE event_id = 'wh:github:to-purge'`);
-    expect((await stack.sql.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = 'wh:github:to-purge'`)).rows[0].n).toBe(0);
+    expect(
+      (await stack.sql.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = 'wh:github:to-purge'`))
+        .rows[0].n,
+    ).toBe(0);
   });
 });
 
 describe('registration', () => {
   test('a GitHub source is refused until it opts in to the unsigned event-type header and to replays without a timestamp', async () => {
-    const refused = await manage('POST', '/v1/webhook-sources', { name: 'gh-new', scheme: 'github', secret: GITHUB_SECRET });
+    const refused = await manage('POST', '/v1/webhook-sources', {
+      name: 'gh-new',
+      scheme: 'github',
+      secret: GITHUB_SECRET,
+    });
     expect(refused.statusCode).toBe(400);
-    expect(refused.json().errors.map((issue: { path: string }) => issue.path)).toEqual(['event_type_from_unsigned_header', 'allow_replay_without_timestamp']);
+    expect(refused.json().errors.map((issue: { path: string }) => issue.path)).toEqual([
+      'event_type_from_unsigned_header',
+      'allow_replay_without_timestamp',
+    ]);
   });
 
   test('an HMAC source without a timestamp header is refused with a 400 naming allow_replay_without_timestamp', async () => {
-    const refused = await manage('PUT', '/v1/webhook-sources/no-stamp', { scheme: 'hmac_sha256', secret: PLAIN_SECRET });
+    const refused = await manage('PUT', '/v1/webhook-sources/no-stamp', {
+      scheme: 'hmac_sha256',
+      secret: PLAIN_SECRET,
+    });
     expect(refused.statusCode).toBe(400);
-    expect(refused.json().errors).toEqual([expect.objectContaining({ path: 'allow_replay_without_timestamp', message: expect.stringContaining('timestamp_header') })]);
+    expect(refused.json().errors).toEqual([
+      expect.objectContaining({
+        path: 'allow_replay_without_timestamp',
+        message: expect.stringContaining('timestamp_header'),
+      }),
+    ]);
   });
 
   test('a secret shorter than 16 characters is refused with a 400 naming secret', async () => {
-    const refused = await manage('POST', '/v1/webhook-sources', { name: 'weak', scheme: 'hmac_sha256', secret: 'short-secret', timestamp_header: 'X-Timestamp' });
+    const refused = await manage('POST', '/v1/webhook-sources', {
+      name: 'weak',
+      scheme: 'hmac_sha256',
+      secret: 'short-secret',
+      timestamp_header: 'X-Timestamp',
+    });
     expect(refused.statusCode).toBe(400);
-    expect(refused.json().errors).toEqual([{ path: 'secret', message: 'the secret must be at least 16 characters; this one has 12' }]);
+    expect(refused.json().errors).toEqual([
+      { path: 'secret', message: 'the secret must be at least 16 characters; this one has 12' },
+    ]);
   });
 });
 
@@ -114,10 +165,19 @@ describe('event ids of webhook deliveries', () => {
       method: 'POST',
       url: '/v1/events',
       headers: AUTH,
-      payload: { event_id: 'wh:github:future-delivery', event_type: 'push', source: 'ci', occurred_at: new Date().toISOString(), data: {} },
+      payload: {
+        event_id: 'wh:github:future-delivery',
+        event_type: 'push',
+        source: 'ci',
+        occurred_at: new Date().toISOString(),
+        data: {},
+      },
     });
     expect(response.statusCode).toBe(400);
-    expect(response.json().errors[0]).toMatchObject({ path: 'event_id', message: expect.stringContaining('reserved for webhook deliveries') });
+    expect(response.json().errors[0]).toMatchObject({
+      path: 'event_id',
+      message: expect.stringContaining('reserved for webhook deliveries'),
+    });
   });
 
   test('an event posted first under a delivery id does not block the genuine delivery with that id', async () => {
@@ -126,7 +186,13 @@ describe('event ids of webhook deliveries', () => {
       method: 'POST',
       url: '/v1/events',
       headers: AUTH,
-      payload: { event_id: delivery, event_type: 'push', source: 'ci', occurred_at: new Date().toISOString(), data: { forged: true } },
+      payload: {
+        event_id: delivery,
+        event_type: 'push',
+        source: 'ci',
+        occurred_at: new Date().toISOString(),
+        data: { forged: true },
+      },
     });
     expect(posted.statusCode, posted.body).toBe(202);
     const body = JSON.stringify({ ref: 'refs/heads/main', after: randomUUID() });
@@ -160,7 +226,10 @@ describe('deliveries accepted before ids were namespaced', () => {
     const delivery = randomUUID();
     await legacyEvent(delivery, 'ingest_key:0123456789ab');
     const body = JSON.stringify({ ref: 'refs/heads/main', after: randomUUID() });
-    expect((await deliver('github', body, githubHeaders(body, 'push', delivery))).json()).toMatchObject({ status: 'accepted', event_id: `wh:github:${delivery}` });
+    expect((await deliver('github', body, githubHeaders(body, 'push', delivery))).json()).toMatchObject({
+      status: 'accepted',
+      event_id: `wh:github:${delivery}`,
+    });
   });
 });
 
@@ -192,22 +261,38 @@ describe('stored secrets when WEBHOOK_SECRET_KEYS is set', () => {
 
   test('a plaintext secret stored before the keys were set is sealed at start-up, and the source, stored without the new opt-ins, keeps working', async () => {
     const secret = 'legacy-github-secret-0123456789';
-    await stack.sql.query(`INSERT INTO webhook_sources (name, scheme, config) VALUES ('legacy', 'github', $1::jsonb)`, [legacyGithub(secret)]);
-    const restarted = await createApiApp(testConfig(stack.config.databaseUrl, { API_KEYS: TEST_KEY, WEBHOOK_SECRET_KEYS: SECRET_KEY }), {
-      logger: false,
-      dispatcher: false,
-      retention: false,
-    });
+    await stack.sql.query(`INSERT INTO webhook_sources (name, scheme, config) VALUES ('legacy', 'github', $1::jsonb)`, [
+      legacyGithub(secret),
+    ]);
+    const restarted = await createApiApp(
+      testConfig(stack.config.databaseUrl, { API_KEYS: TEST_KEY, WEBHOOK_SECRET_KEYS: SECRET_KEY }),
+      {
+        logger: false,
+        dispatcher: false,
+        retention: false,
+      },
+    );
     try {
       const stored = (await stack.sql.query(`SELECT config FROM webhook_sources WHERE name = 'legacy'`)).rows[0].config;
-      expect(stored.secret).toEqual({ v: 1, kid: expect.any(String), iv: expect.any(String), tag: expect.any(String), ct: expect.any(String) });
+      expect(stored.secret).toEqual({
+        v: 1,
+        kid: expect.any(String),
+        iv: expect.any(String),
+        tag: expect.any(String),
+        ct: expect.any(String),
+      });
       expect(JSON.stringify(stored)).not.toContain(secret);
       const body = JSON.stringify({ action: 'opened', issue: { number: 3 } });
       const response = await restarted.server.inject({
         method: 'POST',
         url: '/v1/webhooks/legacy',
         payload: body,
-        headers: { 'content-type': 'application/json', 'X-GitHub-Event': 'issues', 'X-GitHub-Delivery': randomUUID(), ...signGithub(secret, body) },
+        headers: {
+          'content-type': 'application/json',
+          'X-GitHub-Event': 'issues',
+          'X-GitHub-Delivery': randomUUID(),
+          ...signGithub(secret, body),
+        },
       });
       expect(response.statusCode, response.body).toBe(202);
     } finally {
@@ -219,26 +304,53 @@ describe('stored secrets when WEBHOOK_SECRET_KEYS is set', () => {
     const secret = 'orphaned-github-secret-0123456789';
     const retiredBox = createSecretBox([randomBytes(32).toString('base64')]);
     const sealed = retiredBox.seal(secret, 'activity-core:webhook-source:orphan');
-    const config = { ...JSON.parse(legacyGithub('x')), name: 'orphan', secret: sealed, event_type_from_unsigned_header: true, allow_replay_without_timestamp: true };
-    await stack.sql.query(`INSERT INTO webhook_sources (name, scheme, config) VALUES ('orphan', 'github', $1::jsonb)`, [JSON.stringify(config)]);
+    const config = {
+      ...JSON.parse(legacyGithub('x')),
+      name: 'orphan',
+      secret: sealed,
+      event_type_from_unsigned_header: true,
+      allow_replay_without_timestamp: true,
+    };
+    await stack.sql.query(`INSERT INTO webhook_sources (name, scheme, config) VALUES ('orphan', 'github', $1::jsonb)`, [
+      JSON.stringify(config),
+    ]);
     const lines: string[] = [];
-    const app = await createApiApp(testConfig(stack.config.databaseUrl, { API_KEYS: TEST_KEY, WEBHOOK_SECRET_KEYS: SECRET_KEY }), {
-      logger: { level: 'info', stream: { write: (line: string) => void lines.push(line) } },
-      dispatcher: false,
-      retention: false,
-    });
+    const app = await createApiApp(
+      testConfig(stack.config.databaseUrl, { API_KEYS: TEST_KEY, WEBHOOK_SECRET_KEYS: SECRET_KEY }),
+      {
+        logger: { level: 'info', stream: { write: (line: string) => void lines.push(line) } },
+        dispatcher: false,
+        retention: false,
+      },
+    );
     try {
       const body = JSON.stringify({ action: 'opened', issue: { number: 5 } });
-      const headers = { 'content-type': 'application/json', 'X-GitHub-Event': 'issues', 'X-GitHub-Delivery': randomUUID() };
-      const orphaned = await app.server.inject({ method: 'POST', url: '/v1/webhooks/orphan', payload: body, headers: { ...headers, ...signGithub(secret, body) } });
-      const badSignature = await app.server.inject({ method: 'POST', url: '/v1/webhooks/github', payload: body, headers: { ...headers, ...signGithub('not-the-github-secret-0123', body) } });
+      const headers = {
+        'content-type': 'application/json',
+        'X-GitHub-Event': 'issues',
+        'X-GitHub-Delivery': randomUUID(),
+      };
+      const orphaned = await app.server.inject({
+        method: 'POST',
+        url: '/v1/webhooks/orphan',
+        payload: body,
+        headers: { ...headers, ...signGithub(secret, body) },
+      });
+      const badSignature = await app.server.inject({
+        method: 'POST',
+        url: '/v1/webhooks/github',
+        payload: body,
+        headers: { ...headers, ...signGithub('not-the-github-secret-0123', body) },
+      });
       const comparable = (response: Response) => {
         const { request_id: _id, instance: _instance, ...rest } = response.json();
         return { status: response.statusCode, type: response.headers['content-type'], body: rest };
       };
       expect(orphaned.statusCode, orphaned.body).toBe(401);
       expect(comparable(orphaned)).toEqual(comparable(badSignature));
-      const logged = lines.map((line) => JSON.parse(line) as { level: number; source?: string; keyId?: string }).find((entry) => entry.source === 'orphan' && entry.level >= 50);
+      const logged = lines
+        .map((line) => JSON.parse(line) as { level: number; source?: string; keyId?: string })
+        .find((entry) => entry.source === 'orphan' && entry.level >= 50);
       expect(logged).toMatchObject({ source: 'orphan', keyId: retiredBox.keyId });
     } finally {
       await app.close();
@@ -247,10 +359,17 @@ describe('stored secrets when WEBHOOK_SECRET_KEYS is set', () => {
 
   test('a plaintext secret that appears while running is never used: the delivery is refused with 503 and nothing is stored', async () => {
     const secret = 'sneaked-in-plaintext-secret-0123';
-    await stack.sql.query(`INSERT INTO webhook_sources (name, scheme, config) VALUES ('sneaked', 'github', $1::jsonb)`, [legacyGithub(secret).replace('"legacy"', '"sneaked"')]);
+    await stack.sql.query(
+      `INSERT INTO webhook_sources (name, scheme, config) VALUES ('sneaked', 'github', $1::jsonb)`,
+      [legacyGithub(secret).replace('"legacy"', '"sneaked"')],
+    );
     const before = await eventCount();
     const body = JSON.stringify({ action: 'opened', issue: { number: 4 } });
-    const response = await deliver('sneaked', body, { 'X-GitHub-Event': 'issues', 'X-GitHub-Delivery': randomUUID(), ...signGithub(secret, body) });
+    const response = await deliver('sneaked', body, {
+      'X-GitHub-Event': 'issues',
+      'X-GitHub-Delivery': randomUUID(),
+      ...signGithub(secret, body),
+    });
     expect(response.statusCode, response.body).toBe(503);
     expect(response.headers['retry-after']).toBeDefined();
     expect(await eventCount()).toBe(before);

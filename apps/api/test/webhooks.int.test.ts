@@ -9,7 +9,10 @@ let stack: TestStack;
 
 beforeAll(async () => {
   // Keys are on: webhook routes must still need no key, only a signature.
-  stack = await startStack({ worker: false, env: { API_KEYS: TEST_KEY, WEBHOOK_SECRET_KEYS: randomBytes(32).toString('base64'), AUTH_FAILURE_LIMIT: '1000' } });
+  stack = await startStack({
+    worker: false,
+    env: { API_KEYS: TEST_KEY, WEBHOOK_SECRET_KEYS: randomBytes(32).toString('base64'), AUTH_FAILURE_LIMIT: '1000' },
+  });
 });
 afterAll(async () => {
   await stack?.close();
@@ -22,7 +25,12 @@ const manage = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?
   stack.api.server.inject({ method, url, headers: AUTH, ...(payload === undefined ? {} : { payload }) });
 
 const deliver = (source: string, body: string, headers: Headers): Promise<Response> =>
-  stack.api.server.inject({ method: 'POST', url: `/v1/webhooks/${source}`, payload: body, headers: { 'content-type': 'application/json', ...headers } });
+  stack.api.server.inject({
+    method: 'POST',
+    url: `/v1/webhooks/${source}`,
+    payload: body,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
 
 async function eventCount(): Promise<number> {
   return (await stack.sql.query('SELECT count(*)::int AS n FROM events')).rows[0].n;
@@ -34,7 +42,9 @@ function expectRefused(response: Response): void {
   expect(response.headers['content-type']).toContain('application/problem+json');
   const body = response.json();
   expect(body.type).toBe('urn:activity-core:problem:invalid-signature');
-  expect(body.errors).toEqual([{ path: 'headers', code: 'invalid_signature', message: expect.stringContaining('could not be verified') }]);
+  expect(body.errors).toEqual([
+    { path: 'headers', code: 'invalid_signature', message: expect.stringContaining('could not be verified') },
+  ]);
 }
 
 const standardSecret = `whsec_${randomBytes(24).toString('base64')}`;
@@ -55,9 +65,13 @@ const schemes = [
   {
     scheme: 'standard_webhooks',
     source: { name: 'shop', scheme: 'standard_webhooks', secret: standardSecret },
-    body: (id: string) => JSON.stringify({ type: 'shop.order.paid', timestamp: '2026-03-01T09:00:00Z', data: { order: id } }),
+    body: (id: string) =>
+      JSON.stringify({ type: 'shop.order.paid', timestamp: '2026-03-01T09:00:00Z', data: { order: id } }),
     sign: (body: string, options: { id: string; secret?: string; at?: Date }) =>
-      signStandardWebhook(options.secret ?? standardSecret, body, { id: options.id, ...(options.at === undefined ? {} : { at: options.at }) }),
+      signStandardWebhook(options.secret ?? standardSecret, body, {
+        id: options.id,
+        ...(options.at === undefined ? {} : { at: options.at }),
+      }),
     otherSecret: `whsec_${randomBytes(24).toString('base64')}`,
     required: ['webhook-id', 'webhook-timestamp', 'webhook-signature'],
     idOrigin: 'delivery_id',
@@ -103,7 +117,12 @@ describe('webhook sources over the management API', () => {
       const created = await manage('POST', '/v1/webhook-sources', source);
       expect(created.statusCode, created.body).toBe(201);
       expect(created.body).not.toContain(source.secret);
-      expect(created.json()).toMatchObject({ name: source.name, scheme: source.scheme, secret_hint: source.secret.slice(-4), secret_encrypted: true });
+      expect(created.json()).toMatchObject({
+        name: source.name,
+        scheme: source.scheme,
+        secret_hint: source.secret.slice(-4),
+        secret_encrypted: true,
+      });
     }
     const listed = await manage('GET', '/v1/webhook-sources');
     expect(listed.json().items.map((s: { name: string }) => s.name)).toEqual(['billing', 'github', 'shop']);
@@ -119,19 +138,34 @@ describe('webhook sources over the management API', () => {
     for (const row of rows.rows) {
       const { source } = schemes.find((s) => s.source.name === row.name)!;
       expect(row.config).not.toContain(source.secret);
-      expect(JSON.parse(row.config).secret).toEqual({ v: 1, kid: expect.any(String), iv: expect.any(String), tag: expect.any(String), ct: expect.any(String) });
+      expect(JSON.parse(row.config).secret).toEqual({
+        v: 1,
+        kid: expect.any(String),
+        iv: expect.any(String),
+        tag: expect.any(String),
+        ct: expect.any(String),
+      });
     }
   });
 
   test('a source whose encryption key is no longer configured is still shown, and its deliveries fail without storing anything', async () => {
-    const keyless = await createApiApp(testConfig(stack.config.databaseUrl, { API_KEYS: TEST_KEY }), { logger: false, dispatcher: false, retention: false });
+    const keyless = await createApiApp(testConfig(stack.config.databaseUrl, { API_KEYS: TEST_KEY }), {
+      logger: false,
+      dispatcher: false,
+      retention: false,
+    });
     try {
       const shown = await keyless.server.inject({ method: 'GET', url: '/v1/webhook-sources/billing', headers: AUTH });
       expect(shown.statusCode).toBe(200);
       expect(shown.json()).toMatchObject({ secret_encrypted: true, secret_hint: hmacSource.secret.slice(-4) });
       const before = await eventCount();
       const body = JSON.stringify({ id: `keyless-${randomUUID()}`, type: 'invoice.paid' });
-      const refused = await keyless.server.inject({ method: 'POST', url: '/v1/webhooks/billing', payload: body, headers: { 'content-type': 'application/json', ...signHmac(hmacSource, body) } });
+      const refused = await keyless.server.inject({
+        method: 'POST',
+        url: '/v1/webhooks/billing',
+        payload: body,
+        headers: { 'content-type': 'application/json', ...signHmac(hmacSource, body) },
+      });
       // Answered like a bad signature: a 500 would tell a prober the source exists.
       expect(refused.statusCode).toBe(401);
       expect(refused.json().type).toBe('urn:activity-core:problem:invalid-signature');
@@ -144,7 +178,11 @@ describe('webhook sources over the management API', () => {
 
   test('a taken name is a 409 and an invalid config is a 400 naming the field', async () => {
     expect((await manage('POST', '/v1/webhook-sources', schemes[0].source)).statusCode).toBe(409);
-    const invalid = await manage('POST', '/v1/webhook-sources', { name: 'bad', scheme: 'standard_webhooks', secret: 'plain-text' });
+    const invalid = await manage('POST', '/v1/webhook-sources', {
+      name: 'bad',
+      scheme: 'standard_webhooks',
+      secret: 'plain-text',
+    });
     expect(invalid.statusCode).toBe(400);
     expect(invalid.json().errors[0].path).toBe('secret');
     const unknown = await manage('POST', '/v1/webhook-sources', { name: 'bad', scheme: 'carrier-pigeon', secret: 'x' });
@@ -160,9 +198,20 @@ describe.each(schemes)('$scheme deliveries', (scheme) => {
     const body = scheme.body(id);
     const response = await deliver(name, body, scheme.sign(body, { id }));
     expect(response.statusCode, response.body).toBe(202);
-    expect(response.json()).toMatchObject({ event_id: `wh:${name}:${id}`, event_id_assigned: false, status: 'accepted' });
-    const stored = await stack.api.server.inject({ method: 'GET', url: `/v1/events/${encodeURIComponent(`wh:${name}:${id}`)}`, headers: AUTH });
-    expect(stored.json()).toMatchObject({ id_origin: scheme.idOrigin, envelope: { source: `webhook:${name}`, data: JSON.parse(body) } });
+    expect(response.json()).toMatchObject({
+      event_id: `wh:${name}:${id}`,
+      event_id_assigned: false,
+      status: 'accepted',
+    });
+    const stored = await stack.api.server.inject({
+      method: 'GET',
+      url: `/v1/events/${encodeURIComponent(`wh:${name}:${id}`)}`,
+      headers: AUTH,
+    });
+    expect(stored.json()).toMatchObject({
+      id_origin: scheme.idOrigin,
+      envelope: { source: `webhook:${name}`, data: JSON.parse(body) },
+    });
   });
 
   test('the same delivery sent again is a duplicate', async () => {
@@ -190,15 +239,18 @@ describe.each(schemes)('$scheme deliveries', (scheme) => {
     expect(await eventCount()).toBe(before);
   });
 
-  test.each(scheme.required)('a delivery without the %s header is refused with 401 and nothing is stored', async (header) => {
-    const id = `${scheme.scheme}-missing-${randomUUID()}`;
-    const body = scheme.body(id);
-    const headers: Headers = { ...scheme.sign(body, { id }) };
-    delete headers[header];
-    const before = await eventCount();
-    expectRefused(await deliver(name, body, headers));
-    expect(await eventCount()).toBe(before);
-  });
+  test.each(scheme.required)(
+    'a delivery without the %s header is refused with 401 and nothing is stored',
+    async (header) => {
+      const id = `${scheme.scheme}-missing-${randomUUID()}`;
+      const body = scheme.body(id);
+      const headers: Headers = { ...scheme.sign(body, { id }) };
+      delete headers[header];
+      const before = await eventCount();
+      expectRefused(await deliver(name, body, headers));
+      expect(await eventCount()).toBe(before);
+    },
+  );
 });
 
 describe.each(schemes.filter((scheme) => scheme.signsTime))('$scheme replays', (scheme) => {
@@ -206,7 +258,9 @@ describe.each(schemes.filter((scheme) => scheme.signsTime))('$scheme replays', (
     const id = `${scheme.scheme}-stale-${randomUUID()}`;
     const body = scheme.body(id);
     const before = await eventCount();
-    expectRefused(await deliver(scheme.source.name, body, scheme.sign(body, { id, at: new Date(Date.now() - 10 * 60_000) })));
+    expectRefused(
+      await deliver(scheme.source.name, body, scheme.sign(body, { id, at: new Date(Date.now() - 10 * 60_000) })),
+    );
     expect(await eventCount()).toBe(before);
   });
 });
@@ -231,7 +285,10 @@ describe('github replays', () => {
     const body = github.body(id);
     const headers = github.sign(body, { id });
     expect((await deliver('github', body, headers)).json().status).toBe('accepted');
-    expect((await deliver('github', body, headers)).json()).toMatchObject({ status: 'duplicate', event_id: `wh:github:${id}` });
+    expect((await deliver('github', body, headers)).json()).toMatchObject({
+      status: 'duplicate',
+      event_id: `wh:github:${id}`,
+    });
   });
 });
 
@@ -258,15 +315,24 @@ describe('webhook deliveries', () => {
     });
     const id = randomUUID();
     const body = JSON.stringify({ action: 'opened', pull_request: { number: 7 } });
-    const response = await deliver('github', body, { 'X-GitHub-Event': 'pull_request', 'X-GitHub-Delivery': id, ...signGithub('github-secret-0123456789abcdef', body) });
-    expect(response.json().runs).toEqual([expect.objectContaining({ workflow_id: `activity-${activity.json().id}:wh:github:${id}`, status: 'started' })]);
+    const response = await deliver('github', body, {
+      'X-GitHub-Event': 'pull_request',
+      'X-GitHub-Delivery': id,
+      ...signGithub('github-secret-0123456789abcdef', body),
+    });
+    expect(response.json().runs).toEqual([
+      expect.objectContaining({ workflow_id: `activity-${activity.json().id}:wh:github:${id}`, status: 'started' }),
+    ]);
   });
 
   test('an authentic delivery whose body is not JSON is a 400 and nothing is stored', async () => {
     const before = await eventCount();
     const response = await deliver('billing', 'not json', signHmac(hmacSource, 'not json'));
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toMatchObject({ type: 'urn:activity-core:problem:invalid-webhook-payload', errors: [{ code: 'invalid_json' }] });
+    expect(response.json()).toMatchObject({
+      type: 'urn:activity-core:problem:invalid-webhook-payload',
+      errors: [{ code: 'invalid_json' }],
+    });
     expect(await eventCount()).toBe(before);
   });
 
@@ -287,12 +353,18 @@ describe('webhook deliveries', () => {
   test('replacing a source rotates its secret: the old one stops verifying and the new one verifies', async () => {
     const rotated = { ...hmacSource, name: 'rotating', secret: 'first-secret-0123456789abcdef' };
     expect((await manage('PUT', '/v1/webhook-sources/rotating', rotated)).statusCode).toBe(201);
-    const replaced = await manage('PUT', '/v1/webhook-sources/rotating', { ...rotated, secret: 'second-secret-0123456789abcdef' });
+    const replaced = await manage('PUT', '/v1/webhook-sources/rotating', {
+      ...rotated,
+      secret: 'second-secret-0123456789abcdef',
+    });
     expect(replaced.statusCode).toBe(200);
     expect(replaced.json().secret_hint).toBe('cdef');
     const body = JSON.stringify({ id: `rot-${randomUUID()}`, type: 'invoice.paid' });
     expectRefused(await deliver('rotating', body, signHmac(rotated, body)));
-    expect((await deliver('rotating', body, signHmac({ ...rotated, secret: 'second-secret-0123456789abcdef' }, body))).statusCode).toBe(202);
+    expect(
+      (await deliver('rotating', body, signHmac({ ...rotated, secret: 'second-secret-0123456789abcdef' }, body)))
+        .statusCode,
+    ).toBe(202);
     const mismatch = await manage('PUT', '/v1/webhook-sources/rotating', { ...rotated, name: 'other' });
     expect(mismatch.statusCode).toBe(400);
   });

@@ -12,7 +12,14 @@ async function main(): Promise<void> {
     level: config.logLevel,
     base: { service: 'activity-core-worker' },
     // LOG_FORMAT=pretty (the dev stack): colored lines for a terminal; JSON otherwise.
-    ...(config.logFormat === 'pretty' ? { transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true } } } : {}),
+    ...(config.logFormat === 'pretty'
+      ? {
+          transport: {
+            target: 'pino-pretty',
+            options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true },
+          },
+        }
+      : {}),
   });
   // Traces only when OTEL_* names a collector.
   const tracing = config.tracing === null ? undefined : startOtlpTracing(config.tracing, 'activity-core-worker');
@@ -22,15 +29,28 @@ async function main(): Promise<void> {
   Runtime.install({
     logger: new DefaultLogger(verbose ? 'DEBUG' : 'WARN'),
     // The SDK's own Prometheus exporter (a Rust HTTP server), when asked for.
-    ...(metricsAddress === null ? {} : { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true } } } }),
+    ...(metricsAddress === null
+      ? {}
+      : { telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress, countersTotalSuffix: true } } } }),
   });
   // A production build (`npm run build`) puts the bundled workflow code beside this module; from the sources it is bundled now.
   const prebuiltBundle = fileURLToPath(new URL('./workflow-bundle.js', import.meta.url));
   const workflowBundle = existsSync(prebuiltBundle) ? { codePath: prebuiltBundle } : undefined;
-  const app = await createWorkerApp(config, { logger, ...(workflowBundle === undefined ? {} : { workflowBundle }), ...(tracing === undefined ? {} : { tracing }) });
+  const app = await createWorkerApp(config, {
+    logger,
+    ...(workflowBundle === undefined ? {} : { workflowBundle }),
+    ...(tracing === undefined ? {} : { tracing }),
+  });
   // Names only: which {{ secrets.NAME }} this worker can render, never their values.
   logger.info(
-    { taskQueue: config.temporal.taskQueue, namespace: config.temporal.namespace, address: config.temporal.address, metrics: metricsAddress, taskSecrets: config.taskSecrets.names, workflowBundle: workflowBundle?.codePath ?? 'bundled at start' },
+    {
+      taskQueue: config.temporal.taskQueue,
+      namespace: config.temporal.namespace,
+      address: config.temporal.address,
+      metrics: metricsAddress,
+      taskSecrets: config.taskSecrets.names,
+      workflowBundle: workflowBundle?.codePath ?? 'bundled at start',
+    },
     'worker started',
   );
 

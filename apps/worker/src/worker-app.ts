@@ -23,7 +23,13 @@ import {
   TemporalConnectionSettingsError,
   type Tracing,
 } from '@activity-core/temporal/client';
-import { createActivities, createRunOutcomeAnnouncer, createWorker, EgressPolicy, type PrebuiltWorkflowBundle } from '@activity-core/temporal/worker';
+import {
+  createActivities,
+  createRunOutcomeAnnouncer,
+  createWorker,
+  EgressPolicy,
+  type PrebuiltWorkflowBundle,
+} from '@activity-core/temporal/worker';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 
@@ -51,7 +57,12 @@ export interface WorkerAppOptions {
   tracing?: Tracing;
 }
 
-async function connectWithRetry<T>(what: string, connect: () => Promise<T>, timeoutMs: number, logger: Logger): Promise<T> {
+async function connectWithRetry<T>(
+  what: string,
+  connect: () => Promise<T>,
+  timeoutMs: number,
+  logger: Logger,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -69,7 +80,8 @@ async function connectWithRetry<T>(what: string, connect: () => Promise<T>, time
 export async function createWorkerApp(config: Config, options: WorkerAppOptions): Promise<WorkerApp> {
   const { logger } = options;
   const timeout = options.connectTimeoutMs ?? 60_000;
-  if (config.migrateOnStart) await connectWithRetry('Postgres', () => runMigrations(config.databaseUrl), timeout, logger);
+  if (config.migrateOnStart)
+    await connectWithRetry('Postgres', () => runMigrations(config.databaseUrl), timeout, logger);
   const database = createDatabase({
     url: config.databaseUrl,
     max: config.databasePoolSize,
@@ -86,11 +98,21 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
       throw (await diagnoseTemporalConnectFailure(error, config.temporal)) ?? error;
     }
   };
-  const nativeConnection = await connectWithRetry('Temporal', () => diagnosed(() => NativeConnection.connect(connectionOptions)), timeout, logger);
+  const nativeConnection = await connectWithRetry(
+    'Temporal',
+    () => diagnosed(() => NativeConnection.connect(connectionOptions)),
+    timeout,
+    logger,
+  );
   // gRPC's reconnect backoff grows to 2 minutes by default; capped as in the API, so the worker's own calls
   // (cron ticks, run reconciliation, emitted events) reach a Temporal that is back within seconds.
   const channelArgs = { 'grpc.initial_reconnect_backoff_ms': 250, 'grpc.max_reconnect_backoff_ms': 2_000 };
-  const clientConnection = await connectWithRetry('Temporal', () => diagnosed(() => Connection.connect({ ...connectionOptions, channelArgs })), timeout, logger);
+  const clientConnection = await connectWithRetry(
+    'Temporal',
+    () => diagnosed(() => Connection.connect({ ...connectionOptions, channelArgs })),
+    timeout,
+    logger,
+  );
   try {
     await checkSearchAttributes(clientConnection, config.temporal.namespace);
   } catch (error) {
@@ -98,7 +120,8 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     throw error;
   }
   // Payloads (event data, definitions, task results) are ciphertext in Temporal when keys are configured.
-  const payloadCodecs = config.payloadEncryption === null ? undefined : [createEncryptionCodec(config.payloadEncryption.keys.all)];
+  const payloadCodecs =
+    config.payloadEncryption === null ? undefined : [createEncryptionCodec(config.payloadEncryption.keys.all)];
   const client = new Client({
     connection: clientConnection,
     namespace: config.temporal.namespace,
@@ -115,7 +138,11 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     logger,
     eventDataLimits: config.eventData,
     // Emitted events cancel runs too; the API's dispatcher finishes what this process cannot.
-    cancelOn: createCancelOn({ cancellations: createCancellationsRepository(database.db), canceller: createRunCanceller({ client }), logger }),
+    cancelOn: createCancelOn({
+      cancellations: createCancellationsRepository(database.db),
+      canceller: createRunCanceller({ client }),
+      logger,
+    }),
   });
   const scheduleManager = createScheduleManager({
     client,
@@ -175,24 +202,31 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     logger,
     checks: [
       { name: 'postgres', check: async () => void (await database.pool.query('SELECT 1')) },
-      { name: 'temporal', check: async () => void (await clientConnection.withDeadline(Date.now() + 2_500, () => clientConnection.healthService.check({}))) },
+      {
+        name: 'temporal',
+        check: async () =>
+          void (await clientConnection.withDeadline(Date.now() + 2_500, () =>
+            clientConnection.healthService.check({}),
+          )),
+      },
     ],
   });
   dependencies.start();
 
   // Schedules: make Temporal match Postgres, then decide whatever fell due while no worker ran.
-  // The start-up sweep describes every schedule (exact); the periodic ones trust Temporal's schedule
-  // listing for the schedules it shows as desired (ADR 0035). A sweep still running when the next
-  // one is due is not queued behind it: the interval after it starts the next.
+  // Sweeps trust Temporal's schedule listing for the schedules it shows as desired instead of
+  // describing every one (ADR 0042). A sweep still running when the next one is due is not queued
+  // behind it: the interval after it starts the next.
   let sweeping: Promise<void> = Promise.resolve();
   let sweepRunning = false;
-  const sweep = (compareWith: 'describe' | 'listing'): Promise<void> => {
+  const sweep = (): Promise<void> => {
     if (sweepRunning) return sweeping;
     sweepRunning = true;
     sweeping = (async () => {
       try {
-        const changes = await scheduleManager.reconcile({ compareWith });
-        if (changes.created.length + changes.updated.length + changes.deleted.length > 0) logger.info({ ...changes }, 'schedules reconciled');
+        const changes = await scheduleManager.reconcile({ compareWith: 'listing' });
+        if (changes.created.length + changes.updated.length + changes.deleted.length > 0)
+          logger.info({ ...changes }, 'schedules reconciled');
         await scheduleManager.processAllDue();
       } catch (error) {
         logger.warn({ err: error }, 'schedule sweep failed; retrying at the next interval');
@@ -209,9 +243,9 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     return sweeping;
   };
   // In the background: the worker polls at once (a tick waiting since an outage runs right away).
-  void sweep('describe');
+  void sweep();
   const sweepIntervalMs = options.scheduleSweepIntervalMs ?? 60_000;
-  const sweepTimer = sweepIntervalMs > 0 ? setInterval(() => void sweep('listing'), sweepIntervalMs) : undefined;
+  const sweepTimer = sweepIntervalMs > 0 ? setInterval(() => void sweep(), sweepIntervalMs) : undefined;
   sweepTimer?.unref();
 
   let running: Promise<void> | undefined;

@@ -159,7 +159,9 @@ function describeNetworkError(error: unknown): string {
 /** True for a body that carries its own event id (envelope `event_id`, CloudEvent `id`). */
 function hasOwnId(event: unknown): boolean {
   if (typeof event !== 'object' || event === null) return false;
-  return 'specversion' in event ? 'id' in event : 'event_id' in event && (event as { event_id?: unknown }).event_id !== undefined;
+  return 'specversion' in event
+    ? 'id' in event
+    : 'event_id' in event && (event as { event_id?: unknown }).event_id !== undefined;
 }
 
 /**
@@ -203,8 +205,12 @@ export class ActivityCoreClient {
   async request<N extends OperationName>(name: N, input: RequestInput = {}): Promise<ResultOf<N>> {
     const spec: OperationSpec = operations[name];
     const url = this.#url(spec.path, input.params ?? {}, input.query ?? {});
-    const headers: Record<string, string> = { ...this.#headers, accept: spec.text === true ? 'text/plain, */*' : 'application/json, application/problem+json' };
-    for (const [header, value] of Object.entries(input.headers ?? {})) if (value !== undefined) headers[header.toLowerCase()] = value;
+    const headers: Record<string, string> = {
+      ...this.#headers,
+      accept: spec.text === true ? 'text/plain, */*' : 'application/json, application/problem+json',
+    };
+    for (const [header, value] of Object.entries(input.headers ?? {}))
+      if (value !== undefined) headers[header.toLowerCase()] = value;
     let body: string | Uint8Array | undefined;
     if (input.body !== undefined) {
       if (spec.rawBody === true) {
@@ -217,13 +223,21 @@ export class ActivityCoreClient {
     }
     const retryable = spec.retry !== 'never';
     for (let attempt = 1; ; attempt++) {
-      const attemptSignal = input.signal === undefined ? AbortSignal.timeout(this.#timeoutMs) : AbortSignal.any([input.signal, AbortSignal.timeout(this.#timeoutMs)]);
+      const attemptSignal =
+        input.signal === undefined
+          ? AbortSignal.timeout(this.#timeoutMs)
+          : AbortSignal.any([input.signal, AbortSignal.timeout(this.#timeoutMs)]);
       let status: number;
       let statusText: string;
       let responseHeaders: Headers;
       let text: string;
       try {
-        const response = await this.#fetch(url, { method: spec.method, headers, ...(body === undefined ? {} : { body }), signal: attemptSignal });
+        const response = await this.#fetch(url, {
+          method: spec.method,
+          headers,
+          ...(body === undefined ? {} : { body }),
+          signal: attemptSignal,
+        });
         status = response.status;
         statusText = response.statusText;
         responseHeaders = response.headers;
@@ -234,7 +248,11 @@ export class ActivityCoreClient {
         const delayMs = retryable ? nextDelayMs(attempt, this.#retry, undefined) : undefined;
         const reason = `network: ${describeNetworkError(error)}`;
         if (delayMs === undefined) {
-          throw new ActivityCoreNetworkError(`${spec.method} ${url}: no answer after ${attempt} attempt${attempt === 1 ? '' : 's'} (${describeNetworkError(error)})`, attempt, { cause: error });
+          throw new ActivityCoreNetworkError(
+            `${spec.method} ${url}: no answer after ${attempt} attempt${attempt === 1 ? '' : 's'} (${describeNetworkError(error)})`,
+            attempt,
+            { cause: error },
+          );
         }
         this.#onRetry?.({ operation: name, attempt, delayMs, reason });
         await sleep(delayMs, input.signal);
@@ -246,7 +264,9 @@ export class ActivityCoreClient {
         try {
           return JSON.parse(text) as ResultOf<N>;
         } catch {
-          throw new ActivityCoreError(`${spec.method} ${url}: the ${status} answer is not JSON (${responseHeaders.get('content-type') ?? 'no content type'}): ${text.slice(0, 200)}`);
+          throw new ActivityCoreError(
+            `${spec.method} ${url}: the ${status} answer is not JSON (${responseHeaders.get('content-type') ?? 'no content type'}): ${text.slice(0, 200)}`,
+          );
         }
       }
       const retryAfterMs = parseRetryAfterMs(responseHeaders.get('retry-after'));
@@ -257,14 +277,19 @@ export class ActivityCoreClient {
         body: text,
         ...(retryAfterMs === undefined ? {} : { retryAfterSeconds: Math.ceil(retryAfterMs / 1000) }),
       });
-      const delayMs = retryable && isRetryableStatus(status) ? nextDelayMs(attempt, this.#retry, retryAfterMs) : undefined;
+      const delayMs =
+        retryable && isRetryableStatus(status) ? nextDelayMs(attempt, this.#retry, retryAfterMs) : undefined;
       if (delayMs === undefined) throw problem;
       this.#onRetry?.({ operation: name, attempt, delayMs, reason: `${status} ${problem.title}` });
       await sleep(delayMs, input.signal);
     }
   }
 
-  #url(template: string, params: Readonly<Record<string, string>>, query: Readonly<Record<string, string | number | boolean | undefined>>): string {
+  #url(
+    template: string,
+    params: Readonly<Record<string, string>>,
+    query: Readonly<Record<string, string | number | boolean | undefined>>,
+  ): string {
     const path = template.replace(/\{([^}]+)\}/g, (_match, name: string) => {
       const value = params[name];
       if (value === undefined) throw new TypeError(`missing path parameter ${name} for ${template}`);
@@ -294,7 +319,8 @@ export class ActivityCoreClient {
     /** Creates the activity with this id (a UUID) or replaces it; an identical definition changes nothing. Safe to retry. */
     put: (id: string, definition: ActivityDefinitionInput, options: CallOptions = {}): Promise<ActivityRecord> =>
       this.request('putActivity', { ...options, params: { id }, body: definition }),
-    get: (id: string, options: CallOptions = {}): Promise<ActivityRecord> => this.request('getActivity', { ...options, params: { id } }),
+    get: (id: string, options: CallOptions = {}): Promise<ActivityRecord> =>
+      this.request('getActivity', { ...options, params: { id } }),
     /** One page, newest first. */
     list: (options: ActivityListOptions = {}): Promise<PageOf<ActivityRecord>> => {
       const { signal, enabled, ...query } = options;
@@ -308,22 +334,35 @@ export class ActivityCoreClient {
       paginate((cursor) => this.activities.list({ ...options, ...(cursor === undefined ? {} : { cursor }) })),
     /** The live activity with this name, or undefined (names are unique among live activities; helper over `list`). */
     findByName: async (name: string, options: CallOptions = {}): Promise<ActivityRecord | undefined> => {
-      for await (const activity of this.activities.listAll({ ...options, limit: 200 })) if (activity.name === name) return activity;
+      for await (const activity of this.activities.listAll({ ...options, limit: 200 }))
+        if (activity.name === name) return activity;
       return undefined;
     },
     /** Soft delete: its schedules go, its runs stay. Not retried (a repeat is a 404). */
     delete: async (id: string, options: CallOptions = {}): Promise<void> => {
       await this.request('deleteActivity', { ...options, params: { id } });
     },
-    enable: (id: string, options: CallOptions = {}): Promise<ActivityRecord> => this.request('enableActivity', { ...options, params: { id } }),
-    disable: (id: string, options: CallOptions = {}): Promise<ActivityRecord> => this.request('disableActivity', { ...options, params: { id } }),
+    enable: (id: string, options: CallOptions = {}): Promise<ActivityRecord> =>
+      this.request('enableActivity', { ...options, params: { id } }),
+    disable: (id: string, options: CallOptions = {}): Promise<ActivityRecord> =>
+      this.request('disableActivity', { ...options, params: { id } }),
     /** One page of the activity's versions, newest first, with who wrote each (deleted activities too). */
-    versions: (id: string, options: CallOptions & { limit?: number; cursor?: string } = {}): Promise<ActivityVersionPage> => {
+    versions: (
+      id: string,
+      options: CallOptions & { limit?: number; cursor?: string } = {},
+    ): Promise<ActivityVersionPage> => {
       const { signal, ...query } = options;
-      return this.request('listActivityVersions', { ...(signal === undefined ? {} : { signal }), params: { id }, query });
+      return this.request('listActivityVersions', {
+        ...(signal === undefined ? {} : { signal }),
+        params: { id },
+        query,
+      });
     },
     /** Every version, page by page (pagination helper over `versions`). */
-    allVersions: (id: string, options: CallOptions & { limit?: number } = {}): AsyncGenerator<ActivityVersionSummary, void, undefined> =>
+    allVersions: (
+      id: string,
+      options: CallOptions & { limit?: number } = {},
+    ): AsyncGenerator<ActivityVersionSummary, void, undefined> =>
       paginate((cursor) => this.activities.versions(id, { ...options, ...(cursor === undefined ? {} : { cursor }) })),
     /** One version with its definition. */
     version: (id: string, version: number, options: CallOptions = {}): Promise<ActivityVersion> =>
@@ -331,7 +370,11 @@ export class ActivityCoreClient {
     /** What changed between two versions, as an RFC 6902 JSON Patch (default: the last change). */
     diff: (id: string, options: CallOptions & { from?: number; to?: number } = {}): Promise<DefinitionDiff> => {
       const { signal, from, to } = options;
-      return this.request('diffActivityVersions', { ...(signal === undefined ? {} : { signal }), params: { id }, query: { from, to } });
+      return this.request('diffActivityVersions', {
+        ...(signal === undefined ? {} : { signal }),
+        params: { id },
+        query: { from, to },
+      });
     },
   };
 
@@ -340,10 +383,15 @@ export class ActivityCoreClient {
     send: (async (events: EventInput | readonly EventInput[], options: SendEventOptions = {}) => {
       const items: readonly unknown[] = Array.isArray(events) ? events : [events];
       const key = options.idempotencyKey ?? (items.every(hasOwnId) ? undefined : randomUUID());
-      return await this.request('sendEvents', { ...(options.signal === undefined ? {} : { signal: options.signal }), body: events, headers: { 'idempotency-key': key } });
+      return await this.request('sendEvents', {
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        body: events,
+        headers: { 'idempotency-key': key },
+      });
     }) as SendEvents,
     /** The stored event and every routing decision: why it did or did not run each activity. */
-    get: (eventId: string, options: CallOptions = {}): Promise<StoredEvent> => this.request('getEvent', { ...options, params: { event_id: eventId } }),
+    get: (eventId: string, options: CallOptions = {}): Promise<StoredEvent> =>
+      this.request('getEvent', { ...options, params: { event_id: eventId } }),
   };
 
   /** Runs and their tasks. */
@@ -355,15 +403,20 @@ export class ActivityCoreClient {
     /** Every matching run, page by page (pagination helper over `list`). */
     listAll: (options: Pageless<RunListOptions> = {}): AsyncGenerator<RunRecord, void, undefined> =>
       paginate((cursor) => this.runs.list({ ...options, ...(cursor === undefined ? {} : { cursor }) })),
-    get: (runId: string, options: CallOptions = {}): Promise<RunDetail> => this.request('getRun', { ...options, params: { run_id: runId } }),
+    get: (runId: string, options: CallOptions = {}): Promise<RunDetail> =>
+      this.request('getRun', { ...options, params: { run_id: runId } }),
     /** Requests cancellation; `cancel_requested: false` when the run is no longer running. */
-    cancel: (runId: string, options: CallOptions = {}): Promise<CancelResponse> => this.request('cancelRun', { ...options, params: { run_id: runId } }),
+    cancel: (runId: string, options: CallOptions = {}): Promise<CancelResponse> =>
+      this.request('cancelRun', { ...options, params: { run_id: runId } }),
     /**
      * Re-runs a run from the start or from its failed task. The key
      * (generated once per call unless given) is resent on retries, and the
      * same key names the same re-run, so a retried call is one re-run.
      */
-    rerun: (runId: string, options: CallOptions & { from?: RerunFrom; idempotencyKey?: string } = {}): Promise<RerunResponse> =>
+    rerun: (
+      runId: string,
+      options: CallOptions & { from?: RerunFrom; idempotencyKey?: string } = {},
+    ): Promise<RerunResponse> =>
       this.request('rerunRun', {
         ...(options.signal === undefined ? {} : { signal: options.signal }),
         params: { run_id: runId },
@@ -371,14 +424,18 @@ export class ActivityCoreClient {
         headers: { 'idempotency-key': options.idempotencyKey ?? randomUUID() },
       }),
     /** Re-runs every run a filter selects (`dry_run: true` only counts them); keyed like `rerun`. */
-    bulkRerun: (request: z.input<typeof BulkRerunRequest>, options: CallOptions & { idempotencyKey?: string } = {}): Promise<BulkRerunDryRun | BulkRerunRecord> =>
+    bulkRerun: (
+      request: z.input<typeof BulkRerunRequest>,
+      options: CallOptions & { idempotencyKey?: string } = {},
+    ): Promise<BulkRerunDryRun | BulkRerunRecord> =>
       this.request('bulkRerun', {
         ...(options.signal === undefined ? {} : { signal: options.signal }),
         body: request,
         headers: { 'idempotency-key': options.idempotencyKey ?? randomUUID() },
       }),
     /** The progress of a bulk re-run. */
-    bulkRerunStatus: (id: string, options: CallOptions = {}): Promise<BulkRerunRecord> => this.request('getBulkRerun', { ...options, params: { id } }),
+    bulkRerunStatus: (id: string, options: CallOptions = {}): Promise<BulkRerunRecord> =>
+      this.request('getBulkRerun', { ...options, params: { id } }),
   };
 
   /** The Temporal Schedules behind cron triggers, and the fire log. */
@@ -386,30 +443,53 @@ export class ActivityCoreClient {
     describe: (activityId: string, options: CallOptions = {}): Promise<ActivitySchedules> =>
       this.request('describeSchedules', { ...options, params: { id: activityId } }),
     pause: (activityId: string, note?: string, options: CallOptions = {}): Promise<ActivitySchedules> =>
-      this.request('pauseSchedules', { ...options, params: { id: activityId }, body: note === undefined ? {} : { note } }),
+      this.request('pauseSchedules', {
+        ...options,
+        params: { id: activityId },
+        body: note === undefined ? {} : { note },
+      }),
     resume: (activityId: string, note?: string, options: CallOptions = {}) =>
-      this.request('resumeSchedules', { ...options, params: { id: activityId }, body: note === undefined ? {} : { note } }),
+      this.request('resumeSchedules', {
+        ...options,
+        params: { id: activityId },
+        body: note === undefined ? {} : { note },
+      }),
     /**
      * Starts one run now, `manual-{activity_id}:{key}`. The key (generated
      * once per call unless given) is resent on retries, so a retried call is
      * one run.
      */
-    trigger: (activityId: string, options: CallOptions & { idempotencyKey?: string } = {}): Promise<TriggerNowResponse> =>
+    trigger: (
+      activityId: string,
+      options: CallOptions & { idempotencyKey?: string } = {},
+    ): Promise<TriggerNowResponse> =>
       this.request('triggerNow', {
         ...(options.signal === undefined ? {} : { signal: options.signal }),
         params: { id: activityId },
         headers: { 'idempotency-key': options.idempotencyKey ?? randomUUID() },
       }),
-    backfill: (activityId: string, request: z.input<typeof BackfillRequest>, options: CallOptions = {}): Promise<BackfillResponse> =>
-      this.request('backfill', { ...options, params: { id: activityId }, body: request }),
+    backfill: (
+      activityId: string,
+      request: z.input<typeof BackfillRequest>,
+      options: CallOptions = {},
+    ): Promise<BackfillResponse> => this.request('backfill', { ...options, params: { id: activityId }, body: request }),
     /** One page of the fire log, newest nominal time first. */
     fires: (activityId: string, options: FireListOptions = {}): Promise<PageOf<FireRecord>> => {
       const { signal, ...query } = options;
-      return this.request('listFires', { ...(signal === undefined ? {} : { signal }), params: { id: activityId }, query });
+      return this.request('listFires', {
+        ...(signal === undefined ? {} : { signal }),
+        params: { id: activityId },
+        query,
+      });
     },
     /** The whole fire log, page by page (pagination helper over `fires`). */
-    allFires: (activityId: string, options: Pageless<FireListOptions> = {}): AsyncGenerator<FireRecord, void, undefined> =>
-      paginate((cursor) => this.schedules.fires(activityId, { ...options, ...(cursor === undefined ? {} : { cursor }) })),
+    allFires: (
+      activityId: string,
+      options: Pageless<FireListOptions> = {},
+    ): AsyncGenerator<FireRecord, void, undefined> =>
+      paginate((cursor) =>
+        this.schedules.fires(activityId, { ...options, ...(cursor === undefined ? {} : { cursor }) }),
+      ),
     /** Why did (or didn't) this nominal fire time run? */
     explain: (activityId: string, scheduledFor: string, options: CallOptions = {}): Promise<FireExplanation> =>
       this.request('explainFire', { ...options, params: { id: activityId, scheduled_for: scheduledFor } }),
@@ -424,8 +504,10 @@ export class ActivityCoreClient {
     /** Creates or replaces the source (this is how a secret is rotated). */
     put: (name: string, source: WebhookSourceInput, options: CallOptions = {}): Promise<WebhookSourceRecord> =>
       this.request('putWebhookSource', { ...options, params: { name }, body: source }),
-    list: async (options: CallOptions = {}): Promise<WebhookSourceRecord[]> => (await this.request('listWebhookSources', options)).items,
-    get: (name: string, options: CallOptions = {}): Promise<WebhookSourceRecord> => this.request('getWebhookSource', { ...options, params: { name } }),
+    list: async (options: CallOptions = {}): Promise<WebhookSourceRecord[]> =>
+      (await this.request('listWebhookSources', options)).items,
+    get: (name: string, options: CallOptions = {}): Promise<WebhookSourceRecord> =>
+      this.request('getWebhookSource', { ...options, params: { name } }),
     delete: async (name: string, options: CallOptions = {}): Promise<void> => {
       await this.request('deleteWebhookSource', { ...options, params: { name } });
     },
@@ -434,15 +516,28 @@ export class ActivityCoreClient {
   /** Webhook deliveries, as a sender would make them (for tests and relays). */
   readonly webhooks = {
     /** Sends the exact bytes with the sender's signature headers; redeliveries answer `duplicate`. */
-    deliver: (source: string, body: string | Uint8Array, headers: Readonly<Record<string, string>>, options: CallOptions = {}): Promise<EventAcceptedResponse> =>
+    deliver: (
+      source: string,
+      body: string | Uint8Array,
+      headers: Readonly<Record<string, string>>,
+      options: CallOptions = {},
+    ): Promise<EventAcceptedResponse> =>
       this.request('deliverWebhook', { ...options, params: { source }, body, headers }),
   };
 
   /** Temporal's remote codec endpoint (only served when payloads are encrypted). */
   readonly codec = {
     decode: (payloads: CodecPayloads, options: CallOptions & { namespace?: string } = {}): Promise<CodecPayloads> =>
-      this.request('codecDecode', { ...(options.signal === undefined ? {} : { signal: options.signal }), body: payloads, headers: { 'x-namespace': options.namespace } }),
+      this.request('codecDecode', {
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        body: payloads,
+        headers: { 'x-namespace': options.namespace },
+      }),
     encode: (payloads: CodecPayloads, options: CallOptions & { namespace?: string } = {}): Promise<CodecPayloads> =>
-      this.request('codecEncode', { ...(options.signal === undefined ? {} : { signal: options.signal }), body: payloads, headers: { 'x-namespace': options.namespace } }),
+      this.request('codecEncode', {
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        body: payloads,
+        headers: { 'x-namespace': options.namespace },
+      }),
   };
 }

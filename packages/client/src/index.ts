@@ -3,8 +3,26 @@
  * Requests and answers are typed with the zod models of `@activity-core/contracts`;
  * errors are `ActivityCoreProblem`s; event posting retries under one Idempotency-Key.
  */
-export { ActivityCoreClient, type ActivityListOptions, type CallOptions, type ClientOptions, type FireListOptions, type RequestInput, type RetryInfo, type RunListOptions, type SendEventOptions, type SendEvents } from './client';
-export { operations, type OperationName, type OperationSpec, type Operations, type ResultOf, type RetryMode } from './operations';
+export {
+  ActivityCoreClient,
+  type ActivityListOptions,
+  type CallOptions,
+  type ClientOptions,
+  type FireListOptions,
+  type RequestInput,
+  type RetryInfo,
+  type RunListOptions,
+  type SendEventOptions,
+  type SendEvents,
+} from './client';
+export {
+  operations,
+  type OperationName,
+  type OperationSpec,
+  type Operations,
+  type ResultOf,
+  type RetryMode,
+} from './operations';
 export { collect, pages, paginate, type PageOf } from './pagination';
 export {
   ActivityCoreError,
@@ -28,5 +46,24 @@ export {
   type ProblemDocument,
 } from './problem';
 export { DEFAULT_RETRY, type RetryOptions } from './retry';
-export type { BatchItemResult, CancelResponse, CodecPayloads, EventInput, EventsResponse, Readiness, RunDetail, StoredEvent, WebhookSourceInput, WebhookSourceRecord } from './schemas';
-export type { ActivityDefinitionInput, ActivityRecord, EventAcceptedResponse, FireExplanation, FireRecord, RunRecord, RunWithTasks } from '@activity-core/contracts';
+export type {
+  BatchItemResult,
+  CancelResponse,
+  CodecPayloads,
+  EventInput,
+  EventsResponse,
+  Readiness,
+  RunDetail,
+  StoredEvent,
+  WebhookSourceInput,
+  WebhookSourceRecord,
+} from './schemas';
+export type {
+  ActivityDefinitionInput,
+  ActivityRecord,
+  EventAcceptedResponse,
+  FireExplanation,
+  FireRecord,
+  RunRecord,
+  RunWithTasks,
+} from '@activity-core/contracts';

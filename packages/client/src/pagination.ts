@@ -5,7 +5,9 @@ export interface PageOf<T> {
 }
 
 /** Every page, following `next_cursor` until it is null. */
-export async function* pages<T>(fetchPage: (cursor: string | undefined) => Promise<PageOf<T>>): AsyncGenerator<PageOf<T>, void, undefined> {
+export async function* pages<T>(
+  fetchPage: (cursor: string | undefined) => Promise<PageOf<T>>,
+): AsyncGenerator<PageOf<T>, void, undefined> {
   let cursor: string | undefined;
   for (;;) {
     const page = await fetchPage(cursor);
@@ -16,7 +18,9 @@ export async function* pages<T>(fetchPage: (cursor: string | undefined) => Promi
 }
 
 /** Every item of every page, fetched lazily: stop iterating and no further page is requested. */
-export async function* paginate<T>(fetchPage: (cursor: string | undefined) => Promise<PageOf<T>>): AsyncGenerator<T, void, undefined> {
+export async function* paginate<T>(
+  fetchPage: (cursor: string | undefined) => Promise<PageOf<T>>,
+): AsyncGenerator<T, void, undefined> {
   for await (const page of pages(fetchPage)) yield* page.items;
 }
 

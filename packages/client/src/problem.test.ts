@@ -35,7 +35,16 @@ describe('problems from answers', () => {
     expect(problem).toBeInstanceOf(ValidationProblem);
     expect(problem).toBeInstanceOf(ActivityCoreProblem);
     expect(problem).toBeInstanceOf(Error);
-    expect(problem).toMatchObject({ code: 'validation', type: body.type, title: 'Invalid request', status: 400, detail: body.detail, instance: '/v1/activities', request_id: 'req-1', errors: body.errors });
+    expect(problem).toMatchObject({
+      code: 'validation',
+      type: body.type,
+      title: 'Invalid request',
+      status: 400,
+      detail: body.detail,
+      instance: '/v1/activities',
+      request_id: 'req-1',
+      errors: body.errors,
+    });
     expect(problem.problem.hint).toBe('an extension member');
     expect(problem.message).toBe('400 Invalid request: name: must be lowercase');
     expect(problem.name).toBe('ValidationProblem');
@@ -48,28 +57,53 @@ describe('problems from answers', () => {
     ['rate-limited', 429, RateLimitedProblem, 'rate_limited'],
     ['unavailable', 503, UnavailableProblem, 'unavailable'],
   ] as const)('a %s problem is its own class with code %s', (type, status, Class, code) => {
-    const problem = problemFromAnswer(answer(status, { type: `urn:activity-core:problem:${type}`, title: 't', status }));
+    const problem = problemFromAnswer(
+      answer(status, { type: `urn:activity-core:problem:${type}`, title: 't', status }),
+    );
     expect(problem).toBeInstanceOf(Class);
     expect(problem.code).toBe(code);
   });
 
   test('a 503 carries the event id to retry with and the Retry-After in seconds', () => {
-    const problem = problemFromAnswer(answer(503, { type: 'urn:activity-core:problem:unavailable', title: 'Service unavailable', status: 503, event_id: 'evt-1' }, { retryAfterSeconds: 5 }));
+    const problem = problemFromAnswer(
+      answer(
+        503,
+        { type: 'urn:activity-core:problem:unavailable', title: 'Service unavailable', status: 503, event_id: 'evt-1' },
+        { retryAfterSeconds: 5 },
+      ),
+    );
     expect(problem).toMatchObject({ event_id: 'evt-1', retry_after: 5, errors: [] });
   });
 
   test('an unknown problem type is a plain problem with code unknown', () => {
-    const problem = problemFromAnswer(answer(418, { type: 'https://example.test/teapot', title: 'Teapot', status: 418 }));
+    const problem = problemFromAnswer(
+      answer(418, { type: 'https://example.test/teapot', title: 'Teapot', status: 418 }),
+    );
     expect(problem.constructor).toBe(ActivityCoreProblem);
     expect(problem.code).toBe('unknown');
   });
 
   test('an answer that is not a problem document (a proxy page) becomes an about:blank problem with its status', () => {
-    const problem = problemFromAnswer({ status: 502, statusText: 'Bad Gateway', contentType: 'text/html', body: '<html>upstream down</html>' });
+    const problem = problemFromAnswer({
+      status: 502,
+      statusText: 'Bad Gateway',
+      contentType: 'text/html',
+      body: '<html>upstream down</html>',
+    });
     expect(problem).toBeInstanceOf(UnavailableProblem);
-    expect(problem).toMatchObject({ type: 'about:blank', title: 'Bad Gateway', status: 502, detail: '<html>upstream down</html>', code: 'unavailable' });
-    expect(problemFromAnswer({ status: 404, statusText: '', contentType: 'application/json', body: '{"oops":1}' })).toMatchObject({ code: 'not_found', title: 'HTTP 404' });
-    expect(problemFromAnswer({ status: 500, statusText: '', contentType: 'application/json', body: '{not json' }).code).toBe('internal');
+    expect(problem).toMatchObject({
+      type: 'about:blank',
+      title: 'Bad Gateway',
+      status: 502,
+      detail: '<html>upstream down</html>',
+      code: 'unavailable',
+    });
+    expect(
+      problemFromAnswer({ status: 404, statusText: '', contentType: 'application/json', body: '{"oops":1}' }),
+    ).toMatchObject({ code: 'not_found', title: 'HTTP 404' });
+    expect(
+      problemFromAnswer({ status: 500, statusText: '', contentType: 'application/json', body: '{not json' }).code,
+    ).toBe('internal');
   });
 
   test('codes follow the documented problem types', () => {

@@ -171,7 +171,9 @@ export class UnavailableProblem extends ActivityCoreProblem {
   override readonly name = 'UnavailableProblem';
 }
 
-const CLASS_OF_CODE: Partial<Record<ProblemCode, new (problem: ProblemDocument, retryAfter?: number) => ActivityCoreProblem>> = {
+const CLASS_OF_CODE: Partial<
+  Record<ProblemCode, new (problem: ProblemDocument, retryAfter?: number) => ActivityCoreProblem>
+> = {
   validation: ValidationProblem,
   invalid_json: ValidationProblem,
   unauthorized: UnauthorizedProblem,
@@ -202,7 +204,13 @@ function isProblemDocument(value: unknown): value is ProblemDocument {
  * (a load balancer's HTML page, an empty 502) becomes an `about:blank`
  * problem with the HTTP status and the start of the body as `detail`.
  */
-export function problemFromAnswer(answer: { status: number; statusText: string; contentType: string | null; body: string; retryAfterSeconds?: number }): ActivityCoreProblem {
+export function problemFromAnswer(answer: {
+  status: number;
+  statusText: string;
+  contentType: string | null;
+  body: string;
+  retryAfterSeconds?: number;
+}): ActivityCoreProblem {
   let parsed: unknown;
   if (answer.contentType !== null && /json/i.test(answer.contentType)) {
     try {
@@ -214,7 +222,12 @@ export function problemFromAnswer(answer: { status: number; statusText: string; 
   if (isProblemDocument(parsed)) return createProblem(parsed, answer.retryAfterSeconds);
   const detail = answer.body.trim().slice(0, 500);
   return createProblem(
-    { type: 'about:blank', title: answer.statusText || `HTTP ${answer.status}`, status: answer.status, ...(detail === '' ? {} : { detail }) },
+    {
+      type: 'about:blank',
+      title: answer.statusText || `HTTP ${answer.status}`,
+      status: answer.status,
+      ...(detail === '' ? {} : { detail }),
+    },
     answer.retryAfterSeconds,
   );
 }

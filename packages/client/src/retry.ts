@@ -19,7 +19,12 @@ export interface RetryOptions {
   maxRetryAfterMs: number;
 }
 
-export const DEFAULT_RETRY: RetryOptions = { maxAttempts: 5, initialDelayMs: 250, maxDelayMs: 8_000, maxRetryAfterMs: 60_000 };
+export const DEFAULT_RETRY: RetryOptions = {
+  maxAttempts: 5,
+  initialDelayMs: 250,
+  maxDelayMs: 8_000,
+  maxRetryAfterMs: 60_000,
+};
 
 /** 429 and every 5xx: the server (or a proxy before it) may answer differently later. */
 export function isRetryableStatus(status: number): boolean {
@@ -31,7 +36,11 @@ export function isRetryableStatus(status: number): boolean {
  * exponential, capped, with "equal jitter" (half fixed, half random) so many
  * clients failing together do not retry in lockstep.
  */
-export function backoffMs(attempt: number, options: Pick<RetryOptions, 'initialDelayMs' | 'maxDelayMs'>, random: () => number = Math.random): number {
+export function backoffMs(
+  attempt: number,
+  options: Pick<RetryOptions, 'initialDelayMs' | 'maxDelayMs'>,
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(options.maxDelayMs, options.initialDelayMs * 2 ** Math.max(0, attempt - 1));
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }

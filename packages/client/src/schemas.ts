@@ -17,7 +17,12 @@ import {
   RunWithTasks,
   TriggerType,
 } from '@activity-core/contracts';
-import { GithubSourceConfig, HmacSha256SourceConfig, StandardWebhooksSourceConfig, WebhookSourceName } from '@activity-core/webhooks';
+import {
+  GithubSourceConfig,
+  HmacSha256SourceConfig,
+  StandardWebhooksSourceConfig,
+  WebhookSourceName,
+} from '@activity-core/webhooks';
 import { z } from 'zod';
 
 /** Largest batch `POST /v1/events` takes. */
@@ -28,7 +33,10 @@ const Rfc3339 = z.iso.datetime({ offset: true });
 // --- health -----------------------------------------------------------------
 
 export const Liveness = z.object({ status: z.literal('ok') });
-const Check = z.object({ status: z.enum(['ok', 'failing']), reason: z.enum(['unreachable', 'timeout', 'error']).optional() });
+const Check = z.object({
+  status: z.enum(['ok', 'failing']),
+  reason: z.enum(['unreachable', 'timeout', 'error']).optional(),
+});
 export const Ready = z.object({ status: z.literal('ready'), checks: z.record(z.string(), Check) });
 export const NotReady = z.object({ status: z.literal('not_ready'), checks: z.record(z.string(), Check) });
 
@@ -136,7 +144,10 @@ export const WebhookSourceList = z.object({ items: z.array(WebhookSourceRecord) 
 
 // --- codec -------------------------------------------------------------------------------
 
-const Base64 = z.string().max(16 * 1024 * 1024).regex(/^[A-Za-z0-9+/_-]*={0,2}$/);
+const Base64 = z
+  .string()
+  .max(16 * 1024 * 1024)
+  .regex(/^[A-Za-z0-9+/_-]*={0,2}$/);
 const CodecPayload = z.object({ metadata: z.record(z.string().max(200), Base64).optional(), data: Base64.optional() });
 export const CodecPayloads = z.object({ payloads: z.array(CodecPayload).max(1_000) });
 export const CodecHeaders = z.object({ 'x-namespace': z.string().max(200).optional() });

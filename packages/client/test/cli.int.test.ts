@@ -44,9 +44,26 @@ interface Ran {
 
 /** Runs the CLI in this process, output piped (not a terminal) unless `tty`. */
 async function cli(args: string[], options: { tty?: boolean; env?: Record<string, string> } = {}): Promise<Ran> {
-  const stdout = { text: '', isTTY: options.tty === true, write(chunk: string) { this.text += chunk; } };
-  const stderr = { text: '', isTTY: options.tty === true, write(chunk: string) { this.text += chunk; } };
-  const code = await runCli(args, { stdout, stderr, env: { ACTIVITY_CORE_URL: baseUrl, ACTIVITY_CORE_API_KEY: TEST_KEY, ...options.env }, cwd: dir });
+  const stdout = {
+    text: '',
+    isTTY: options.tty === true,
+    write(chunk: string) {
+      this.text += chunk;
+    },
+  };
+  const stderr = {
+    text: '',
+    isTTY: options.tty === true,
+    write(chunk: string) {
+      this.text += chunk;
+    },
+  };
+  const code = await runCli(args, {
+    stdout,
+    stderr,
+    env: { ACTIVITY_CORE_URL: baseUrl, ACTIVITY_CORE_API_KEY: TEST_KEY, ...options.env },
+    cwd: dir,
+  });
   return { code, stdout: stdout.text, stderr: stderr.text };
 }
 
@@ -76,7 +93,15 @@ tasks:
   - type: noop
 `;
 
-const reportJson = JSON.stringify({ name: 'dac-report', triggers: [{ type: 'cron', cron: '0 9 * * 1-5', timezone: 'Europe/Paris' }], tasks: [{ type: 'delay', config: { duration: '1s' } }] }, null, 2);
+const reportJson = JSON.stringify(
+  {
+    name: 'dac-report',
+    triggers: [{ type: 'cron', cron: '0 9 * * 1-5', timezone: 'Europe/Paris' }],
+    tasks: [{ type: 'delay', config: { duration: '1s' } }],
+  },
+  null,
+  2,
+);
 
 describe('activity-core apply', () => {
   test('creates every definition of the files, keyed by name, and says so per activity', async () => {
@@ -94,7 +119,10 @@ describe('activity-core apply', () => {
     expect(ran.stdout).not.toMatch(ANSI);
     const records = await live();
     expect([...records.keys()].sort()).toEqual(['dac-order-audit', 'dac-order-sync', 'dac-report']);
-    expect(records.get('dac-report')).toMatchObject({ version: 1, definition: { triggers: [{ timezone: 'Europe/Paris', misfire_policy: 'skip' }] } });
+    expect(records.get('dac-report')).toMatchObject({
+      version: 1,
+      definition: { triggers: [{ timezone: 'Europe/Paris', misfire_policy: 'skip' }] },
+    });
   });
 
   test('applying the same files again changes nothing: every activity is unchanged and keeps its version', async () => {
@@ -116,7 +144,10 @@ describe('activity-core apply', () => {
     expect(ran.stdout).toContain('    ~ tasks[0].name: "first" → "second"');
     expect(ran.stdout).toContain('= unchanged dac-order-audit');
     expect(ran.stdout).toContain('0 to create, 1 to update, 2 unchanged, 0 to delete (dry run: nothing was changed)');
-    expect((await live()).get('dac-order-sync')).toMatchObject({ version: 1, definition: { tasks: [{ name: 'first' }] } });
+    expect((await live()).get('dac-order-sync')).toMatchObject({
+      version: 1,
+      definition: { tasks: [{ name: 'first' }] },
+    });
   });
 
   test('--dry-run with nothing to change exits 0', async () => {
@@ -268,10 +299,18 @@ describe('activity-core get and list', () => {
 });
 
 describe('activity-core runs and explain', () => {
-  test('runs lists an activity\'s runs and shows one run with its tasks', async () => {
-    const sent = await client.events.send({ event_id: 'dac-evt-1', event_type: 'dac.order.paid', source: 'shop', occurred_at: '2026-03-01T09:00:00Z', data: { amount: 50 } });
+  test("runs lists an activity's runs and shows one run with its tasks", async () => {
+    const sent = await client.events.send({
+      event_id: 'dac-evt-1',
+      event_type: 'dac.order.paid',
+      source: 'shop',
+      occurred_at: '2026-03-01T09:00:00Z',
+      data: { amount: 50 },
+    });
     const runId = sent.runs[0]!.run_id;
-    await waitFor('the run to succeed', async () => ((await client.runs.get(runId).catch(() => undefined))?.status === 'succeeded' ? true : undefined));
+    await waitFor('the run to succeed', async () =>
+      (await client.runs.get(runId).catch(() => undefined))?.status === 'succeeded' ? true : undefined,
+    );
 
     const listed = await cli(['runs', '--activity', 'dac-order-sync']);
     expect(listed.code).toBe(0);
@@ -283,7 +322,9 @@ describe('activity-core runs and explain', () => {
     expect(one.stdout).toMatch(/\n0 +noop +succeeded +1 /);
     expect(one.stdout).toContain('temporal  http');
 
-    const asJson = JSON.parse((await cli(['runs', '--event', 'dac-evt-1', '-o', 'json'])).stdout) as Array<{ run_id: string }>;
+    const asJson = JSON.parse((await cli(['runs', '--event', 'dac-evt-1', '-o', 'json'])).stdout) as Array<{
+      run_id: string;
+    }>;
     expect(asJson.map((run) => run.run_id)).toEqual([runId]);
     expect((await cli(['runs', '--status', 'sideways'])).code).toBe(64);
   });
@@ -303,7 +344,11 @@ describe('activity-core runs and explain', () => {
   });
 
   test('explain fire says why a fire time did or did not run', async () => {
-    const report = await client.activities.create({ name: 'dac-hourly', triggers: [{ type: 'cron', cron: '0 * * * *' }], tasks: [{ type: 'noop' }] });
+    const report = await client.activities.create({
+      name: 'dac-hourly',
+      triggers: [{ type: 'cron', cron: '0 * * * *' }],
+      tasks: [{ type: 'noop' }],
+    });
     const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 2 * 3_600_000).toISOString();
     await client.schedules.backfill(report.id, { start: hour, end: hour });
 
@@ -313,7 +358,9 @@ describe('activity-core runs and explain', () => {
     expect(ran.stdout.split('\n')[0]).toMatch(/^dac-hourly at \S+: .+/);
     expect(ran.stdout).toMatch(/TRIGGER +FIRE TIME +DECISION +REASON +RUN/);
     expect(ran.stdout).toMatch(/0 +\S+ +started +backfill +[0-9a-f-]{36}/);
-    const asJson = JSON.parse((await cli(['explain', 'fire', 'dac-hourly', hour, '-o', 'json'])).stdout) as { explanation: string };
+    const asJson = JSON.parse((await cli(['explain', 'fire', 'dac-hourly', hour, '-o', 'json'])).stdout) as {
+      explanation: string;
+    };
     expect(asJson.explanation.length).toBeGreaterThan(0);
   });
 });
@@ -340,12 +387,26 @@ describe('activity-core rerun', () => {
     await target?.close();
   });
 
-  async function failedRun(name: string, tasks: Parameters<ActivityCoreClient['activities']['create']>[0]['tasks'], eventId: string): Promise<string> {
-    const activity = (await live()).get(name) ?? (await client.activities.create({ name, triggers: [{ type: 'event', event_type: `dac.${name}` }], tasks }));
-    const sent = await client.events.send({ event_id: eventId, event_type: `dac.${name}`, source: 'shop', occurred_at: '2026-03-01T09:00:00Z', data: {} });
+  async function failedRun(
+    name: string,
+    tasks: Parameters<ActivityCoreClient['activities']['create']>[0]['tasks'],
+    eventId: string,
+  ): Promise<string> {
+    const activity =
+      (await live()).get(name) ??
+      (await client.activities.create({ name, triggers: [{ type: 'event', event_type: `dac.${name}` }], tasks }));
+    const sent = await client.events.send({
+      event_id: eventId,
+      event_type: `dac.${name}`,
+      source: 'shop',
+      occurred_at: '2026-03-01T09:00:00Z',
+      data: {},
+    });
     const runId = sent.runs[0]!.run_id;
     expect(runId).toBe(runIdFor(`activity-${activity.id}:${eventId}`));
-    await waitFor(`run ${eventId} failed`, async () => ((await client.runs.get(runId).catch(() => undefined))?.status === 'failed' ? true : undefined));
+    await waitFor(`run ${eventId} failed`, async () =>
+      (await client.runs.get(runId).catch(() => undefined))?.status === 'failed' ? true : undefined,
+    );
     return runId;
   }
 
@@ -356,7 +417,14 @@ describe('activity-core rerun', () => {
     });
 
   test('rerun <run_id> re-runs a failed run from the start and prints the re-run, its workflow id, status and key', async () => {
-    const original = await failedRun('dac-rerun-start', [{ type: 'http', config: { url: `${target.url}/start-first` } }, { type: 'http', config: { url: `${target.url}/flaky/start` } }], 'dac-rerun-1');
+    const original = await failedRun(
+      'dac-rerun-start',
+      [
+        { type: 'http', config: { url: `${target.url}/start-first` } },
+        { type: 'http', config: { url: `${target.url}/flaky/start` } },
+      ],
+      'dac-rerun-1',
+    );
 
     const ran = await cli(['rerun', original]);
 
@@ -366,27 +434,58 @@ describe('activity-core rerun', () => {
     const rerunId = runIdFor(workflowId);
     expect(ran.stdout).toContain(`re-run ${rerunId} of ${original} · attempt 1 · from start (task 0) · started\n`);
     expect(ran.stdout).toContain(`  workflow  ${workflowId}\n`);
-    expect(ran.stdout).toMatch(/ {2}key {7}([0-9a-f-]{36}) {2}\(to repeat this request without a second re-run: --idempotency-key \1\)\n/);
+    expect(ran.stdout).toMatch(
+      / {2}key {7}([0-9a-f-]{36}) {2}\(to repeat this request without a second re-run: --idempotency-key \1\)\n/,
+    );
     expect(ran.stdout).not.toMatch(ANSI);
-    expect(await ended(rerunId)).toMatchObject({ status: 'succeeded', rerun_of: original, tasks: [{ task_index: 0, status: 'succeeded' }, { task_index: 1, status: 'succeeded' }] });
+    expect(await ended(rerunId)).toMatchObject({
+      status: 'succeeded',
+      rerun_of: original,
+      tasks: [
+        { task_index: 0, status: 'succeeded' },
+        { task_index: 1, status: 'succeeded' },
+      ],
+    });
     expect(calls.get('/start-first')).toBe(2);
   });
 
   test('rerun --from failed-task skips the tasks that succeeded and reuses their results', async () => {
-    const original = await failedRun('dac-rerun-resume', [{ type: 'http', config: { url: `${target.url}/token` } }, { type: 'http', config: { url: `${target.url}/flaky/resume/{{tasks.0.result.body.token}}` } }], 'dac-rerun-2');
+    const original = await failedRun(
+      'dac-rerun-resume',
+      [
+        { type: 'http', config: { url: `${target.url}/token` } },
+        { type: 'http', config: { url: `${target.url}/flaky/resume/{{tasks.0.result.body.token}}` } },
+      ],
+      'dac-rerun-2',
+    );
 
     const ran = await cli(['rerun', original, '--from', 'failed-task', '-o', 'json']);
 
     expect(ran.code).toBe(0);
     const answer = JSON.parse(ran.stdout) as { run_id: string; from: string; from_task_index: number; status: string };
-    expect(answer).toMatchObject({ rerun_of: original, from: 'failed_task', from_task_index: 1, status: 'started', key_generated: false });
-    expect(await ended(answer.run_id)).toMatchObject({ status: 'succeeded', tasks: [{ task_index: 1, status: 'succeeded' }] });
+    expect(answer).toMatchObject({
+      rerun_of: original,
+      from: 'failed_task',
+      from_task_index: 1,
+      status: 'started',
+      key_generated: false,
+    });
+    expect(await ended(answer.run_id)).toMatchObject({
+      status: 'succeeded',
+      tasks: [{ task_index: 1, status: 'succeeded' }],
+    });
     expect(calls.get('/token')).toBe(1);
-    expect(target.requests.filter((request) => request.url.startsWith('/flaky/resume/')).map((request) => request.url)).toEqual(['/flaky/resume/tok-1', '/flaky/resume/tok-1']);
+    expect(
+      target.requests.filter((request) => request.url.startsWith('/flaky/resume/')).map((request) => request.url),
+    ).toEqual(['/flaky/resume/tok-1', '/flaky/resume/tok-1']);
   });
 
   test('the same Idempotency-Key twice is one re-run: the second command prints duplicate; the printed key repeats a request', async () => {
-    const original = await failedRun('dac-rerun-key', [{ type: 'http', config: { url: `${target.url}/flaky/key` } }], 'dac-rerun-3');
+    const original = await failedRun(
+      'dac-rerun-key',
+      [{ type: 'http', config: { url: `${target.url}/flaky/key` } }],
+      'dac-rerun-3',
+    );
 
     const first = await cli(['rerun', original, '--idempotency-key', 'dac-incident-1']);
     const second = await cli(['rerun', original, '--idempotency-key', 'dac-incident-1']);
@@ -395,7 +494,9 @@ describe('activity-core rerun', () => {
     expect(first.stdout).toContain('· attempt 1 · from start (task 0) · started\n');
     expect(first.stdout).toContain('  key       dac-incident-1\n');
     expect(second.code).toBe(0);
-    expect(second.stdout).toContain(`re-run ${runIdFor(rerunWorkflowId(original, 1))} of ${original} · attempt 1 · from start (task 0) · duplicate (this key already named this re-run: nothing new was started)\n`);
+    expect(second.stdout).toContain(
+      `re-run ${runIdFor(rerunWorkflowId(original, 1))} of ${original} · attempt 1 · from start (task 0) · duplicate (this key already named this re-run: nothing new was started)\n`,
+    );
     await ended(runIdFor(rerunWorkflowId(original, 1)));
 
     // Without --idempotency-key each command is a new re-run; its printed key repeats it.
@@ -412,7 +513,10 @@ describe('activity-core rerun', () => {
   test('a bulk re-run with --dry-run prints how many runs it would re-run and starts none', async () => {
     const tasks = [{ type: 'http' as const, config: { url: `${target.url}/flaky/bulk-{{event.event_id}}` } }];
     const since = new Date(Date.now() - 60_000).toISOString();
-    const originals = [await failedRun('dac-rerun-bulk', tasks, 'dac-bulk-1'), await failedRun('dac-rerun-bulk', tasks, 'dac-bulk-2')];
+    const originals = [
+      await failedRun('dac-rerun-bulk', tasks, 'dac-bulk-1'),
+      await failedRun('dac-rerun-bulk', tasks, 'dac-bulk-2'),
+    ];
     const range = ['--from', since, '--to', new Date(Date.now() + 60_000).toISOString()];
     bulkRange = range;
     bulkOriginals = originals;
@@ -423,7 +527,9 @@ describe('activity-core rerun', () => {
     expect(ran.code).toBe(0);
     expect(ran.stdout).toBe('2 runs would be re-run (dry run: nothing was started)\n');
     for (const original of originals) expect((await client.runs.get(original)).reruns).toEqual([]);
-    expect((await cli(['rerun', '--activity', 'dac-rerun-bulk', '--trigger', 'cron', ...range, '--dry-run'])).stdout).toBe('0 runs would be re-run (dry run: nothing was started)\n');
+    expect(
+      (await cli(['rerun', '--activity', 'dac-rerun-bulk', '--trigger', 'cron', ...range, '--dry-run'])).stdout,
+    ).toBe('0 runs would be re-run (dry run: nothing was started)\n');
   });
 
   test('a bulk re-run with --wait prints its id, one progress line per change when piped, and the completed record', async () => {
@@ -439,7 +545,8 @@ describe('activity-core rerun', () => {
     const progressLines = ran.stderr.split('\n').filter((line) => /^(running|completed): /.test(line));
     expect(progressLines.at(-1)).toBe('completed: 2/2 processed · 2 started · 0 skipped');
     expect(ran.stderr).not.toMatch(ANSI);
-    for (const original of bulkOriginals) expect((await ended(runIdFor(rerunWorkflowId(original, 1)))).status).toBe('succeeded');
+    for (const original of bulkOriginals)
+      expect((await ended(runIdFor(rerunWorkflowId(original, 1)))).status).toBe('succeeded');
 
     // On a terminal the progress is one line redrawn in place; the runs now have a succeeded re-run, so both are skipped.
     const again = await cli(['rerun', '--activity', 'dac-rerun-bulk', ...range, '--wait'], { tty: true });
@@ -458,7 +565,11 @@ describe('the activity-core bin', () => {
     new Promise((done, fail) => {
       const child = spawn(join(repoRoot, 'node_modules/.bin/activity-core'), args, {
         cwd: dir,
-        env: { PATH: `${join(repoRoot, 'node_modules/.bin')}:${process.env.PATH ?? ''}`, HOME: process.env.HOME ?? dir, ...env },
+        env: {
+          PATH: `${join(repoRoot, 'node_modules/.bin')}:${process.env.PATH ?? ''}`,
+          HOME: process.env.HOME ?? dir,
+          ...env,
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stdout = '';
@@ -472,14 +583,30 @@ describe('the activity-core bin', () => {
   test('--help lists every command, the options and the exit codes', async () => {
     const ran = await bin(['--help']);
     expect(ran.code).toBe(0);
-    for (const word of ['apply -f', 'get <name>', 'list', 'runs [run_id]', 'explain event', 'explain fire', 'rerun <run_id>', '--url', '--api-key', 'NO_COLOR', 'Exit codes']) expect(ran.stdout).toContain(word);
+    for (const word of [
+      'apply -f',
+      'get <name>',
+      'list',
+      'runs [run_id]',
+      'explain event',
+      'explain fire',
+      'rerun <run_id>',
+      '--url',
+      '--api-key',
+      'NO_COLOR',
+      'Exit codes',
+    ])
+      expect(ran.stdout).toContain(word);
     const apply = await bin(['apply', '--help']);
     for (const word of ['--dry-run', '--prune', '--prune-prefix', '-f, --file']) expect(apply.stdout).toContain(word);
   });
 
   test('apply --dry-run through the bin exits 2 when something would change, for CI', async () => {
     await write('ci/new.yaml', 'name: dac-from-ci\ntasks:\n  - type: noop\n');
-    const ran = await bin(['apply', '-f', 'ci', '--dry-run'], { ACTIVITY_CORE_URL: baseUrl, ACTIVITY_CORE_API_KEY: TEST_KEY });
+    const ran = await bin(['apply', '-f', 'ci', '--dry-run'], {
+      ACTIVITY_CORE_URL: baseUrl,
+      ACTIVITY_CORE_API_KEY: TEST_KEY,
+    });
     expect(ran.stderr).toBe('');
     expect(ran.code).toBe(2);
     expect(ran.stdout).toContain('+ create    dac-from-ci');

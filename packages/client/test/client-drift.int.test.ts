@@ -8,7 +8,14 @@ import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { z } from 'zod';
-import { ActivityCoreClient, ActivityCoreProblem, collect, operations, type OperationName, type OperationSpec } from '../src/index';
+import {
+  ActivityCoreClient,
+  ActivityCoreProblem,
+  collect,
+  operations,
+  type OperationName,
+  type OperationSpec,
+} from '../src/index';
 import { startStack, TEST_KEY, type TestStack } from '../../../test/harness';
 import { listen } from './listen';
 import { answerSchema, captureRouteSchemas, typeShape, type RouteSchemas } from './route-schemas';
@@ -23,7 +30,10 @@ const keyOf = (spec: Pick<OperationSpec, 'method' | 'path'>): string => `${spec.
 
 beforeAll(async () => {
   // Payload encryption on, so the codec routes are served (and documented) too.
-  stack = await startStack({ worker: false, env: { API_KEYS: TEST_KEY, PAYLOAD_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}` } });
+  stack = await startStack({
+    worker: false,
+    env: { API_KEYS: TEST_KEY, PAYLOAD_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}` },
+  });
   baseUrl = await listen(stack);
   const served = await fetch(`${baseUrl}/openapi.json`);
   expect(served.status).toBe(200);
@@ -52,27 +62,35 @@ describe('the client and the served OpenAPI document', () => {
   });
 
   test('the routes read off the route plugins are exactly the documented ones', () => {
-    const visible = [...routes.values()].filter((route) => !route.hidden).map((route) => `${route.method} ${route.path}`);
+    const visible = [...routes.values()]
+      .filter((route) => !route.hidden)
+      .map((route) => `${route.method} ${route.path}`);
     expect(visible.sort()).toEqual([...documented].sort());
   });
 });
 
 describe('the client sends what each route validates and expects what it answers', () => {
   const sameSchema = (mine: z.ZodType | undefined, theirs: z.ZodType | undefined, io: 'input' | 'output'): boolean =>
-    mine === theirs || (mine !== undefined && theirs !== undefined && isDeepStrictEqual(typeShape(mine, io), typeShape(theirs, io)));
+    mine === theirs ||
+    (mine !== undefined && theirs !== undefined && isDeepStrictEqual(typeShape(mine, io), typeShape(theirs, io)));
 
-  test.each(table)('%s: the request body is the route\'s own schema, or a copy of the same type', (name, spec) => {
+  test.each(table)("%s: the request body is the route's own schema, or a copy of the same type", (name, spec) => {
     const route = routes.get(keyOf(spec))!;
     if (spec.rawBody === true) {
       expect(route.body, `${name} sends raw bytes; the route declares a JSON body`).toBeUndefined();
       return;
     }
     expect(spec.body === undefined, `${name}: body declared on only one side`).toBe(route.body === undefined);
-    expect(sameSchema(spec.body, route.body, 'input'), `${name}: the client's body type differs from the route's schema`).toBe(true);
+    expect(
+      sameSchema(spec.body, route.body, 'input'),
+      `${name}: the client's body type differs from the route's schema`,
+    ).toBe(true);
   });
 
   test('request bodies the routes take from contracts are the very same zod objects', () => {
-    const identical = table.filter(([, spec]) => spec.body !== undefined && spec.body === routes.get(keyOf(spec))!.body).map(([name]) => name);
+    const identical = table
+      .filter(([, spec]) => spec.body !== undefined && spec.body === routes.get(keyOf(spec))!.body)
+      .map(([name]) => name);
     expect(identical).toEqual(expect.arrayContaining(['createActivity', 'putActivity', 'backfill']));
   });
 
@@ -81,24 +99,31 @@ describe('the client sends what each route validates and expects what it answers
     expect(spec.query === undefined, `${name}: query declared on only one side`).toBe(route.querystring === undefined);
     expect(sameSchema(spec.query, route.querystring, 'input'), `${name}: query differs`).toBe(true);
     const pathParams = [...spec.path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]).sort();
-    const routeParams = route.params === undefined ? [] : Object.keys((typeShape(route.params, 'input') as { properties: object }).properties).sort();
+    const routeParams =
+      route.params === undefined
+        ? []
+        : Object.keys((typeShape(route.params, 'input') as { properties: object }).properties).sort();
     expect(pathParams).toEqual(routeParams);
     // The route may document headers the client does not send; each one it sends must be declared there, alike.
     if (spec.headers !== undefined) {
       expect(route.headers, `${name}: the client sends headers the route does not declare`).toBeDefined();
       const mine = (typeShape(spec.headers, 'input') as { properties: Record<string, unknown> }).properties;
       const theirs = (typeShape(route.headers!, 'input') as { properties: Record<string, unknown> }).properties;
-      for (const [header, shape] of Object.entries(mine)) expect(theirs[header], `${name}: header ${header}`).toEqual(shape);
+      for (const [header, shape] of Object.entries(mine))
+        expect(theirs[header], `${name}: header ${header}`).toEqual(shape);
     }
   });
 
-  test.each(table)('%s: the result types are those of the route\'s response schemas', (name, spec) => {
+  test.each(table)("%s: the result types are those of the route's response schemas", (name, spec) => {
     const route = routes.get(keyOf(spec))!;
     if (spec.text === true) {
       // A text answer: documented as text (or not at all), never as JSON.
       for (const [status, entry] of Object.entries(route.response)) {
         if (Number(status) >= 400) continue;
-        expect(answerSchema(entry), `${name} ${status}: the route documents JSON, the client reads text`).toBeUndefined();
+        expect(
+          answerSchema(entry),
+          `${name} ${status}: the route documents JSON, the client reads text`,
+        ).toBeUndefined();
         const text = answerSchema(entry, 'text/plain');
         if (text !== undefined) expect(sameSchema(spec.responses[Number(status)], text, 'output')).toBe(true);
       }
@@ -106,10 +131,15 @@ describe('the client sends what each route validates and expects what it answers
     }
     // Success answers, plus any documented non-problem answer the client returns (503 of /readyz).
     const listed = Object.keys(spec.responses).map(Number);
-    const routeResults = Object.keys(route.response).map(Number).filter((status) => status < 400 || listed.includes(status));
+    const routeResults = Object.keys(route.response)
+      .map(Number)
+      .filter((status) => status < 400 || listed.includes(status));
     expect(listed.sort()).toEqual(routeResults.sort());
     for (const status of listed) {
-      expect(sameSchema(spec.responses[status], answerSchema(route.response[status]), 'output'), `${name} ${status}: the client's result schema differs from the route's`).toBe(true);
+      expect(
+        sameSchema(spec.responses[status], answerSchema(route.response[status]), 'output'),
+        `${name} ${status}: the client's result schema differs from the route's`,
+      ).toBe(true);
     }
   });
 });
@@ -153,13 +183,33 @@ describe('every client method calls its operation, and the real answers parse wi
         throw error;
       }
     };
-    const client = new ActivityCoreClient({ baseUrl, apiKey: TEST_KEY, fetch: recordingFetch, retry: { maxAttempts: 1 } });
+    const client = new ActivityCoreClient({
+      baseUrl,
+      apiKey: TEST_KEY,
+      fetch: recordingFetch,
+      retry: { maxAttempts: 1 },
+    });
 
-    const cron = await client.activities.create({ name: 'drift-cron', triggers: [{ type: 'cron', cron: '0 * * * *' }], tasks: [{ type: 'noop' }] });
+    const cron = await client.activities.create({
+      name: 'drift-cron',
+      triggers: [{ type: 'cron', cron: '0 * * * *' }],
+      tasks: [{ type: 'noop' }],
+    });
     const doomed = await client.activities.create({ name: 'drift-doomed', tasks: [{ type: 'noop' }] });
     const hourAgo = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000).toISOString();
-    const sent = await client.events.send({ event_type: 'drift.check', source: 'drift', occurred_at: new Date().toISOString() });
-    const payloads = await client.codec.encode({ payloads: [{ metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('{}').toString('base64') }] });
+    const sent = await client.events.send({
+      event_type: 'drift.check',
+      source: 'drift',
+      occurred_at: new Date().toISOString(),
+    });
+    const payloads = await client.codec.encode({
+      payloads: [
+        {
+          metadata: { encoding: Buffer.from('json/plain').toString('base64') },
+          data: Buffer.from('{}').toString('base64'),
+        },
+      ],
+    });
     recorded.length = 0;
 
     /** Every public method, in the order they run, with the operation it must call; helpers may call it more than once. */
@@ -167,59 +217,172 @@ describe('every client method calls its operation, and the real answers parse wi
       { method: 'health.live', operation: 'getLiveness', call: () => client.health.live() },
       { method: 'health.ready', operation: 'getReadiness', call: () => client.health.ready() },
       { method: 'health.metrics', operation: 'getMetrics', call: () => client.health.metrics() },
-      { method: 'activities.create', operation: 'createActivity', call: () => client.activities.create({ name: 'drift-created', tasks: [{ type: 'noop' }] }) },
-      { method: 'activities.put', operation: 'putActivity', call: () => client.activities.put(doomed.id, { name: 'drift-doomed', description: 'changed', tasks: [{ type: 'noop' }] }) },
+      {
+        method: 'activities.create',
+        operation: 'createActivity',
+        call: () => client.activities.create({ name: 'drift-created', tasks: [{ type: 'noop' }] }),
+      },
+      {
+        method: 'activities.put',
+        operation: 'putActivity',
+        call: () =>
+          client.activities.put(doomed.id, { name: 'drift-doomed', description: 'changed', tasks: [{ type: 'noop' }] }),
+      },
       { method: 'activities.get', operation: 'getActivity', call: () => client.activities.get(cron.id) },
-      { method: 'activities.list', operation: 'listActivities', call: () => client.activities.list({ limit: 1, enabled: true }) },
-      { method: 'activities.listAll', operation: 'listActivities', helper: true, call: () => collect(client.activities.listAll({ limit: 1 })) },
-      { method: 'activities.findByName', operation: 'listActivities', helper: true, call: () => client.activities.findByName('drift-cron') },
-      { method: 'activities.versions', operation: 'listActivityVersions', call: () => client.activities.versions(cron.id, { limit: 1 }) },
-      { method: 'activities.allVersions', operation: 'listActivityVersions', helper: true, call: () => collect(client.activities.allVersions(cron.id, { limit: 1 })) },
-      { method: 'activities.version', operation: 'getActivityVersion', call: () => client.activities.version(cron.id, 1) },
+      {
+        method: 'activities.list',
+        operation: 'listActivities',
+        call: () => client.activities.list({ limit: 1, enabled: true }),
+      },
+      {
+        method: 'activities.listAll',
+        operation: 'listActivities',
+        helper: true,
+        call: () => collect(client.activities.listAll({ limit: 1 })),
+      },
+      {
+        method: 'activities.findByName',
+        operation: 'listActivities',
+        helper: true,
+        call: () => client.activities.findByName('drift-cron'),
+      },
+      {
+        method: 'activities.versions',
+        operation: 'listActivityVersions',
+        call: () => client.activities.versions(cron.id, { limit: 1 }),
+      },
+      {
+        method: 'activities.allVersions',
+        operation: 'listActivityVersions',
+        helper: true,
+        call: () => collect(client.activities.allVersions(cron.id, { limit: 1 })),
+      },
+      {
+        method: 'activities.version',
+        operation: 'getActivityVersion',
+        call: () => client.activities.version(cron.id, 1),
+      },
       { method: 'activities.diff', operation: 'diffActivityVersions', call: () => client.activities.diff(doomed.id) },
       { method: 'activities.disable', operation: 'disableActivity', call: () => client.activities.disable(doomed.id) },
       { method: 'activities.enable', operation: 'enableActivity', call: () => client.activities.enable(doomed.id) },
       { method: 'activities.delete', operation: 'deleteActivity', call: () => client.activities.delete(doomed.id) },
-      { method: 'events.send', operation: 'sendEvents', call: () => client.events.send([{ event_type: 'drift.check', source: 'drift', occurred_at: new Date().toISOString() }]) },
+      {
+        method: 'events.send',
+        operation: 'sendEvents',
+        call: () =>
+          client.events.send([{ event_type: 'drift.check', source: 'drift', occurred_at: new Date().toISOString() }]),
+      },
       { method: 'events.get', operation: 'getEvent', call: () => client.events.get(sent.event_id) },
       { method: 'runs.list', operation: 'listRuns', call: () => client.runs.list({ limit: 5, status: 'running' }) },
-      { method: 'runs.listAll', operation: 'listRuns', helper: true, call: () => collect(client.runs.listAll({ limit: 5 })) },
+      {
+        method: 'runs.listAll',
+        operation: 'listRuns',
+        helper: true,
+        call: () => collect(client.runs.listAll({ limit: 5 })),
+      },
       { method: 'runs.get', operation: 'getRun', call: () => client.runs.get('00000000-0000-5000-8000-000000000000') },
-      { method: 'runs.cancel', operation: 'cancelRun', call: () => client.runs.cancel('00000000-0000-5000-8000-000000000000') },
-      { method: 'runs.rerun', operation: 'rerunRun', call: () => client.runs.rerun('00000000-0000-5000-8000-000000000000', { from: 'start' }) },
-      { method: 'runs.bulkRerun', operation: 'bulkRerun', call: () => client.runs.bulkRerun({ filter: { activity_id: cron.id, status: 'failed', from: hourAgo, to: new Date().toISOString() }, dry_run: true }) },
-      { method: 'runs.bulkRerunStatus', operation: 'getBulkRerun', call: () => client.runs.bulkRerunStatus('00000000-0000-4000-8000-000000000000') },
+      {
+        method: 'runs.cancel',
+        operation: 'cancelRun',
+        call: () => client.runs.cancel('00000000-0000-5000-8000-000000000000'),
+      },
+      {
+        method: 'runs.rerun',
+        operation: 'rerunRun',
+        call: () => client.runs.rerun('00000000-0000-5000-8000-000000000000', { from: 'start' }),
+      },
+      {
+        method: 'runs.bulkRerun',
+        operation: 'bulkRerun',
+        call: () =>
+          client.runs.bulkRerun({
+            filter: { activity_id: cron.id, status: 'failed', from: hourAgo, to: new Date().toISOString() },
+            dry_run: true,
+          }),
+      },
+      {
+        method: 'runs.bulkRerunStatus',
+        operation: 'getBulkRerun',
+        call: () => client.runs.bulkRerunStatus('00000000-0000-4000-8000-000000000000'),
+      },
       { method: 'schedules.describe', operation: 'describeSchedules', call: () => client.schedules.describe(cron.id) },
-      { method: 'schedules.pause', operation: 'pauseSchedules', call: () => client.schedules.pause(cron.id, 'drift check') },
+      {
+        method: 'schedules.pause',
+        operation: 'pauseSchedules',
+        call: () => client.schedules.pause(cron.id, 'drift check'),
+      },
       { method: 'schedules.resume', operation: 'resumeSchedules', call: () => client.schedules.resume(cron.id) },
       { method: 'schedules.trigger', operation: 'triggerNow', call: () => client.schedules.trigger(cron.id) },
-      { method: 'schedules.backfill', operation: 'backfill', call: () => client.schedules.backfill(cron.id, { start: hourAgo, end: hourAgo }) },
+      {
+        method: 'schedules.backfill',
+        operation: 'backfill',
+        call: () => client.schedules.backfill(cron.id, { start: hourAgo, end: hourAgo }),
+      },
       { method: 'schedules.fires', operation: 'listFires', call: () => client.schedules.fires(cron.id, { limit: 10 }) },
-      { method: 'schedules.allFires', operation: 'listFires', helper: true, call: () => collect(client.schedules.allFires(cron.id, { limit: 1 })) },
+      {
+        method: 'schedules.allFires',
+        operation: 'listFires',
+        helper: true,
+        call: () => collect(client.schedules.allFires(cron.id, { limit: 1 })),
+      },
       { method: 'schedules.explain', operation: 'explainFire', call: () => client.schedules.explain(cron.id, hourAgo) },
       { method: 'schedules.reconcile', operation: 'reconcileSchedules', call: () => client.schedules.reconcile() },
       {
         method: 'webhookSources.create',
         operation: 'createWebhookSource',
-        call: () => client.webhookSources.create({ scheme: 'github', name: 'drift', secret: 'drift-secret-0123456789', allow_replay_without_timestamp: true, event_type_from_unsigned_header: true }),
+        call: () =>
+          client.webhookSources.create({
+            scheme: 'github',
+            name: 'drift',
+            secret: 'drift-secret-0123456789',
+            allow_replay_without_timestamp: true,
+            event_type_from_unsigned_header: true,
+          }),
       },
       {
         method: 'webhookSources.put',
         operation: 'putWebhookSource',
-        call: () => client.webhookSources.put('drift', { scheme: 'github', secret: 'drift-secret-9876543210', allow_replay_without_timestamp: true, event_type_from_unsigned_header: true }),
+        call: () =>
+          client.webhookSources.put('drift', {
+            scheme: 'github',
+            secret: 'drift-secret-9876543210',
+            allow_replay_without_timestamp: true,
+            event_type_from_unsigned_header: true,
+          }),
       },
       { method: 'webhookSources.list', operation: 'listWebhookSources', call: () => client.webhookSources.list() },
       { method: 'webhookSources.get', operation: 'getWebhookSource', call: () => client.webhookSources.get('drift') },
-      { method: 'webhooks.deliver', operation: 'deliverWebhook', call: () => client.webhooks.deliver('drift', '{}', { 'content-type': 'application/json' }) },
-      { method: 'webhookSources.delete', operation: 'deleteWebhookSource', call: () => client.webhookSources.delete('drift') },
+      {
+        method: 'webhooks.deliver',
+        operation: 'deliverWebhook',
+        call: () => client.webhooks.deliver('drift', '{}', { 'content-type': 'application/json' }),
+      },
+      {
+        method: 'webhookSources.delete',
+        operation: 'deleteWebhookSource',
+        call: () => client.webhookSources.delete('drift'),
+      },
       { method: 'codec.decode', operation: 'codecDecode', call: () => client.codec.decode(payloads) },
       { method: 'codec.encode', operation: 'codecEncode', call: () => client.codec.encode({ payloads: [] }) },
     ];
 
     // Every public method of every namespace is in the list above.
-    const namespaces = ['health', 'activities', 'events', 'runs', 'schedules', 'webhookSources', 'webhooks', 'codec'] as const;
-    const methods = namespaces.flatMap((namespace) => Object.keys(client[namespace]).map((method) => `${namespace}.${method}`));
-    expect(methods.sort(), 'a client method is missing from this test').toEqual(calls.map((call) => call.method).sort());
+    const namespaces = [
+      'health',
+      'activities',
+      'events',
+      'runs',
+      'schedules',
+      'webhookSources',
+      'webhooks',
+      'codec',
+    ] as const;
+    const methods = namespaces.flatMap((namespace) =>
+      Object.keys(client[namespace]).map((method) => `${namespace}.${method}`),
+    );
+    expect(methods.sort(), 'a client method is missing from this test').toEqual(
+      calls.map((call) => call.method).sort(),
+    );
     const ownKeys = Object.keys(client).filter((key) => !(namespaces as readonly string[]).includes(key));
     expect(ownKeys, 'the client grew a namespace this test does not know').toEqual([]);
 
@@ -243,13 +406,21 @@ describe('every client method calls its operation, and the real answers parse wi
         const schema = (operations[entry.operation] as OperationSpec).responses[request.status ?? 0];
         if (schema === undefined) continue;
         const parsed = schema.safeParse(request.body);
-        expect(parsed.success, `${entry.method} ${request.status}: ${parsed.success ? '' : parsed.error.message}`).toBe(true);
+        expect(parsed.success, `${entry.method} ${request.status}: ${parsed.success ? '' : parsed.error.message}`).toBe(
+          true,
+        );
       }
     }
     // Exactly one primary method per operation.
     const primary = calls.filter((call) => call.helper !== true).map((call) => call.operation);
     expect(primary.sort()).toEqual(table.map(([name]) => name).sort());
     // Only the calls that cannot succeed here were refused: no run exists (no worker runs here), and the delivery is unsigned.
-    expect(refused.sort(), details.join('\n')).toEqual(['runs.bulkRerunStatus: 404', 'runs.cancel: 404', 'runs.get: 404', 'runs.rerun: 404', 'webhooks.deliver: 401']);
+    expect(refused.sort(), details.join('\n')).toEqual([
+      'runs.bulkRerunStatus: 404',
+      'runs.cancel: 404',
+      'runs.get: 404',
+      'runs.rerun: 404',
+      'webhooks.deliver: 401',
+    ]);
   });
 });

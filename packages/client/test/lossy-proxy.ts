@@ -11,7 +11,8 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type ProxyAction = 'forward' | 'drop-answer' | 'reset' | { status: number; headers?: Record<string, string>; body?: string };
+export type ProxyAction =
+  'forward' | 'drop-answer' | 'reset' | { status: number; headers?: Record<string, string>; body?: string };
 
 export interface SeenRequest {
   method: string;
@@ -27,7 +28,15 @@ export interface LossyProxy {
   close(): Promise<void>;
 }
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection', 'te', 'trailer']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-connection',
+  'te',
+  'trailer',
+]);
 
 async function readAll(stream: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -35,7 +44,10 @@ async function readAll(stream: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-export async function startLossyProxy(target: string, decide: (request: { method: string; url: string; index: number }) => ProxyAction): Promise<LossyProxy> {
+export async function startLossyProxy(
+  target: string,
+  decide: (request: { method: string; url: string; index: number }) => ProxyAction,
+): Promise<LossyProxy> {
   const seen: SeenRequest[] = [];
   const upstream = new URL(target);
   const server = createServer((req, res) => {
@@ -54,20 +66,38 @@ export async function startLossyProxy(target: string, decide: (request: { method
         res.end(action.body ?? '');
         return;
       }
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !HOP_BY_HOP.has(name) && name !== 'host'));
-      const answer = await new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-        const forwarded = httpRequest({ host: upstream.hostname, port: upstream.port, method, path: url, headers: { ...headers, 'content-length': String(body.length) } }, (response) => {
-          readAll(response).then((content) => resolve({ status: response.statusCode ?? 502, headers: response.headers, body: content }), reject);
-        });
-        forwarded.on('error', reject);
-        forwarded.end(body);
-      });
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).filter(([name]) => !HOP_BY_HOP.has(name) && name !== 'host'),
+      );
+      const answer = await new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>(
+        (resolve, reject) => {
+          const forwarded = httpRequest(
+            {
+              host: upstream.hostname,
+              port: upstream.port,
+              method,
+              path: url,
+              headers: { ...headers, 'content-length': String(body.length) },
+            },
+            (response) => {
+              readAll(response).then(
+                (content) => resolve({ status: response.statusCode ?? 502, headers: response.headers, body: content }),
+                reject,
+              );
+            },
+          );
+          forwarded.on('error', reject);
+          forwarded.end(body);
+        },
+      );
       if (action === 'drop-answer') {
         // The API has answered: the work is done, and the client will never know.
         req.socket.destroy();
         return;
       }
-      const back = Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !HOP_BY_HOP.has(name) && name !== 'content-length')) as Record<string, string | string[]>;
+      const back = Object.fromEntries(
+        Object.entries(answer.headers).filter(([name]) => !HOP_BY_HOP.has(name) && name !== 'content-length'),
+      ) as Record<string, string | string[]>;
       res.writeHead(answer.status, { ...back, 'content-length': String(answer.body.length) });
       res.end(answer.body);
     })().catch((error: unknown) => {

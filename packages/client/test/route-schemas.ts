@@ -45,7 +45,10 @@ function unwrapContent(body: z.ZodType): z.ZodType {
  * present, so the codec routes are as well.
  */
 function inertDeps(): ServerDeps {
-  const inert: object = new Proxy(() => undefined, { get: (_target, key) => (key === 'then' ? undefined : inert), apply: () => inert });
+  const inert: object = new Proxy(() => undefined, {
+    get: (_target, key) => (key === 'then' ? undefined : inert),
+    apply: () => inert,
+  });
   return inert as ServerDeps;
 }
 
@@ -54,7 +57,14 @@ export async function captureRouteSchemas(): Promise<Map<string, RouteSchemas>> 
   const routes = new Map<string, RouteSchemas>();
   const onRoute = (route: RouteOptions): void => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const schema = (route.schema ?? {}) as { hide?: boolean; body?: z.ZodType; querystring?: z.ZodType; params?: z.ZodType; headers?: z.ZodType; response?: Record<number, unknown> };
+    const schema = (route.schema ?? {}) as {
+      hide?: boolean;
+      body?: z.ZodType;
+      querystring?: z.ZodType;
+      params?: z.ZodType;
+      headers?: z.ZodType;
+      response?: Record<number, unknown>;
+    };
     for (const method of methods) {
       if (method === 'HEAD') continue;
       const path = route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
@@ -91,7 +101,8 @@ const SCHEMA_MAPS = new Set(['properties', 'patternProperties']);
 /** Keywords that say what type of value is taken; everything else (patterns, bounds, formats, rules, annotations) is left out. */
 const SHAPE = new Set([...SCHEMA, ...SCHEMA_LISTS, ...SCHEMA_MAPS, 'type', 'required', 'enum', 'const']);
 
-const sortedByText = (values: Json[]): Json[] => [...values].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+const sortedByText = (values: Json[]): Json[] =>
+  [...values].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
 
 /** Inlines local `$ref`s and keeps only the keywords of SHAPE, in an order-free form (required, enum and unions sorted). */
 function shapeOf(node: Json, defs: Record<string, Json>, seen: readonly string[] = []): Json {
@@ -131,7 +142,9 @@ function shapeOf(node: Json, defs: Record<string, Json>, seen: readonly string[]
  * server's to check. `io` picks the request (input) or answer (output) side.
  */
 export function typeShape(schema: z.ZodType, io: 'input' | 'output'): Json {
-  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as { [key: string]: Json };
+  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as {
+    [key: string]: Json;
+  };
   const defs = { ...((json.$defs ?? {}) as Record<string, Json>), '#': json };
   return shapeOf(json, defs);
 }

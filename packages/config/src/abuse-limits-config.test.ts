@@ -7,11 +7,15 @@ const longKey = 'k'.repeat(32);
 
 describe('key length', () => {
   test('an API key shorter than 32 characters is refused at start-up, naming API_KEYS', () => {
-    expect(() => loadConfig({ ...base, API_KEYS: `${longKey},short-key` })).toThrow(/API_KEYS\.1: entry 2 of API_KEYS is 9 characters; keys must be at least 32/);
+    expect(() => loadConfig({ ...base, API_KEYS: `${longKey},short-key` })).toThrow(
+      /API_KEYS\.1: entry 2 of API_KEYS is 9 characters; keys must be at least 32/,
+    );
   });
 
   test('an ingest key shorter than 32 characters is refused at start-up, naming INGEST_KEYS', () => {
-    expect(() => loadConfig({ ...base, API_KEYS: longKey, INGEST_KEYS: 'i'.repeat(31) })).toThrow(/INGEST_KEYS\.0: .*at least 32/);
+    expect(() => loadConfig({ ...base, API_KEYS: longKey, INGEST_KEYS: 'i'.repeat(31) })).toThrow(
+      /INGEST_KEYS\.0: .*at least 32/,
+    );
   });
 
   test('a key given as its sha256 digest is exempt, and 32 characters is enough', () => {
@@ -37,6 +41,8 @@ describe('abuse limits and proxies', () => {
   });
 
   test.each(['yes-please', '10.0.0.0/33', 'proxy.internal'])('TRUST_PROXY=%s is refused by name', (value) => {
-    expect(() => loadConfig({ ...base, TRUST_PROXY: value })).toThrow(/TRUST_PROXY: must be true, false, a hop count, or comma-separated IP addresses\/CIDRs/);
+    expect(() => loadConfig({ ...base, TRUST_PROXY: value })).toThrow(
+      /TRUST_PROXY: must be true, false, a hop count, or comma-separated IP addresses\/CIDRs/,
+    );
   });
 });

@@ -6,7 +6,12 @@ describe('configuration', () => {
   test('only DATABASE_URL is required and everything else has a documented default', () => {
     const config = loadConfig({ DATABASE_URL: 'postgres://u:p@localhost:5432/db' });
     expect(config).toMatchObject({
-      temporal: { address: '127.0.0.1:7233', namespace: 'default', taskQueue: 'activity-core', uiUrl: 'http://127.0.0.1:8233' },
+      temporal: {
+        address: '127.0.0.1:7233',
+        namespace: 'default',
+        taskQueue: 'activity-core',
+        uiUrl: 'http://127.0.0.1:8233',
+      },
       http: { host: '127.0.0.1', port: 3000, bodyLimitBytes: 1024 * 1024 },
       auth: { apiKeys: [], ingestKeys: [], enabled: false },
       logLevel: 'info',
@@ -53,7 +58,12 @@ describe('task secrets', () => {
   }
 
   test('TASK_SECRET_<NAME> variables become the secrets http tasks reference as secrets.NAME', () => {
-    const config = loadConfig({ ...base, TASK_SECRET_VENDOR_TOKEN: 'sk_live_1', TASK_SECRET_PATH_TOKEN: 'p-2', OTHER: 'x' });
+    const config = loadConfig({
+      ...base,
+      TASK_SECRET_VENDOR_TOKEN: 'sk_live_1',
+      TASK_SECRET_PATH_TOKEN: 'p-2',
+      OTHER: 'x',
+    });
     expect(config.taskSecrets.get('VENDOR_TOKEN')).toBe('sk_live_1');
     expect(config.taskSecrets.get('PATH_TOKEN')).toBe('p-2');
     expect(config.taskSecrets.names).toEqual(['PATH_TOKEN', 'VENDOR_TOKEN']);
@@ -92,13 +102,24 @@ describe('http task egress allowlist', () => {
   });
 
   test('CIDRs, addresses, hostnames and *.suffixes are accepted, comma-separated', () => {
-    const config = loadConfig({ DATABASE_URL: 'postgres://x/y', HTTP_TASK_EGRESS_ALLOW: ' 10.20.0.0/16, fd00::/8,127.0.0.1 , erp.internal,*.corp.example' });
-    expect(config.httpTasks.egressAllow).toEqual(['10.20.0.0/16', 'fd00::/8', '127.0.0.1', 'erp.internal', '*.corp.example']);
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://x/y',
+      HTTP_TASK_EGRESS_ALLOW: ' 10.20.0.0/16, fd00::/8,127.0.0.1 , erp.internal,*.corp.example',
+    });
+    expect(config.httpTasks.egressAllow).toEqual([
+      '10.20.0.0/16',
+      'fd00::/8',
+      '127.0.0.1',
+      'erp.internal',
+      '*.corp.example',
+    ]);
   });
 
   test('a malformed entry is a configuration error naming the variable', () => {
     for (const bad of ['10.0.0.0/33', 'http://erp.internal', 'erp.internal/8', 'a b']) {
-      expect(() => loadConfig({ DATABASE_URL: 'postgres://x/y', HTTP_TASK_EGRESS_ALLOW: bad }), bad).toThrow(/HTTP_TASK_EGRESS_ALLOW/);
+      expect(() => loadConfig({ DATABASE_URL: 'postgres://x/y', HTTP_TASK_EGRESS_ALLOW: bad }), bad).toThrow(
+        /HTTP_TASK_EGRESS_ALLOW/,
+      );
     }
   });
 });
@@ -108,10 +129,16 @@ describe('input limits and slow-client timeouts', () => {
     const config = loadConfig({ DATABASE_URL: 'postgres://x/y' });
     expect(config.eventData).toEqual({ maxBytes: 256 * 1024, maxDepth: 32 });
     expect(config.cron).toEqual({ allowSeconds: false });
-    expect(config.http).toMatchObject({ requestTimeoutMs: 30_000, headersTimeoutMs: 10_000, keepAliveTimeoutMs: 72_000 });
+    expect(config.http).toMatchObject({
+      requestTimeoutMs: 30_000,
+      headersTimeoutMs: 10_000,
+      keepAliveTimeoutMs: 72_000,
+    });
   });
 
   test('a headers timeout longer than the request timeout is refused by name', () => {
-    expect(() => loadConfig({ DATABASE_URL: 'postgres://x/y', HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_HEADERS_TIMEOUT_MS: '2000' })).toThrow(/HTTP_HEADERS_TIMEOUT_MS/);
+    expect(() =>
+      loadConfig({ DATABASE_URL: 'postgres://x/y', HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_HEADERS_TIMEOUT_MS: '2000' }),
+    ).toThrow(/HTTP_HEADERS_TIMEOUT_MS/);
   });
 });

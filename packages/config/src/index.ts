@@ -70,7 +70,10 @@ type TemporalTlsEnv = {
   TEMPORAL_API_KEY?: string | undefined;
 };
 
-function pemSource(env: TemporalTlsEnv, base: 'TEMPORAL_TLS_SERVER_CA_CERT' | 'TEMPORAL_TLS_CLIENT_CERT' | 'TEMPORAL_TLS_CLIENT_KEY'): PemSource | null {
+function pemSource(
+  env: TemporalTlsEnv,
+  base: 'TEMPORAL_TLS_SERVER_CA_CERT' | 'TEMPORAL_TLS_CLIENT_CERT' | 'TEMPORAL_TLS_CLIENT_KEY',
+): PemSource | null {
   const path = env[`${base}_PATH`];
   if (path !== undefined) return { setting: `${base}_PATH`, path };
   const data = env[`${base}_DATA`];
@@ -88,7 +91,11 @@ function temporalTls(env: TemporalTlsEnv): TemporalTlsConfig | null {
   return { serverCa, serverName, client: cert !== null && key !== null ? { cert, key } : null };
 }
 
-const TEMPORAL_PEM_SETTINGS = ['TEMPORAL_TLS_SERVER_CA_CERT', 'TEMPORAL_TLS_CLIENT_CERT', 'TEMPORAL_TLS_CLIENT_KEY'] as const;
+const TEMPORAL_PEM_SETTINGS = [
+  'TEMPORAL_TLS_SERVER_CA_CERT',
+  'TEMPORAL_TLS_CLIENT_CERT',
+  'TEMPORAL_TLS_CLIENT_KEY',
+] as const;
 
 function temporalTlsIssues(env: TemporalTlsEnv): Array<{ path: string; message: string }> {
   const issues: Array<{ path: string; message: string }> = [];
@@ -99,13 +106,24 @@ function temporalTlsIssues(env: TemporalTlsEnv): Array<{ path: string; message: 
   }
   const cert = pemSource(env, 'TEMPORAL_TLS_CLIENT_CERT');
   const key = pemSource(env, 'TEMPORAL_TLS_CLIENT_KEY');
-  if (cert !== null && key === null) issues.push({ path: 'TEMPORAL_TLS_CLIENT_KEY_PATH', message: 'mTLS needs the client key too (TEMPORAL_TLS_CLIENT_KEY_PATH or _DATA)' });
-  if (key !== null && cert === null) issues.push({ path: 'TEMPORAL_TLS_CLIENT_CERT_PATH', message: 'mTLS needs the client certificate too (TEMPORAL_TLS_CLIENT_CERT_PATH or _DATA)' });
+  if (cert !== null && key === null)
+    issues.push({
+      path: 'TEMPORAL_TLS_CLIENT_KEY_PATH',
+      message: 'mTLS needs the client key too (TEMPORAL_TLS_CLIENT_KEY_PATH or _DATA)',
+    });
+  if (key !== null && cert === null)
+    issues.push({
+      path: 'TEMPORAL_TLS_CLIENT_CERT_PATH',
+      message: 'mTLS needs the client certificate too (TEMPORAL_TLS_CLIENT_CERT_PATH or _DATA)',
+    });
   if (env.TEMPORAL_TLS === false) {
-    const conflicting = [...TEMPORAL_PEM_SETTINGS.flatMap((base) => [`${base}_PATH`, `${base}_DATA`]), 'TEMPORAL_TLS_SERVER_NAME', 'TEMPORAL_API_KEY'].filter(
-      (name) => env[name as keyof TemporalTlsEnv] !== undefined,
-    );
-    if (conflicting.length > 0) issues.push({ path: 'TEMPORAL_TLS', message: `is false, but ${conflicting.join(', ')} need TLS` });
+    const conflicting = [
+      ...TEMPORAL_PEM_SETTINGS.flatMap((base) => [`${base}_PATH`, `${base}_DATA`]),
+      'TEMPORAL_TLS_SERVER_NAME',
+      'TEMPORAL_API_KEY',
+    ].filter((name) => env[name as keyof TemporalTlsEnv] !== undefined);
+    if (conflicting.length > 0)
+      issues.push({ path: 'TEMPORAL_TLS', message: `is false, but ${conflicting.join(', ')} need TLS` });
   }
   return issues;
 }
@@ -178,7 +196,10 @@ const IngestKeyScopes = z
     try {
       return JSON.parse(value) as unknown;
     } catch {
-      ctx.addIssue({ code: 'custom', message: 'must be JSON: {"<key id>": {"sources": ["shop:*"], "event_types": ["order.*"]}}' });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must be JSON: {"<key id>": {"sources": ["shop:*"], "event_types": ["order.*"]}}',
+      });
       return z.NEVER;
     }
   })
@@ -188,8 +209,16 @@ const IngestKeyScopes = z
 function isEgressAllowEntry(entry: string): boolean {
   const [address = '', prefix, ...rest] = entry.split('/');
   const version = isIP(address.replace(/^\[(.*)\]$/, '$1'));
-  if (version !== 0) return rest.length === 0 && (prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128)));
-  return prefix === undefined && /^(\*\.)?[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i.test(entry) && entry.length <= 255;
+  if (version !== 0)
+    return (
+      rest.length === 0 &&
+      (prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128)))
+    );
+  return (
+    prefix === undefined &&
+    /^(\*\.)?[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?)*\.?$/i.test(entry) &&
+    entry.length <= 255
+  );
 }
 
 /** The OTLP/HTTP traces endpoint the OTEL_* settings name, with the collector headers; null when traces are off. */
@@ -203,9 +232,16 @@ function otelTracing(env: {
   if (env.OTEL_TRACES_EXPORTER === 'none') return null;
   const base = env.OTEL_EXPORTER_OTLP_ENDPOINT;
   const endpoint =
-    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base === undefined ? undefined : `${base.replace(/\/$/, '')}/v1/traces`) ?? (env.OTEL_TRACES_EXPORTER === 'otlp' ? 'http://localhost:4318/v1/traces' : undefined);
+    env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+    (base === undefined ? undefined : `${base.replace(/\/$/, '')}/v1/traces`) ??
+    (env.OTEL_TRACES_EXPORTER === 'otlp' ? 'http://localhost:4318/v1/traces' : undefined);
   if (endpoint === undefined) return null;
-  const headers = Object.fromEntries(env.OTEL_EXPORTER_OTLP_HEADERS.map((entry) => [entry.slice(0, entry.indexOf('=')).trim(), decodeURIComponent(entry.slice(entry.indexOf('=') + 1).trim())]));
+  const headers = Object.fromEntries(
+    env.OTEL_EXPORTER_OTLP_HEADERS.map((entry) => [
+      entry.slice(0, entry.indexOf('=')).trim(),
+      decodeURIComponent(entry.slice(entry.indexOf('=') + 1).trim()),
+    ]),
+  );
   return { endpoint, headers, serviceName: env.OTEL_SERVICE_NAME ?? null };
 }
 
@@ -261,10 +297,19 @@ export const ConfigSchema = z
         .array(
           z
             .string()
-            .regex(/^[A-Za-z0-9._-]{1,64}:[A-Za-z0-9+/]+={0,2}$/, 'each entry must be <key id>:<base64 key>, e.g. k2026:$(openssl rand -base64 32)')
-            .refine((entry) => Buffer.from(entry.slice(entry.indexOf(':') + 1), 'base64').length === 32, 'each key must be 32 bytes in base64 (openssl rand -base64 32)'),
+            .regex(
+              /^[A-Za-z0-9._-]{1,64}:[A-Za-z0-9+/]+={0,2}$/,
+              'each entry must be <key id>:<base64 key>, e.g. k2026:$(openssl rand -base64 32)',
+            )
+            .refine(
+              (entry) => Buffer.from(entry.slice(entry.indexOf(':') + 1), 'base64').length === 32,
+              'each key must be 32 bytes in base64 (openssl rand -base64 32)',
+            ),
         )
-        .refine((entries) => new Set(entries.map((entry) => entry.slice(0, entry.indexOf(':')))).size === entries.length, 'key ids must be unique'),
+        .refine(
+          (entries) => new Set(entries.map((entry) => entry.slice(0, entry.indexOf(':')))).size === entries.length,
+          'key ids must be unique',
+        ),
     ),
     /**
      * Browser origins allowed to call the codec endpoint (`/codec/decode`),
@@ -316,13 +361,23 @@ export const ConfigSchema = z
     /** @default "activity-core-api" / "activity-core-worker" */
     OTEL_SERVICE_NAME: z.string().min(1).optional(),
     /** Largest request body accepted; larger ones get 413. @default 1048576 (1 MiB) */
-    BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+    BODY_LIMIT_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(64 * 1024 * 1024)
+      .default(1024 * 1024),
     /**
      * Largest event `data` accepted, in bytes of its JSON; larger gets 413.
      * Every run, task and activity input carries the event, so this stays well
      * below Temporal's 2 MB payload limit. @default 262144 (256 KiB)
      */
-    EVENT_DATA_LIMIT_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024).default(256 * 1024),
+    EVENT_DATA_LIMIT_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024)
+      .max(1024 * 1024)
+      .default(256 * 1024),
     /** Deepest nesting of objects and arrays in event `data` (`data` is level 1); deeper gets 400. @default 32 */
     EVENT_DATA_MAX_DEPTH: z.coerce.number().int().min(1).max(128).default(32),
     /**
@@ -378,7 +433,16 @@ export const ConfigSchema = z
      * (`127.0.0.1`), hostnames (`erp.internal`: any address it resolves to)
      * or `*.suffix`. @default "" (public addresses only)
      */
-    HTTP_TASK_EGRESS_ALLOW: csv.pipe(z.array(z.string().refine(isEgressAllowEntry, 'each entry must be a CIDR (10.0.0.0/8, fd00::/8), an IP address, a hostname or *.suffix'))),
+    HTTP_TASK_EGRESS_ALLOW: csv.pipe(
+      z.array(
+        z
+          .string()
+          .refine(
+            isEgressAllowEntry,
+            'each entry must be a CIDR (10.0.0.0/8, fd00::/8), an IP address, a hostname or *.suffix',
+          ),
+      ),
+    ),
     /** Apply migrations at start-up (under an advisory lock). @default true */
     MIGRATE_ON_START: bool.default(true),
     /** Postgres pool size per process. @default 10 */
@@ -424,13 +488,20 @@ export const ConfigSchema = z
         if (trimmed === 'false' || trimmed === '') return false;
         if (trimmed === 'true') return true;
         if (/^\d+$/.test(trimmed)) return Number(trimmed);
-        const entries = trimmed.split(',').map((entry) => entry.trim()).filter((entry) => entry.length > 0);
+        const entries = trimmed
+          .split(',')
+          .map((entry) => entry.trim())
+          .filter((entry) => entry.length > 0);
         for (const entry of entries) {
           const [address = '', prefix, ...rest] = entry.split('/');
           const version = isIP(address);
-          const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128));
+          const prefixOk =
+            prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128));
           if (version === 0 || rest.length > 0 || !prefixOk) {
-            ctx.addIssue({ code: 'custom', message: `must be true, false, a hop count, or comma-separated IP addresses/CIDRs; ${entry} is none of those` });
+            ctx.addIssue({
+              code: 'custom',
+              message: `must be true, false, a hop count, or comma-separated IP addresses/CIDRs; ${entry} is none of those`,
+            });
             return z.NEVER;
           }
         }
@@ -443,14 +514,22 @@ export const ConfigSchema = z
      * plain text (the server warns at start-up).
      */
     WEBHOOK_SECRET_KEYS: csv.pipe(
-      z.array(z.string().refine((key) => Buffer.from(key, 'base64').length === 32 && /^[A-Za-z0-9+/]+={0,2}$/.test(key), 'each key must be 32 bytes in base64 (openssl rand -base64 32)')),
+      z.array(
+        z
+          .string()
+          .refine(
+            (key) => Buffer.from(key, 'base64').length === 32 && /^[A-Za-z0-9+/]+={0,2}$/.test(key),
+            'each key must be 32 bytes in base64 (openssl rand -base64 32)',
+          ),
+      ),
     ),
   })
   // Unknown keys are kept so the TASK_SECRET_* family (names not known in advance) can be read below.
   .loose()
   .refine((env) => env.INGEST_KEYS.length === 0 || env.API_KEYS.length > 0, {
     path: ['INGEST_KEYS'],
-    message: 'INGEST_KEYS needs API_KEYS too: without API keys authentication is off and the management API would be open',
+    message:
+      'INGEST_KEYS needs API_KEYS too: without API keys authentication is off and the management API would be open',
   })
   .refine((env) => env.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS <= env.WORKER_MAX_CACHED_WORKFLOWS, {
     path: ['WORKER_MAX_CONCURRENT_WORKFLOW_TASKS'],
@@ -461,19 +540,33 @@ export const ConfigSchema = z
     message: 'must be at most HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)',
   })
   .superRefine((env, ctx) => {
-    for (const issue of temporalTlsIssues(env)) ctx.addIssue({ code: 'custom', path: [issue.path], message: issue.message });
+    for (const issue of temporalTlsIssues(env))
+      ctx.addIssue({ code: 'custom', path: [issue.path], message: issue.message });
     const ingestIds = new Set(env.INGEST_KEYS.map(keyIdOf));
     for (const id of Object.keys(env.INGEST_KEY_SCOPES)) {
       if (!/^[0-9a-f]{12}$/.test(id)) {
-        ctx.addIssue({ code: 'custom', path: ['INGEST_KEY_SCOPES', id], message: "keys must be key ids: the first 12 hex digits of the key's SHA-256 (printf %s \"$KEY\" | sha256sum | cut -c1-12)" });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['INGEST_KEY_SCOPES', id],
+          message:
+            'keys must be key ids: the first 12 hex digits of the key\'s SHA-256 (printf %s "$KEY" | sha256sum | cut -c1-12)',
+        });
       } else if (!ingestIds.has(id)) {
-        ctx.addIssue({ code: 'custom', path: ['INGEST_KEY_SCOPES', id], message: `no INGEST_KEYS entry has the key id ${id} (API keys cannot be scoped)` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['INGEST_KEY_SCOPES', id],
+          message: `no INGEST_KEYS entry has the key id ${id} (API keys cannot be scoped)`,
+        });
       }
     }
     for (const [key, value] of taskSecretVariables(env)) {
       const name = key.slice(TASK_SECRET_PREFIX.length);
       if (!TASK_SECRET_NAME.test(name)) {
-        ctx.addIssue({ code: 'custom', path: [key], message: `the secret name after ${TASK_SECRET_PREFIX} must match ${TASK_SECRET_NAME.source}` });
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `the secret name after ${TASK_SECRET_PREFIX} must match ${TASK_SECRET_NAME.source}`,
+        });
       } else if (typeof value !== 'string' || value.length === 0) {
         ctx.addIssue({ code: 'custom', path: [key], message: 'must not be empty (unset it to remove the secret)' });
       }
@@ -507,8 +600,14 @@ export const ConfigSchema = z
       env.PAYLOAD_ENCRYPTION_KEYS.length === 0
         ? null
         : {
-            keys: new PayloadKeys(env.PAYLOAD_ENCRYPTION_KEYS.map((entry) => ({ id: entry.slice(0, entry.indexOf(':')), key: Buffer.from(entry.slice(entry.indexOf(':') + 1), 'base64') }))),
-            codecCorsOrigins: env.CODEC_CORS_ORIGINS.length > 0 ? env.CODEC_CORS_ORIGINS : defaultCodecOrigins(env.TEMPORAL_UI_URL),
+            keys: new PayloadKeys(
+              env.PAYLOAD_ENCRYPTION_KEYS.map((entry) => ({
+                id: entry.slice(0, entry.indexOf(':')),
+                key: Buffer.from(entry.slice(entry.indexOf(':') + 1), 'base64'),
+              })),
+            ),
+            codecCorsOrigins:
+              env.CODEC_CORS_ORIGINS.length > 0 ? env.CODEC_CORS_ORIGINS : defaultCodecOrigins(env.TEMPORAL_UI_URL),
           },
     http: {
       host: env.HOST,
@@ -551,7 +650,9 @@ export const ConfigSchema = z
     /** Worker only: HTTP_TASK_EGRESS_ALLOW entries (see EgressPolicy in @activity-core/temporal). */
     httpTasks: { egressAllow: env.HTTP_TASK_EGRESS_ALLOW },
     /** Worker only: secrets for `{{ secrets.NAME }}` in `http` tasks. */
-    taskSecrets: new TaskSecrets(taskSecretVariables(env).map(([key, value]) => [key.slice(TASK_SECRET_PREFIX.length), String(value)])),
+    taskSecrets: new TaskSecrets(
+      taskSecretVariables(env).map(([key, value]) => [key.slice(TASK_SECRET_PREFIX.length), String(value)]),
+    ),
   }));
 
 export type Config = z.output<typeof ConfigSchema>;

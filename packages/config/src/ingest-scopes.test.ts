@@ -30,12 +30,22 @@ describe('INGEST_KEY_SCOPES', () => {
 
   test('refuses a scope for an id no ingest key has, naming the id', () => {
     const other = idOf('management-key-0123456789abcdefghij');
-    expect(() => loadConfig({ ...base, INGEST_KEYS: INGEST, INGEST_KEY_SCOPES: JSON.stringify({ [other]: { sources: ['x'] } }) })).toThrow(new RegExp(`INGEST_KEY_SCOPES.${other}: no INGEST_KEYS entry`));
+    expect(() =>
+      loadConfig({ ...base, INGEST_KEYS: INGEST, INGEST_KEY_SCOPES: JSON.stringify({ [other]: { sources: ['x'] } }) }),
+    ).toThrow(new RegExp(`INGEST_KEY_SCOPES.${other}: no INGEST_KEYS entry`));
   });
 
   test('refuses text that is not JSON, ids that are not key ids and unknown fields', () => {
-    expect(() => loadConfig({ ...base, INGEST_KEYS: INGEST, INGEST_KEY_SCOPES: '{nope' })).toThrow(/INGEST_KEY_SCOPES: must be JSON/);
+    expect(() => loadConfig({ ...base, INGEST_KEYS: INGEST, INGEST_KEY_SCOPES: '{nope' })).toThrow(
+      /INGEST_KEY_SCOPES: must be JSON/,
+    );
     expect(() => loadConfig({ ...base, INGEST_KEYS: INGEST, INGEST_KEY_SCOPES: '{"my-key": {}}' })).toThrow(/key ids/);
-    expect(() => loadConfig({ ...base, INGEST_KEYS: INGEST, INGEST_KEY_SCOPES: JSON.stringify({ [idOf(INGEST)]: { source: ['x'] } }) })).toThrow(/INGEST_KEY_SCOPES/);
+    expect(() =>
+      loadConfig({
+        ...base,
+        INGEST_KEYS: INGEST,
+        INGEST_KEY_SCOPES: JSON.stringify({ [idOf(INGEST)]: { source: ['x'] } }),
+      }),
+    ).toThrow(/INGEST_KEY_SCOPES/);
   });
 });

@@ -30,7 +30,9 @@ describe('ingress configuration', () => {
   test('webhook secret keys must each be 32 bytes of base64', () => {
     const good = [randomBytes(32).toString('base64'), randomBytes(32).toString('base64')];
     expect(loadConfig({ ...base, WEBHOOK_SECRET_KEYS: good.join(',') }).webhooks.secretKeys).toEqual(good);
-    expect(() => loadConfig({ ...base, WEBHOOK_SECRET_KEYS: randomBytes(16).toString('base64') })).toThrow(/WEBHOOK_SECRET_KEYS/);
+    expect(() => loadConfig({ ...base, WEBHOOK_SECRET_KEYS: randomBytes(16).toString('base64') })).toThrow(
+      /WEBHOOK_SECRET_KEYS/,
+    );
     expect(() => loadConfig({ ...base, WEBHOOK_SECRET_KEYS: 'not base64 at all!' })).toThrow(/WEBHOOK_SECRET_KEYS/);
   });
 });

@@ -19,23 +19,42 @@ describe('the OpenTelemetry trace settings', () => {
   });
 
   test('OTEL_EXPORTER_OTLP_ENDPOINT turns traces on, sent to its /v1/traces', () => {
-    expect(loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing).toEqual({ endpoint: 'http://collector:4318/v1/traces', headers: {}, serviceName: null });
+    expect(loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing).toEqual({
+      endpoint: 'http://collector:4318/v1/traces',
+      headers: {},
+      serviceName: null,
+    });
   });
 
   test('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is used as is, before the general endpoint', () => {
-    const config = loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b.example/otlp/traces' });
+    const config = loadConfig({
+      ...base,
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://b.example/otlp/traces',
+    });
     expect(config.tracing?.endpoint).toBe('https://b.example/otlp/traces');
   });
 
   test('OTEL_TRACES_EXPORTER=otlp alone sends to the local collector; none turns traces off even with an endpoint', () => {
-    expect(loadConfig({ ...base, OTEL_TRACES_EXPORTER: 'otlp' }).tracing?.endpoint).toBe('http://localhost:4318/v1/traces');
-    expect(loadConfig({ ...base, OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318' }).tracing).toBeNull();
+    expect(loadConfig({ ...base, OTEL_TRACES_EXPORTER: 'otlp' }).tracing?.endpoint).toBe(
+      'http://localhost:4318/v1/traces',
+    );
+    expect(
+      loadConfig({ ...base, OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318' }).tracing,
+    ).toBeNull();
   });
 
   test('the service name and collector headers are read; a header without = is refused naming the setting', () => {
-    const config = loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_SERVICE_NAME: 'core-eu', OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=abc%3D1, tenant=t1' });
+    const config = loadConfig({
+      ...base,
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318',
+      OTEL_SERVICE_NAME: 'core-eu',
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=abc%3D1, tenant=t1',
+    });
     expect(config.tracing).toMatchObject({ serviceName: 'core-eu', headers: { 'x-api-key': 'abc=1', tenant: 't1' } });
-    expect(issues({ OTEL_EXPORTER_OTLP_HEADERS: 'novalue' })).toEqual([expect.stringContaining('OTEL_EXPORTER_OTLP_HEADERS')]);
+    expect(issues({ OTEL_EXPORTER_OTLP_HEADERS: 'novalue' })).toEqual([
+      expect.stringContaining('OTEL_EXPORTER_OTLP_HEADERS'),
+    ]);
     expect(issues({ OTEL_TRACES_EXPORTER: 'zipkin' })).toEqual([expect.stringContaining('OTEL_TRACES_EXPORTER')]);
   });
 });

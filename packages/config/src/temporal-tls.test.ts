@@ -45,8 +45,14 @@ describe('the Temporal connection settings', () => {
   });
 
   test('TEMPORAL_TLS=true alone turns TLS on, and TEMPORAL_TLS=false with TLS settings is refused', () => {
-    expect(loadConfig({ ...base, TEMPORAL_TLS: 'true' }).temporal.tls).toEqual({ serverCa: null, serverName: null, client: null });
-    expect(issues({ TEMPORAL_TLS: 'false', TEMPORAL_API_KEY: 'k' })).toEqual(['TEMPORAL_TLS: is false, but TEMPORAL_API_KEY need TLS']);
+    expect(loadConfig({ ...base, TEMPORAL_TLS: 'true' }).temporal.tls).toEqual({
+      serverCa: null,
+      serverName: null,
+      client: null,
+    });
+    expect(issues({ TEMPORAL_TLS: 'false', TEMPORAL_API_KEY: 'k' })).toEqual([
+      'TEMPORAL_TLS: is false, but TEMPORAL_API_KEY need TLS',
+    ]);
   });
 
   test('a client certificate without its key, or a setting given both as a path and as data, is refused by name', () => {
@@ -63,7 +69,10 @@ describe('the payload encryption keys', () => {
   const key = Buffer.alloc(32, 1).toString('base64');
 
   test('are parsed as id and 32 bytes, the first sealing, and a logged config shows only their ids', () => {
-    const config = loadConfig({ ...base, PAYLOAD_ENCRYPTION_KEYS: `k2:${key},k1:${Buffer.alloc(32, 2).toString('base64')}` });
+    const config = loadConfig({
+      ...base,
+      PAYLOAD_ENCRYPTION_KEYS: `k2:${key},k1:${Buffer.alloc(32, 2).toString('base64')}`,
+    });
     expect(config.payloadEncryption?.keys.ids).toEqual(['k2', 'k1']);
     expect(config.payloadEncryption?.keys.all[0]?.key.length).toBe(32);
     expect(JSON.stringify(config)).not.toContain(key);
@@ -71,10 +80,18 @@ describe('the payload encryption keys', () => {
   });
 
   test('a key of another length, an entry without an id, an id with a path in it, or a repeated id is refused by name', () => {
-    expect(issues({ PAYLOAD_ENCRYPTION_KEYS: `k1:${Buffer.alloc(16).toString('base64')}` })).toEqual(['PAYLOAD_ENCRYPTION_KEYS.0: each key must be 32 bytes in base64 (openssl rand -base64 32)']);
-    expect(issues({ PAYLOAD_ENCRYPTION_KEYS: key })[0]).toMatch(/^PAYLOAD_ENCRYPTION_KEYS\.0: each entry must be <key id>:<base64 key>/);
-    expect(issues({ PAYLOAD_ENCRYPTION_KEYS: `../k:${key}` })[0]).toMatch(/^PAYLOAD_ENCRYPTION_KEYS\.0: each entry must be/);
-    expect(issues({ PAYLOAD_ENCRYPTION_KEYS: `k1:${key},k1:${key}` })).toEqual(['PAYLOAD_ENCRYPTION_KEYS: key ids must be unique']);
+    expect(issues({ PAYLOAD_ENCRYPTION_KEYS: `k1:${Buffer.alloc(16).toString('base64')}` })).toEqual([
+      'PAYLOAD_ENCRYPTION_KEYS.0: each key must be 32 bytes in base64 (openssl rand -base64 32)',
+    ]);
+    expect(issues({ PAYLOAD_ENCRYPTION_KEYS: key })[0]).toMatch(
+      /^PAYLOAD_ENCRYPTION_KEYS\.0: each entry must be <key id>:<base64 key>/,
+    );
+    expect(issues({ PAYLOAD_ENCRYPTION_KEYS: `../k:${key}` })[0]).toMatch(
+      /^PAYLOAD_ENCRYPTION_KEYS\.0: each entry must be/,
+    );
+    expect(issues({ PAYLOAD_ENCRYPTION_KEYS: `k1:${key},k1:${key}` })).toEqual([
+      'PAYLOAD_ENCRYPTION_KEYS: key ids must be unique',
+    ]);
   });
 
   test('without keys payloads stay plain and no codec endpoint is configured', () => {

@@ -32,7 +32,12 @@ describe('the worker cache and slot settings', () => {
       WORKER_MAX_CONCURRENT_ACTIVITIES: '20',
       WORKER_MAX_CONCURRENT_LOCAL_ACTIVITIES: '10',
     });
-    expect(config.worker).toMatchObject({ maxCachedWorkflows: 500, maxConcurrentWorkflowTasks: 40, maxConcurrentActivities: 20, maxConcurrentLocalActivities: 10 });
+    expect(config.worker).toMatchObject({
+      maxCachedWorkflows: 500,
+      maxConcurrentWorkflowTasks: 40,
+      maxConcurrentActivities: 20,
+      maxConcurrentLocalActivities: 10,
+    });
   });
 
   test('refuse more workflow task slots than cached workflows, naming both settings', () => {
@@ -42,7 +47,9 @@ describe('the worker cache and slot settings', () => {
   });
 
   test('refuse turning the workflow cache off, which would drop local activities in flight', () => {
-    expect(issues({ WORKER_MAX_CACHED_WORKFLOWS: '0', WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '2' })[0]).toMatch(/^WORKER_MAX_CACHED_WORKFLOWS: /);
+    expect(issues({ WORKER_MAX_CACHED_WORKFLOWS: '0', WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: '2' })[0]).toMatch(
+      /^WORKER_MAX_CACHED_WORKFLOWS: /,
+    );
   });
 
   test('refuse values outside their range, naming the setting', () => {

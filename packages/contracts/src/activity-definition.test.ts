@@ -18,7 +18,11 @@ describe('activity definitions', () => {
   test('a minimal event-triggered definition is valid and gets its defaults', () => {
     const parsed = ActivityDefinition.parse(valid);
     expect(parsed.enabled).toBe(true);
-    expect(parsed.tasks[0]).toMatchObject({ type: 'http', config: { method: 'POST', timeout: '30s', headers: {} }, continue_on_failure: false });
+    expect(parsed.tasks[0]).toMatchObject({
+      type: 'http',
+      config: { method: 'POST', timeout: '30s', headers: {} },
+      continue_on_failure: false,
+    });
     expect(parsed.tasks[1]).toMatchObject({ type: 'noop', config: {} });
   });
 
@@ -54,7 +58,10 @@ describe('activity definitions', () => {
   });
 
   test('dedupe_key_strategy is derived from the cron triggers when omitted', () => {
-    const parsed = ActivityDefinition.parse({ ...valid, triggers: [{ type: 'cron', cron: '*/5 * * * *', misfire_policy: 'compress' }] });
+    const parsed = ActivityDefinition.parse({
+      ...valid,
+      triggers: [{ type: 'cron', cron: '*/5 * * * *', misfire_policy: 'compress' }],
+    });
     expect(parsed.dedupe_key_strategy).toBe('compress');
   });
 
@@ -84,21 +91,29 @@ describe('activity definitions', () => {
   });
 
   test('six-field cron expressions with seconds are accepted', () => {
-    expect(issues({ ...valid, triggers: [{ type: 'cron', cron: '*/2 * * * * *', timezone: 'Europe/Paris' }] })).toEqual([]);
+    expect(issues({ ...valid, triggers: [{ type: 'cron', cron: '*/2 * * * * *', timezone: 'Europe/Paris' }] })).toEqual(
+      [],
+    );
   });
 
   test('event type patterns allow exact types and prefix wildcards only', () => {
     expect(issues({ ...valid, triggers: [{ type: 'event', event_type: 'order.*' }] })).toEqual([]);
-    expect(issues({ ...valid, triggers: [{ type: 'event', event_type: 'order.*.paid' }] })[0]?.path).toBe('triggers.0.event_type');
+    expect(issues({ ...valid, triggers: [{ type: 'event', event_type: 'order.*.paid' }] })[0]?.path).toBe(
+      'triggers.0.event_type',
+    );
   });
 
   test('an emit_event task must emit a type the ingress would accept', () => {
-    expect(issues({ ...valid, tasks: [{ type: 'emit_event', config: { event_type: 'has spaces' } }] })[0]?.path).toBe('tasks.0.config.event_type');
+    expect(issues({ ...valid, tasks: [{ type: 'emit_event', config: { event_type: 'has spaces' } }] })[0]?.path).toBe(
+      'tasks.0.config.event_type',
+    );
     expect(issues({ ...valid, tasks: [{ type: 'emit_event', config: { event_type: 'order.shipped' } }] })).toEqual([]);
   });
 
   test('durations must carry a unit', () => {
-    expect(issues({ ...valid, tasks: [{ type: 'delay', config: { duration: '30' } }] })[0]?.path).toBe('tasks.0.config.duration');
+    expect(issues({ ...valid, tasks: [{ type: 'delay', config: { duration: '30' } }] })[0]?.path).toBe(
+      'tasks.0.config.duration',
+    );
     expect(issues({ ...valid, tasks: [{ type: 'delay', config: { duration: '30s' } }] })).toEqual([]);
   });
 });
@@ -119,13 +134,20 @@ describe('secret references in task templates', () => {
   });
 
   test('the stored definition keeps the placeholders, not values', () => {
-    const parsed = ActivityDefinition.parse(withTasks(http({ headers: { Authorization: 'Bearer {{ secrets.VENDOR_TOKEN }}' } })));
-    expect(parsed.tasks[0]).toMatchObject({ config: { headers: { Authorization: 'Bearer {{ secrets.VENDOR_TOKEN }}' } } });
+    const parsed = ActivityDefinition.parse(
+      withTasks(http({ headers: { Authorization: 'Bearer {{ secrets.VENDOR_TOKEN }}' } })),
+    );
+    expect(parsed.tasks[0]).toMatchObject({
+      config: { headers: { Authorization: 'Bearer {{ secrets.VENDOR_TOKEN }}' } },
+    });
   });
 
   test('a secret name that is not upper case letters, digits and underscores is refused naming the field', () => {
     expect(issues(withTasks(http({ headers: { Authorization: 'Bearer {{ secrets.vendor_token }}' } })))).toEqual([
-      { path: 'tasks.0.config.headers.Authorization', message: expect.stringContaining('not a valid secret reference') },
+      {
+        path: 'tasks.0.config.headers.Authorization',
+        message: expect.stringContaining('not a valid secret reference'),
+      },
     ]);
     expect(issues(withTasks(http({ url: 'https://vendor.test/{{secrets.1ST}}' })))[0]?.path).toBe('tasks.0.config.url');
     expect(issues(withTasks(http({ body: { a: ['{{secrets.A.B}}'] } })))[0]?.path).toBe('tasks.0.config.body.a.0');
@@ -133,12 +155,24 @@ describe('secret references in task templates', () => {
   });
 
   test('a secret in an emit_event task is refused, so a secret can never be copied into an event', () => {
-    const result = issues(withTasks({ type: 'emit_event', config: { event_type: 'order.synced', data: { token: '{{ secrets.VENDOR_TOKEN }}' } } }));
-    expect(result).toEqual([{ path: 'tasks.0.config.data.token', message: expect.stringContaining('only be used in the url, header values and body of an http task') }]);
+    const result = issues(
+      withTasks({
+        type: 'emit_event',
+        config: { event_type: 'order.synced', data: { token: '{{ secrets.VENDOR_TOKEN }}' } },
+      }),
+    );
+    expect(result).toEqual([
+      {
+        path: 'tasks.0.config.data.token',
+        message: expect.stringContaining('only be used in the url, header values and body of an http task'),
+      },
+    ]);
   });
 
   test('a secret anywhere in an emit_event task is refused, including its subject', () => {
-    const result = issues(withTasks({ type: 'emit_event', config: { event_type: 'order.synced', subject: 'x {{secrets.VENDOR_TOKEN}}' } }));
+    const result = issues(
+      withTasks({ type: 'emit_event', config: { event_type: 'order.synced', subject: 'x {{secrets.VENDOR_TOKEN}}' } }),
+    );
     expect(result.map((issue) => issue.path)).toEqual(['tasks.0.config.subject']);
   });
 
@@ -156,18 +190,28 @@ describe('secret references in task templates', () => {
   });
 
   test('a placeholder in the url fragment is refused, while the path and query may have one', () => {
-    expect(issues(withTasks(http({ url: 'https://vendor.test/orders/{{event.data.id}}#{{event.data.section}}' }))).map((issue) => issue.message)).toContain(
-      'placeholders are allowed in the path and query only, not in the #fragment (it is never sent)',
-    );
-    expect(issues(withTasks(http({ url: 'https://vendor.test/orders/{{event.data.id}}?q={{event.data.q}}#top' })))).toEqual([]);
+    expect(
+      issues(withTasks(http({ url: 'https://vendor.test/orders/{{event.data.id}}#{{event.data.section}}' }))).map(
+        (issue) => issue.message,
+      ),
+    ).toContain('placeholders are allowed in the path and query only, not in the #fragment (it is never sent)');
+    expect(
+      issues(withTasks(http({ url: 'https://vendor.test/orders/{{event.data.id}}?q={{event.data.q}}#top' }))),
+    ).toEqual([]);
   });
 
   test('the registration does not ask whether the secret exists: only workers know', () => {
-    expect(issues(withTasks(http({ headers: { Authorization: 'Bearer {{secrets.NO_WORKER_HAS_THIS}}' } })))).toEqual([]);
+    expect(issues(withTasks(http({ headers: { Authorization: 'Bearer {{secrets.NO_WORKER_HAS_THIS}}' } })))).toEqual(
+      [],
+    );
   });
 
   test('ordinary placeholders are unaffected', () => {
-    expect(issues(withTasks(http({ headers: { 'X-Secretsauce': '{{ event.data.secrets }}', 'X-Other': '{{secretsx.Y}}' } })))).toEqual([]);
+    expect(
+      issues(
+        withTasks(http({ headers: { 'X-Secretsauce': '{{ event.data.secrets }}', 'X-Other': '{{secretsx.Y}}' } })),
+      ),
+    ).toEqual([]);
   });
 
   test('placeholders are found with their names, and malformed ones without', () => {
@@ -189,54 +233,87 @@ describe('what one definition may ask for', () => {
 
   test('more than 50 tasks or 20 triggers is refused, naming the limit', () => {
     expect(issues({ ...valid, tasks: Array.from({ length: 50 }, () => ({ type: 'noop' })) })).toEqual([]);
-    expect(issues({ ...valid, tasks: Array.from({ length: 51 }, () => ({ type: 'noop' })) })).toEqual([{ path: 'tasks', message: 'at most 50 tasks per activity' }]);
+    expect(issues({ ...valid, tasks: Array.from({ length: 51 }, () => ({ type: 'noop' })) })).toEqual([
+      { path: 'tasks', message: 'at most 50 tasks per activity' },
+    ]);
     const triggers = (n: number) => Array.from({ length: n }, (_, i) => ({ type: 'event', event_type: `t.${i}` }));
     expect(issues({ ...valid, triggers: triggers(20) })).toEqual([]);
-    expect(issues({ ...valid, triggers: triggers(21) })).toEqual([{ path: 'triggers', message: 'at most 20 triggers per activity' }]);
+    expect(issues({ ...valid, triggers: triggers(21) })).toEqual([
+      { path: 'triggers', message: 'at most 20 triggers per activity' },
+    ]);
   });
 
   test('an http timeout above 15m is refused before it could overflow a timer in the worker', () => {
-    const http = (timeout: string) => ({ ...valid, tasks: [{ type: 'http', config: { url: 'https://example.test/', timeout } }] });
+    const http = (timeout: string) => ({
+      ...valid,
+      tasks: [{ type: 'http', config: { url: 'https://example.test/', timeout } }],
+    });
     expect(issues(http('15m'))).toEqual([]);
     expect(issues(http('16m'))).toEqual([{ path: 'tasks.0.config.timeout', message: 'must be at most 15m' }]);
     expect(issues(http('25d'))).toEqual([{ path: 'tasks.0.config.timeout', message: 'must be at most 15m' }]);
   });
 
   test('delays and run timeouts are bounded at 365d, and so is every other duration', () => {
-    expect(issues({ ...valid, run_timeout: '365d', tasks: [{ type: 'delay', config: { duration: '365d' } }] })).toEqual([]);
-    expect(issues({ ...valid, tasks: [{ type: 'delay', config: { duration: '366d' } }] })).toEqual([{ path: 'tasks.0.config.duration', message: 'must be at most 365d' }]);
-    expect(issues({ ...valid, run_timeout: '999999999d' })).toEqual([{ path: 'run_timeout', message: 'must be at most 365d' }]);
-    expect(issues({ ...valid, retry: { maximum_interval: '400d' } })).toEqual([{ path: 'retry.maximum_interval', message: 'must be at most 365d' }]);
-    expect(issues({ ...valid, run_timeout: '10 days' })).toEqual([{ path: 'run_timeout', message: 'must be a duration such as 500ms, 30s, 5m, 2h or 1d' }]);
+    expect(issues({ ...valid, run_timeout: '365d', tasks: [{ type: 'delay', config: { duration: '365d' } }] })).toEqual(
+      [],
+    );
+    expect(issues({ ...valid, tasks: [{ type: 'delay', config: { duration: '366d' } }] })).toEqual([
+      { path: 'tasks.0.config.duration', message: 'must be at most 365d' },
+    ]);
+    expect(issues({ ...valid, run_timeout: '999999999d' })).toEqual([
+      { path: 'run_timeout', message: 'must be at most 365d' },
+    ]);
+    expect(issues({ ...valid, retry: { maximum_interval: '400d' } })).toEqual([
+      { path: 'retry.maximum_interval', message: 'must be at most 365d' },
+    ]);
+    expect(issues({ ...valid, run_timeout: '10 days' })).toEqual([
+      { path: 'run_timeout', message: 'must be a duration such as 500ms, 30s, 5m, 2h or 1d' },
+    ]);
   });
 
   test('http bodies and emitted data nested deeper than 32 levels are refused without walking them recursively', () => {
-    expect(issues({ ...valid, tasks: [{ type: 'http', config: { url: 'https://example.test/', body: deep(32) } }] })).toEqual([]);
-    expect(issues({ ...valid, tasks: [{ type: 'http', config: { url: 'https://example.test/', body: deep(33) } }] })).toEqual([
-      { path: 'tasks.0.config.body', message: expect.stringContaining('the limit is 32') },
-    ]);
-    expect(issues({ ...valid, tasks: [{ type: 'http', config: { url: 'https://example.test/', body: deep(100_000) } }] })).toEqual([
-      { path: 'tasks.0.config.body', message: expect.stringContaining('the limit is 32') },
-    ]);
-    expect(issues({ ...valid, tasks: [{ type: 'emit_event', config: { event_type: 'a.b', data: { x: deep(40) } } }] })).toEqual([
-      { path: 'tasks.0.config.data', message: expect.stringContaining('the limit is 32') },
-    ]);
+    expect(
+      issues({ ...valid, tasks: [{ type: 'http', config: { url: 'https://example.test/', body: deep(32) } }] }),
+    ).toEqual([]);
+    expect(
+      issues({ ...valid, tasks: [{ type: 'http', config: { url: 'https://example.test/', body: deep(33) } }] }),
+    ).toEqual([{ path: 'tasks.0.config.body', message: expect.stringContaining('the limit is 32') }]);
+    expect(
+      issues({ ...valid, tasks: [{ type: 'http', config: { url: 'https://example.test/', body: deep(100_000) } }] }),
+    ).toEqual([{ path: 'tasks.0.config.body', message: expect.stringContaining('the limit is 32') }]);
+    expect(
+      issues({ ...valid, tasks: [{ type: 'emit_event', config: { event_type: 'a.b', data: { x: deep(40) } } }] }),
+    ).toEqual([{ path: 'tasks.0.config.data', message: expect.stringContaining('the limit is 32') }]);
   });
 
   test('a definition stored before the limits is still served as it was stored', () => {
     const stored = {
       ...valid,
       run_timeout: '400d',
-      tasks: [...Array.from({ length: 60 }, () => ({ type: 'noop' })), { type: 'http', config: { url: 'https://example.test/', timeout: '1d', body: { a: { b: { c: {} } } } } }],
+      tasks: [
+        ...Array.from({ length: 60 }, () => ({ type: 'noop' })),
+        { type: 'http', config: { url: 'https://example.test/', timeout: '1d', body: { a: { b: { c: {} } } } } },
+      ],
     };
     expect(StoredActivityDefinition.safeParse(stored).success).toBe(true);
     expect(ActivityDefinition.safeParse(stored).success).toBe(false);
   });
 
   test('seconds-level cron is refused unless the operator allows it, naming the trigger cron field', () => {
-    const definition = ActivityDefinition.parse({ ...valid, triggers: [{ type: 'event', event_type: 'a.b' }, { type: 'cron', cron: '*/5 * * * * *' }, { type: 'cron', cron: '0 9 * * *' }] });
+    const definition = ActivityDefinition.parse({
+      ...valid,
+      triggers: [
+        { type: 'event', event_type: 'a.b' },
+        { type: 'cron', cron: '*/5 * * * * *' },
+        { type: 'cron', cron: '0 9 * * *' },
+      ],
+    });
     expect(secondsCronIssues(definition, { allowSeconds: false })).toEqual([
-      { path: 'triggers[1].cron', message: expect.stringContaining('CRON_ALLOW_SECONDS=true'), code: 'cron_seconds_disabled' },
+      {
+        path: 'triggers[1].cron',
+        message: expect.stringContaining('CRON_ALLOW_SECONDS=true'),
+        code: 'cron_seconds_disabled',
+      },
     ]);
     expect(secondsCronIssues(definition, { allowSeconds: true })).toEqual([]);
   });

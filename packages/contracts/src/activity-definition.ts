@@ -1,4 +1,9 @@
-import { compileKeyExpression, compileMatchExpression, FilterExpression, MAX_FILTER_EXPRESSION_LENGTH } from '@activity-core/filters';
+import {
+  compileKeyExpression,
+  compileMatchExpression,
+  FilterExpression,
+  MAX_FILTER_EXPRESSION_LENGTH,
+} from '@activity-core/filters';
 import { Cron } from 'croner';
 import { z } from 'zod';
 import { DURATION_PATTERN, parseDurationMs, tryParseDurationMs } from './duration';
@@ -54,7 +59,8 @@ export type Duration = z.infer<typeof Duration>;
  * definition is written (definitionLimitIssues) and stated in the request
  * schema as a pattern; stored definitions may predate the limit.
  */
-const limitedDuration = (max: string) => Duration.meta({ [ON_WRITE]: { pattern: durationPattern({ max }), description: `At most ${max}.` } });
+const limitedDuration = (max: string) =>
+  Duration.meta({ [ON_WRITE]: { pattern: durationPattern({ max }), description: `At most ${max}.` } });
 const DefinitionDuration = limitedDuration(DEFINITION_LIMITS.maxDuration);
 
 export const MisfirePolicy = z.enum(['skip', 'catchup', 'compress']);
@@ -73,7 +79,10 @@ export const EventTypePattern = z
 /** A CEL expression over `event` (the incoming event) and `trigger` (the run's trigger); checked at registration. */
 export const CancelMatchExpression = z
   .string()
-  .max(MAX_FILTER_EXPRESSION_LENGTH, `a match expression may be at most ${MAX_FILTER_EXPRESSION_LENGTH} characters long`)
+  .max(
+    MAX_FILTER_EXPRESSION_LENGTH,
+    `a match expression may be at most ${MAX_FILTER_EXPRESSION_LENGTH} characters long`,
+  )
   .superRefine((expression, ctx) => {
     if (expression.length > MAX_FILTER_EXPRESSION_LENGTH) return;
     const compiled = compileMatchExpression(expression);
@@ -156,7 +165,9 @@ export const CronTrigger = z
           'The server parses it; a schema cannot state cron syntax.',
       }),
     /** IANA zone the expression is read in. @default "UTC" */
-    timezone: z.string().default('UTC').meta({ description: 'An IANA time zone the server knows (its ICU data decides which); the expression is read in it.' }),
+    timezone: z.string().default('UTC').meta({
+      description: 'An IANA time zone the server knows (its ICU data decides which); the expression is read in it.',
+    }),
     /** What happens to fire times that passed without a run. @default "skip" */
     misfire_policy: MisfirePolicy.default('skip'),
     /** Most missed fire times a catch-up replays; older ones are recorded as skipped. @default 10 */
@@ -217,7 +228,8 @@ export const HttpMethod = z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD
  * in any case, a host (up to the first `/`, `?` or `#`) that is not empty and
  * holds no `{{`, and no `{{` after the first `#`.
  */
-export const HTTP_TASK_URL_PATTERN = '^[Hh][Tt][Tt][Pp][Ss]?://(?:(?:[^/?#{]|\\{[^/?#{])+\\{?|\\{)(?:[/?][^#]*)?(?:#(?:[^{]|\\{[^{])*\\{?)?$';
+export const HTTP_TASK_URL_PATTERN =
+  '^[Hh][Tt][Tt][Pp][Ss]?://(?:(?:[^/?#{]|\\{[^/?#{])+\\{?|\\{)(?:[/?][^#]*)?(?:#(?:[^{]|\\{[^{])*\\{?)?$';
 
 export const HttpTaskConfig = z
   .object({
@@ -237,10 +249,16 @@ export const HttpTaskConfig = z
         const origin = /^(https?):\/\/([^/?#]*)/i.exec(url);
         if (origin === null) ctx.addIssue({ code: 'custom', message: 'url must start with http:// or https://' });
         else if (origin[2]!.includes('{{') || origin[2]!.length === 0) {
-          ctx.addIssue({ code: 'custom', message: 'placeholders are allowed in the path and query only; the host must be fixed' });
+          ctx.addIssue({
+            code: 'custom',
+            message: 'placeholders are allowed in the path and query only; the host must be fixed',
+          });
         } else if (url.indexOf('#') !== -1 && url.indexOf('{{', url.indexOf('#')) !== -1) {
           // A fragment is never sent, so a placeholder there could only serve to confuse; refused rather than encoded.
-          ctx.addIssue({ code: 'custom', message: 'placeholders are allowed in the path and query only, not in the #fragment (it is never sent)' });
+          ctx.addIssue({
+            code: 'custom',
+            message: 'placeholders are allowed in the path and query only, not in the #fragment (it is never sent)',
+          });
         }
       })
       .meta({ pattern: HTTP_TASK_URL_PATTERN }),
@@ -305,7 +323,8 @@ export const EmitEventTask = z
 export const NoopTask = z.object({ type: z.literal('noop'), config: NoopTaskConfig, ...taskCommon }).strict();
 
 export const Task = z.discriminatedUnion('type', [HttpTask, DelayTask, EmitEventTask, NoopTask], {
-  error: (issue) => (issue.code === 'invalid_union' ? 'task type must be one of: http, delay, emit_event, noop' : undefined),
+  error: (issue) =>
+    issue.code === 'invalid_union' ? 'task type must be one of: http, delay, emit_event, noop' : undefined,
 });
 export type Task = z.infer<typeof Task>;
 export type TaskType = Task['type'];
@@ -351,7 +370,10 @@ export const ActivityName = z
   .string()
   .min(1)
   .max(200)
-  .regex(/^[a-z0-9][a-z0-9._-]*$/, 'name may contain lowercase letters, digits and . _ - and must start with a letter or digit');
+  .regex(
+    /^[a-z0-9][a-z0-9._-]*$/,
+    'name may contain lowercase letters, digits and . _ - and must start with a letter or digit',
+  );
 
 const ActivityDefinitionShape = z
   .object({
@@ -363,7 +385,10 @@ const ActivityDefinitionShape = z
       .array(Trigger)
       .max(DEFINITION_LIMITS.maxTriggers, `at most ${DEFINITION_LIMITS.maxTriggers} triggers per activity`)
       .default([]),
-    tasks: z.array(Task).min(1).max(DEFINITION_LIMITS.maxTasks, `at most ${DEFINITION_LIMITS.maxTasks} tasks per activity`),
+    tasks: z
+      .array(Task)
+      .min(1)
+      .max(DEFINITION_LIMITS.maxTasks, `at most ${DEFINITION_LIMITS.maxTasks} tasks per activity`),
     /**
      * How missed cron fire times are deduplicated; must equal every cron
      * trigger's `misfire_policy` (derived from them when omitted).
@@ -391,10 +416,13 @@ type DefinitionShape = z.output<typeof ActivityDefinitionShape>;
  * states: durations and the nesting of template JSON. Each issue names the
  * field and the limit.
  */
-export function definitionLimitIssues(definition: DefinitionShape): Array<{ path: Array<string | number>; message: string }> {
+export function definitionLimitIssues(
+  definition: DefinitionShape,
+): Array<{ path: Array<string | number>; message: string }> {
   const issues: Array<{ path: Array<string | number>; message: string }> = [];
   const duration = (value: string | undefined, max: string, path: Array<string | number>): void => {
-    if (value !== undefined && (tryParseDurationMs(value) ?? 0) > parseDurationMs(max)) issues.push({ path, message: `must be at most ${max}` });
+    if (value !== undefined && (tryParseDurationMs(value) ?? 0) > parseDurationMs(max))
+      issues.push({ path, message: `must be at most ${max}` });
   };
   const retry = (policy: RetryPolicy | undefined, path: Array<string | number>): void => {
     duration(policy?.initial_interval, DEFINITION_LIMITS.maxDuration, [...path, 'initial_interval']);
@@ -403,7 +431,10 @@ export function definitionLimitIssues(definition: DefinitionShape): Array<{ path
   const depth = (value: unknown, path: Array<string | number>): void => {
     if (jsonDepthExceeds(value, DEFINITION_LIMITS.maxJsonDepth)) {
       const max = DEFINITION_LIMITS.maxJsonDepth;
-      issues.push({ path, message: `${String(path[path.length - 1])} nests objects and arrays more than ${max} levels deep; the limit is ${max}` });
+      issues.push({
+        path,
+        message: `${String(path[path.length - 1])} nests objects and arrays more than ${max} levels deep; the limit is ${max}`,
+      });
     }
   };
   duration(definition.run_timeout, DEFINITION_LIMITS.maxRunTimeout, ['run_timeout']);
@@ -419,7 +450,8 @@ export function definitionLimitIssues(definition: DefinitionShape): Array<{ path
     if (task.type === 'http') {
       duration(task.config.timeout, DEFINITION_LIMITS.maxHttpTimeout, [...config, 'timeout']);
       depth(task.config.body, [...config, 'body']);
-    } else if (task.type === 'delay') duration(task.config.duration, DEFINITION_LIMITS.maxDelay, [...config, 'duration']);
+    } else if (task.type === 'delay')
+      duration(task.config.duration, DEFINITION_LIMITS.maxDelay, [...config, 'duration']);
     else if (task.type === 'emit_event') depth(task.config.data, [...config, 'data']);
   });
   return issues;
@@ -431,7 +463,8 @@ export function definitionLimitIssues(definition: DefinitionShape): Array<{ path
  * `misfire_policy` P (absent counts as its default, skip).
  */
 const DEDUPE_MATCHES_MISFIRE_POLICY = {
-  description: '`dedupe_key_strategy` (when given) equals the `misfire_policy` of every cron trigger, and all cron triggers share one misfire_policy.',
+  description:
+    '`dedupe_key_strategy` (when given) equals the `misfire_policy` of every cron trigger, and all cron triggers share one misfire_policy.',
   anyOf: MisfirePolicy.options.map((policy) => ({
     properties: {
       dedupe_key_strategy: { const: policy },
@@ -439,7 +472,10 @@ const DEDUPE_MATCHES_MISFIRE_POLICY = {
         items: {
           anyOf: [
             { properties: { type: { const: 'event' } } },
-            { properties: { misfire_policy: { const: policy } }, ...(policy === 'skip' ? {} : { required: ['misfire_policy'] }) },
+            {
+              properties: { misfire_policy: { const: policy } },
+              ...(policy === 'skip' ? {} : { required: ['misfire_policy'] }),
+            },
           ],
         },
       },
@@ -447,31 +483,31 @@ const DEDUPE_MATCHES_MISFIRE_POLICY = {
   })),
 };
 
-export const ActivityDefinition = ActivityDefinitionShape
-  .superRefine((definition, ctx) => {
-    for (const issue of definitionLimitIssues(definition)) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
-    const cronTriggers = definition.triggers
-      .map((trigger, index) => ({ trigger, index }))
-      .filter((entry): entry is { trigger: CronTrigger; index: number } => entry.trigger.type === 'cron');
-    const policies = new Set(cronTriggers.map(({ trigger }) => trigger.misfire_policy));
-    if (definition.dedupe_key_strategy !== undefined) {
-      for (const { trigger, index } of cronTriggers) {
-        if (trigger.misfire_policy !== definition.dedupe_key_strategy) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['dedupe_key_strategy'],
-            message: `dedupe_key_strategy "${definition.dedupe_key_strategy}" must equal the misfire_policy "${trigger.misfire_policy}" of triggers[${index}]`,
-          });
-        }
+export const ActivityDefinition = ActivityDefinitionShape.superRefine((definition, ctx) => {
+  for (const issue of definitionLimitIssues(definition))
+    ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  const cronTriggers = definition.triggers
+    .map((trigger, index) => ({ trigger, index }))
+    .filter((entry): entry is { trigger: CronTrigger; index: number } => entry.trigger.type === 'cron');
+  const policies = new Set(cronTriggers.map(({ trigger }) => trigger.misfire_policy));
+  if (definition.dedupe_key_strategy !== undefined) {
+    for (const { trigger, index } of cronTriggers) {
+      if (trigger.misfire_policy !== definition.dedupe_key_strategy) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['dedupe_key_strategy'],
+          message: `dedupe_key_strategy "${definition.dedupe_key_strategy}" must equal the misfire_policy "${trigger.misfire_policy}" of triggers[${index}]`,
+        });
       }
-    } else if (policies.size > 1) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['triggers'],
-        message: 'all cron triggers of one activity must share a misfire_policy (it is the activity dedupe_key_strategy)',
-      });
     }
-  })
+  } else if (policies.size > 1) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['triggers'],
+      message: 'all cron triggers of one activity must share a misfire_policy (it is the activity dedupe_key_strategy)',
+    });
+  }
+})
   .transform((definition) => {
     const cron = definition.triggers.find((t): t is CronTrigger => t.type === 'cron');
     return cron !== undefined && definition.dedupe_key_strategy === undefined
@@ -510,14 +546,18 @@ export function isSecondsCron(cron: string): boolean {
  * (CRON_ALLOW_SECONDS): a schedule firing every second starts 86,400 runs a
  * day. Each issue names the trigger's cron field.
  */
-export function secondsCronIssues(definition: Pick<ActivityDefinition, 'triggers'>, options: { allowSeconds: boolean }): FieldIssue[] {
+export function secondsCronIssues(
+  definition: Pick<ActivityDefinition, 'triggers'>,
+  options: { allowSeconds: boolean },
+): FieldIssue[] {
   if (options.allowSeconds) return [];
   const issues: FieldIssue[] = [];
   definition.triggers.forEach((trigger, index) => {
     if (trigger.type === 'cron' && isSecondsCron(trigger.cron)) {
       issues.push({
         path: `triggers[${index}].cron`,
-        message: 'seconds-level cron (6 fields) is disabled on this server; use 5 fields (minute precision), or ask the operator to set CRON_ALLOW_SECONDS=true',
+        message:
+          'seconds-level cron (6 fields) is disabled on this server; use 5 fields (minute precision), or ask the operator to set CRON_ALLOW_SECONDS=true',
         code: 'cron_seconds_disabled',
       });
     }

@@ -70,7 +70,8 @@ export const RunRecord = z
     created_at: Timestamp,
     updated_at: Timestamp,
     cancelled_by_event: z.string().nullable().meta({
-      description: "The event whose `cancel_on` match requested this run's cancellation (its decision is in GET /v1/events/{event_id}); null when no event cancelled it.",
+      description:
+        "The event whose `cancel_on` match requested this run's cancellation (its decision is in GET /v1/events/{event_id}); null when no event cancelled it.",
     }),
   })
   .meta({ id: 'Run' });
@@ -143,10 +144,11 @@ export const Problem = z
     detail: z.string().optional(),
     instance: z.string().optional(),
     request_id: z.string().optional(),
-    event_id: z.string().optional().meta({ description: 'On a 503 after the event store failed mid-write: the id the event may be stored under; retry with it (as event_id or Idempotency-Key).' }),
-    errors: z
-      .array(z.object({ path: z.string(), message: z.string(), code: z.string().optional() }))
-      .optional(),
+    event_id: z.string().optional().meta({
+      description:
+        'On a 503 after the event store failed mid-write: the id the event may be stored under; retry with it (as event_id or Idempotency-Key).',
+    }),
+    errors: z.array(z.object({ path: z.string(), message: z.string(), code: z.string().optional() })).optional(),
   })
   .meta({ id: 'Problem' });
 export type Problem = z.infer<typeof Problem>;

@@ -26,7 +26,10 @@ export const EventType = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.:/-]*$/, 'event_type may contain letters, digits and _ . : / -');
 export type EventType = z.infer<typeof EventType>;
 
-const Rfc3339 = z.iso.datetime({ offset: true, message: 'must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z' });
+const Rfc3339 = z.iso.datetime({
+  offset: true,
+  message: 'must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z',
+});
 
 const eventFields = {
   event_type: EventType,
@@ -40,7 +43,11 @@ const eventFields = {
 export const EventEnvelope = z
   .object({ event_id: EventId, ...eventFields })
   .strict()
-  .meta({ id: 'EventEnvelope', title: 'Event envelope', description: 'The normalised form of every event activity-core accepts.' });
+  .meta({
+    id: 'EventEnvelope',
+    title: 'Event envelope',
+    description: 'The normalised form of every event activity-core accepts.',
+  });
 export type EventEnvelope = z.infer<typeof EventEnvelope>;
 
 // Filters take the envelope structurally so that package need not depend on
@@ -48,9 +55,7 @@ export type EventEnvelope = z.infer<typeof EventEnvelope>;
 const _filtersReadEnvelopes = (envelope: EventEnvelope): FilterableEnvelope => envelope;
 
 /** An envelope as a sender may post it: the id may come from a header instead. */
-export const EventEnvelopeInput = z
-  .object({ event_id: EventId.optional(), ...eventFields })
-  .strict();
+export const EventEnvelopeInput = z.object({ event_id: EventId.optional(), ...eventFields }).strict();
 export type EventEnvelopeInput = z.infer<typeof EventEnvelopeInput>;
 
 /**
@@ -80,9 +85,16 @@ export const CloudEvent = z
     datacontenttype: z
       .string()
       .max(200)
-      .refine(isJsonMediaType, 'event data must be JSON: datacontenttype must be application/json or a +json media type')
+      .refine(
+        isJsonMediaType,
+        'event data must be JSON: datacontenttype must be application/json or a +json media type',
+      )
       .optional()
-      .meta({ description: 'When present, a JSON media type (`application/json` or `…+json`): event data is a JSON object. Checked, not kept.', pattern: JSON_MEDIA_TYPE_PATTERN }),
+      .meta({
+        description:
+          'When present, a JSON media type (`application/json` or `…+json`): event data is a JSON object. Checked, not kept.',
+        pattern: JSON_MEDIA_TYPE_PATTERN,
+      }),
     dataschema: z.string().max(2000).optional(),
     data: z.record(z.string(), z.unknown()).optional(),
     data_base64: z
@@ -91,7 +103,11 @@ export const CloudEvent = z
       .meta({ description: 'Not accepted: event data must be a JSON object in `data`.' }),
   })
   .catchall(z.unknown())
-  .meta({ id: 'CloudEvent', description: 'CloudEvents 1.0 JSON (structured and batched mode); mapped onto the event envelope. Extension attributes are accepted and not kept.' });
+  .meta({
+    id: 'CloudEvent',
+    description:
+      'CloudEvents 1.0 JSON (structured and batched mode); mapped onto the event envelope. Extension attributes are accepted and not kept.',
+  });
 export type CloudEvent = z.infer<typeof CloudEvent>;
 
 export function isCloudEvent(body: unknown): boolean {

@@ -76,7 +76,14 @@ describe('run workflow ids', () => {
 describe('fire times (scheduled_for)', () => {
   test('any RFC 3339 instant names the same fire time, whatever its offset or fractions', () => {
     const expected = new Date('2026-03-01T09:00:00Z').getTime();
-    for (const value of ['2026-03-01T09:00:00Z', '2026-03-01T09:00:00.000Z', '2026-03-01T09:00:00.999Z', '2026-03-01T10:00:00+01:00', '2026-03-01T04:30:00.5-04:30', '2026-03-01T09:00:00+00:00']) {
+    for (const value of [
+      '2026-03-01T09:00:00Z',
+      '2026-03-01T09:00:00.000Z',
+      '2026-03-01T09:00:00.999Z',
+      '2026-03-01T10:00:00+01:00',
+      '2026-03-01T04:30:00.5-04:30',
+      '2026-03-01T09:00:00+00:00',
+    ]) {
       expect(toScheduledFor(value).getTime(), value).toBe(expected);
     }
   });
@@ -86,7 +93,7 @@ describe('fire times (scheduled_for)', () => {
     expect(toScheduledFor(new Date('1969-12-31T23:59:59.500Z')).toISOString()).toBe('1969-12-31T23:59:59.000Z');
   });
 
-  test('Temporal\'s form of a nominal time (as the tick workflow passes it) formats to the canonical form', () => {
+  test("Temporal's form of a nominal time (as the tick workflow passes it) formats to the canonical form", () => {
     expect(formatScheduledFor(toScheduledFor('2026-03-01T09:00:00.000Z'))).toBe('2026-03-01T09:00:00+00:00');
   });
 
@@ -97,7 +104,18 @@ describe('fire times (scheduled_for)', () => {
   });
 
   test('strings that are not RFC 3339 instants, or name no real time, are refused', () => {
-    for (const value of ['2026-03-01', '2026-03-01T09:00Z', '2026-03-01T09:00:00', '2026-03-01 09:00:00Z', '2026-03-01T09:00:00+0100', 'March 1, 2026', '2026-02-30T09:00:00Z', '2026-03-01T24:00:00Z', '2026-03-01T09:00:60Z', '2026-03-01T09:00:00+24:00']) {
+    for (const value of [
+      '2026-03-01',
+      '2026-03-01T09:00Z',
+      '2026-03-01T09:00:00',
+      '2026-03-01 09:00:00Z',
+      '2026-03-01T09:00:00+0100',
+      'March 1, 2026',
+      '2026-02-30T09:00:00Z',
+      '2026-03-01T24:00:00Z',
+      '2026-03-01T09:00:60Z',
+      '2026-03-01T09:00:00+24:00',
+    ]) {
       expect(() => toScheduledFor(value), value).toThrow();
     }
     expect(() => toScheduledFor(new Date(Number.NaN))).toThrow();
@@ -105,7 +123,7 @@ describe('fire times (scheduled_for)', () => {
 });
 
 describe('schedule ids', () => {
-  test('a cron trigger\'s Temporal Schedule is named after the activity and the trigger position', () => {
+  test("a cron trigger's Temporal Schedule is named after the activity and the trigger position", () => {
     expect(temporalScheduleId(ACTIVITY, 0)).toBe('schedule-550e8400-e29b-41d4-a716-446655440000-0');
     expect(temporalScheduleId(ACTIVITY, 12)).toBe('schedule-550e8400-e29b-41d4-a716-446655440000-12');
   });
@@ -219,7 +237,9 @@ describe('concurrency coordinator ids', () => {
     expect(acme).toBe(`concurrency-${activityId}:822b33ad87c148a0a20a5ba7cd5ebcaa`);
     expect(acme).toBe(concurrencyCoordinatorWorkflowId(activityId, 'acme'));
     expect(acme).not.toBe(concurrencyCoordinatorWorkflowId(activityId, 'globex'));
-    expect(concurrencyCoordinatorWorkflowId(activityId, 'x'.repeat(10_000)).length).toBe(`concurrency-${activityId}:`.length + 32);
+    expect(concurrencyCoordinatorWorkflowId(activityId, 'x'.repeat(10_000)).length).toBe(
+      `concurrency-${activityId}:`.length + 32,
+    );
   });
 
   test('refuses an activity id that is not a lowercase uuid', () => {

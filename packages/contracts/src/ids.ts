@@ -67,8 +67,18 @@ export function toScheduledFor(value: Date | string): Date {
     return new Date(Math.floor(ms / 1000) * 1000);
   }
   const match = RFC3339_RE.exec(value);
-  if (match === null) throw new Error(`scheduled_for must be an RFC 3339 date-time such as 2026-03-01T09:00:00+00:00, got ${JSON.stringify(value.slice(0, 64))}`);
-  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  if (match === null)
+    throw new Error(
+      `scheduled_for must be an RFC 3339 date-time such as 2026-03-01T09:00:00+00:00, got ${JSON.stringify(value.slice(0, 64))}`,
+    );
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const wallClock = new Date(0);
   // setUTCFullYear, unlike Date.UTC, does not read years 0-99 as 1900-1999.
   wallClock.setUTCFullYear(year, month - 1, day);
@@ -113,7 +123,9 @@ const SCHEDULED_FOR_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/;
  */
 export function parseScheduledFor(value: string): Date {
   if (!SCHEDULED_FOR_RE.test(value)) {
-    throw new Error(`scheduled_for must look like 2026-03-01T09:00:00+00:00, got ${JSON.stringify(value.slice(0, 64))}`);
+    throw new Error(
+      `scheduled_for must look like 2026-03-01T09:00:00+00:00, got ${JSON.stringify(value.slice(0, 64))}`,
+    );
   }
   return toScheduledFor(value);
 }
@@ -171,7 +183,8 @@ export function taskWorkflowId(runId: string, taskType: string, index: number): 
 }
 
 function assertTriggerIndex(triggerIndex: number): void {
-  if (!Number.isInteger(triggerIndex) || triggerIndex < 0) throw new Error(`trigger index must be a non-negative integer, got ${triggerIndex}`);
+  if (!Number.isInteger(triggerIndex) || triggerIndex < 0)
+    throw new Error(`trigger index must be a non-negative integer, got ${triggerIndex}`);
 }
 
 /**
@@ -238,7 +251,10 @@ export function emittedEventId(runId: string, index: number): string {
 export type AnnouncedRunStatus = 'failed' | 'cancelled';
 
 /** Prefixes of the system events' ids: `run-failed:{run_id}`, `run-cancelled:{run_id}`. */
-export const RUN_OUTCOME_EVENT_ID_PREFIXES: Readonly<Record<AnnouncedRunStatus, string>> = { failed: 'run-failed:', cancelled: 'run-cancelled:' };
+export const RUN_OUTCOME_EVENT_ID_PREFIXES: Readonly<Record<AnnouncedRunStatus, string>> = {
+  failed: 'run-failed:',
+  cancelled: 'run-cancelled:',
+};
 
 /**
  * `run-failed:{run_id}` / `run-cancelled:{run_id}` — the id of the system
@@ -279,10 +295,14 @@ export function assignedEventId(uuid: string = globalThis.crypto.randomUUID()): 
  * system events of runs. Returns why the id is refused, or undefined when it is fine.
  */
 export function reservedEventIdReason(eventId: string): string | undefined {
-  if (SCHEDULED_FOR_RE.test(eventId)) return 'event ids shaped like a cron fire time (YYYY-MM-DDTHH:MM:SS+00:00) are reserved for scheduled runs';
-  if (eventId.startsWith('emit-')) return 'event ids starting with "emit-" are reserved for events emitted by emit_event tasks';
-  if (eventId.startsWith(WEBHOOK_EVENT_ID_PREFIX)) return `event ids starting with "${WEBHOOK_EVENT_ID_PREFIX}" are reserved for webhook deliveries`;
-  if (isRunOutcomeEventId(eventId)) return 'event ids starting with "run-failed:" or "run-cancelled:" are reserved for the system events that announce a run\'s end';
+  if (SCHEDULED_FOR_RE.test(eventId))
+    return 'event ids shaped like a cron fire time (YYYY-MM-DDTHH:MM:SS+00:00) are reserved for scheduled runs';
+  if (eventId.startsWith('emit-'))
+    return 'event ids starting with "emit-" are reserved for events emitted by emit_event tasks';
+  if (eventId.startsWith(WEBHOOK_EVENT_ID_PREFIX))
+    return `event ids starting with "${WEBHOOK_EVENT_ID_PREFIX}" are reserved for webhook deliveries`;
+  if (isRunOutcomeEventId(eventId))
+    return 'event ids starting with "run-failed:" or "run-cancelled:" are reserved for the system events that announce a run\'s end';
   return undefined;
 }
 
@@ -356,7 +376,8 @@ export function httpTaskAttemptId(taskWorkflowIdValue: string, attempt: number):
  */
 export function rerunWorkflowId(originalRunId: string, attempt: number): string {
   if (!UUID_RE.test(originalRunId)) throw new Error(`run_id must be a lowercase UUID, got ${originalRunId}`);
-  if (!Number.isInteger(attempt) || attempt < 1) throw new Error(`re-run attempt must be a positive integer, got ${attempt}`);
+  if (!Number.isInteger(attempt) || attempt < 1)
+    throw new Error(`re-run attempt must be a positive integer, got ${attempt}`);
   return `rerun-${originalRunId}:${attempt}`;
 }
 

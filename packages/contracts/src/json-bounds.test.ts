@@ -26,7 +26,11 @@ describe('event data bounds', () => {
     expect(utf8Length(JSON.stringify({ s: '\u20ac' }))).toBe(Buffer.byteLength(JSON.stringify({ s: '\u20ac' })));
     const limits = { maxBytes: 20, maxDepth: 32 };
     expect(eventDataBoundsIssue({ s: 'x'.repeat(12) }, limits)).toBeUndefined(); // {"s":"xxxxxxxxxxxx"} is 20 bytes
-    expect(eventDataBoundsIssue({ s: 'x'.repeat(13) }, limits)).toMatchObject({ kind: 'too_large', path: 'data', message: expect.stringContaining('the limit is 20 bytes') });
+    expect(eventDataBoundsIssue({ s: 'x'.repeat(13) }, limits)).toMatchObject({
+      kind: 'too_large',
+      path: 'data',
+      message: expect.stringContaining('the limit is 20 bytes'),
+    });
   });
 
   test('too deep is a 400-kind error and too large a 413-kind error, both naming data and the limit', () => {
@@ -39,7 +43,9 @@ describe('event data bounds', () => {
       deep = error;
     }
     expect(deep).toBeInstanceOf(InvalidInputError);
-    expect((deep as InvalidInputError).issues).toEqual([{ path: 'data', message: expect.stringContaining('the limit is 4 (EVENT_DATA_MAX_DEPTH)'), code: 'too_deep' }]);
+    expect((deep as InvalidInputError).issues).toEqual([
+      { path: 'data', message: expect.stringContaining('the limit is 4 (EVENT_DATA_MAX_DEPTH)'), code: 'too_deep' },
+    ]);
     let large: unknown;
     try {
       assertEventDataWithinBounds({ s: 'x'.repeat(2_000) }, limits);
@@ -47,6 +53,12 @@ describe('event data bounds', () => {
       large = error;
     }
     expect(large).toBeInstanceOf(PayloadTooLargeError);
-    expect((large as PayloadTooLargeError).issues).toEqual([{ path: 'data', message: expect.stringContaining('the limit is 1024 bytes (EVENT_DATA_LIMIT_BYTES)'), code: 'too_big' }]);
+    expect((large as PayloadTooLargeError).issues).toEqual([
+      {
+        path: 'data',
+        message: expect.stringContaining('the limit is 1024 bytes (EVENT_DATA_LIMIT_BYTES)'),
+        code: 'too_big',
+      },
+    ]);
   });
 });

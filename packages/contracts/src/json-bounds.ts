@@ -69,11 +69,19 @@ export interface EventDataBoundsIssue {
  */
 export function eventDataBoundsIssue(data: unknown, limits: EventDataLimits): EventDataBoundsIssue | undefined {
   if (jsonDepthExceeds(data, limits.maxDepth)) {
-    return { kind: 'too_deep', path: 'data', message: `data nests objects and arrays more than ${limits.maxDepth} levels deep; the limit is ${limits.maxDepth} (EVENT_DATA_MAX_DEPTH)` };
+    return {
+      kind: 'too_deep',
+      path: 'data',
+      message: `data nests objects and arrays more than ${limits.maxDepth} levels deep; the limit is ${limits.maxDepth} (EVENT_DATA_MAX_DEPTH)`,
+    };
   }
   const bytes = utf8Length(JSON.stringify(data) ?? 'null');
   if (bytes > limits.maxBytes) {
-    return { kind: 'too_large', path: 'data', message: `data is ${bytes} bytes as JSON; the limit is ${limits.maxBytes} bytes (EVENT_DATA_LIMIT_BYTES)` };
+    return {
+      kind: 'too_large',
+      path: 'data',
+      message: `data is ${bytes} bytes as JSON; the limit is ${limits.maxBytes} bytes (EVENT_DATA_LIMIT_BYTES)`,
+    };
   }
   return undefined;
 }
@@ -85,7 +93,9 @@ export function eventDataBoundsIssue(data: unknown, limits: EventDataLimits): Ev
 export function assertEventDataWithinBounds(data: unknown, limits: EventDataLimits): void {
   const issue = eventDataBoundsIssue(data, limits);
   if (issue === undefined) return;
-  const issues = [{ path: issue.path, message: issue.message, code: issue.kind === 'too_deep' ? 'too_deep' : 'too_big' }];
+  const issues = [
+    { path: issue.path, message: issue.message, code: issue.kind === 'too_deep' ? 'too_deep' : 'too_big' },
+  ];
   if (issue.kind === 'too_deep') throw new InvalidInputError(issue.message, issues);
   throw new PayloadTooLargeError(issue.message, issues);
 }

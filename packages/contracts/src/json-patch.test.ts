@@ -27,7 +27,8 @@ function applyPatch(document: unknown, patch: readonly JsonPatchOperation[]): un
     }
     if (Array.isArray(parent)) {
       const index = Number(last);
-      if (!Number.isInteger(index) || index < 0 || index > parent.length - (operation.op === 'add' ? 0 : 1)) throw new Error(`bad index in ${operation.path}`);
+      if (!Number.isInteger(index) || index < 0 || index > parent.length - (operation.op === 'add' ? 0 : 1))
+        throw new Error(`bad index in ${operation.path}`);
       if (operation.op === 'add') parent.splice(index, 0, structuredClone(operation.value));
       else if (operation.op === 'remove') parent.splice(index, 1);
       else parent[index] = structuredClone(operation.value);
@@ -86,7 +87,9 @@ describe('JSON diff as RFC 6902 JSON Patch', () => {
   test('a changed field is one replace naming its path with the old and new values', () => {
     const from = { name: 'sync', tasks: [{ type: 'http', config: { url: 'https://a.example', timeout: '30s' } }] };
     const to = { name: 'sync', tasks: [{ type: 'http', config: { url: 'https://b.example', timeout: '30s' } }] };
-    expect(expectRoundTrip(from, to)).toEqual([{ op: 'replace', path: '/tasks/0/config/url', value: 'https://b.example', old_value: 'https://a.example' }]);
+    expect(expectRoundTrip(from, to)).toEqual([
+      { op: 'replace', path: '/tasks/0/config/url', value: 'https://b.example', old_value: 'https://a.example' },
+    ]);
   });
 
   test('added and removed members are add and remove operations, in key order', () => {
@@ -109,14 +112,22 @@ describe('JSON diff as RFC 6902 JSON Patch', () => {
   });
 
   test('a task inserted in the middle is one add, not a change of every later task', () => {
-    const tasks = [{ type: 'noop' }, { type: 'delay', config: { duration: '1s' } }, { type: 'http', config: { url: 'https://x.example' } }];
+    const tasks = [
+      { type: 'noop' },
+      { type: 'delay', config: { duration: '1s' } },
+      { type: 'http', config: { url: 'https://x.example' } },
+    ];
     const inserted = { type: 'emit_event', config: { event_type: 'x.done' } };
-    expect(expectRoundTrip({ tasks }, { tasks: [tasks[0], inserted, tasks[1], tasks[2]] })).toEqual([{ op: 'add', path: '/tasks/1', value: inserted }]);
+    expect(expectRoundTrip({ tasks }, { tasks: [tasks[0], inserted, tasks[1], tasks[2]] })).toEqual([
+      { op: 'add', path: '/tasks/1', value: inserted },
+    ]);
   });
 
   test('a task removed from the middle is one remove carrying the removed task', () => {
     const tasks = [{ type: 'noop' }, { type: 'delay', config: { duration: '1s' } }, { type: 'noop', name: 'last' }];
-    expect(expectRoundTrip({ tasks }, { tasks: [tasks[0], tasks[2]] })).toEqual([{ op: 'remove', path: '/tasks/1', old_value: tasks[1] }]);
+    expect(expectRoundTrip({ tasks }, { tasks: [tasks[0], tasks[2]] })).toEqual([
+      { op: 'remove', path: '/tasks/1', old_value: tasks[1] },
+    ]);
   });
 
   test('removals, changes and additions in one array use the indexes the earlier operations leave', () => {
@@ -133,8 +144,12 @@ describe('JSON diff as RFC 6902 JSON Patch', () => {
   });
 
   test('a value that changes kind (object, array, scalar) is replaced whole', () => {
-    expect(expectRoundTrip({ body: { a: 1 } }, { body: [1] })).toEqual([{ op: 'replace', path: '/body', value: [1], old_value: { a: 1 } }]);
-    expect(expectRoundTrip({ body: null }, { body: {} })).toEqual([{ op: 'replace', path: '/body', value: {}, old_value: null }]);
+    expect(expectRoundTrip({ body: { a: 1 } }, { body: [1] })).toEqual([
+      { op: 'replace', path: '/body', value: [1], old_value: { a: 1 } },
+    ]);
+    expect(expectRoundTrip({ body: null }, { body: {} })).toEqual([
+      { op: 'replace', path: '/body', value: {}, old_value: null },
+    ]);
     expect(expectRoundTrip([1], { a: 1 })).toEqual([{ op: 'replace', path: '', value: { a: 1 }, old_value: [1] }]);
   });
 

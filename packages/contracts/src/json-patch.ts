@@ -21,12 +21,18 @@ export type JsonPatchOperation =
   | { op: 'remove'; path: string; old_value: unknown }
   | { op: 'replace'; path: string; value: unknown; old_value: unknown };
 
-const Pointer = z.string().meta({ description: 'RFC 6901 JSON Pointer into the definition, e.g. `/tasks/0/config/url`; `""` is the whole definition.' });
+const Pointer = z.string().meta({
+  description: 'RFC 6901 JSON Pointer into the definition, e.g. `/tasks/0/config/url`; `""` is the whole definition.',
+});
 
 export const JsonPatchOperation = z
   .discriminatedUnion('op', [
     z.object({ op: z.literal('add'), path: Pointer, value: z.unknown().meta({ description: 'The value added.' }) }),
-    z.object({ op: z.literal('remove'), path: Pointer, old_value: z.unknown().meta({ description: 'The value removed (not part of RFC 6902; appliers ignore it).' }) }),
+    z.object({
+      op: z.literal('remove'),
+      path: Pointer,
+      old_value: z.unknown().meta({ description: 'The value removed (not part of RFC 6902; appliers ignore it).' }),
+    }),
     z.object({
       op: z.literal('replace'),
       path: Pointer,
@@ -36,7 +42,8 @@ export const JsonPatchOperation = z
   ])
   .meta({
     id: 'JsonPatchOperation',
-    description: 'One RFC 6902 JSON Patch operation (`add`, `remove` or `replace`), with the value taken away in `old_value`.',
+    description:
+      'One RFC 6902 JSON Patch operation (`add`, `remove` or `replace`), with the value taken away in `old_value`.',
   });
 
 /**
@@ -70,7 +77,10 @@ function pointer(location: Location | undefined): string {
   return tokens.length === 0 ? '' : `/${tokens.reverse().join('/')}`;
 }
 
-const child = (parent: Location | undefined, token: string | number): Location => ({ parent, token: typeof token === 'number' ? String(token) : escapePointerToken(token) });
+const child = (parent: Location | undefined, token: string | number): Location => ({
+  parent,
+  token: typeof token === 'number' ? String(token) : escapePointerToken(token),
+});
 
 type Work = { op: JsonPatchOperation } | { at: Location | undefined; from: unknown; to: unknown };
 
@@ -94,7 +104,11 @@ type Step = { keep: true } | { keep: false; removed: number[]; added: number[] }
  * canonical JSON) and, between them, the indexes removed from `from` and
  * added from `to`.
  */
-function alignArrays(from: readonly unknown[], to: readonly unknown[], maxCells: number): { head: number; steps: Step[] } {
+function alignArrays(
+  from: readonly unknown[],
+  to: readonly unknown[],
+  maxCells: number,
+): { head: number; steps: Step[] } {
   // One element each: compared in place (no patch when equal), without the canonical text of either.
   if (from.length === 1 && to.length === 1) return { head: 0, steps: [{ keep: false, removed: [0], added: [0] }] };
   const a = from.map((value) => canonicalJson(element(value)));
@@ -123,7 +137,10 @@ function alignArrays(from: readonly unknown[], to: readonly unknown[], maxCells:
     const lcs = new Uint32Array((n + 1) * width);
     for (let i = n - 1; i >= 0; i--) {
       for (let j = m - 1; j >= 0; j--) {
-        lcs[i * width + j] = a[head + i] === b[head + j] ? lcs[(i + 1) * width + j + 1]! + 1 : Math.max(lcs[(i + 1) * width + j]!, lcs[i * width + j + 1]!);
+        lcs[i * width + j] =
+          a[head + i] === b[head + j]
+            ? lcs[(i + 1) * width + j + 1]! + 1
+            : Math.max(lcs[(i + 1) * width + j]!, lcs[i * width + j + 1]!);
       }
     }
     let i = 0;
@@ -149,7 +166,12 @@ function alignArrays(from: readonly unknown[], to: readonly unknown[], maxCells:
 }
 
 /** The operations (and nested comparisons) that turn array `from` into `to`, in patch order. */
-function planArray(at: Location | undefined, from: readonly unknown[], to: readonly unknown[], maxCells: number): Work[] {
+function planArray(
+  at: Location | undefined,
+  from: readonly unknown[],
+  to: readonly unknown[],
+  maxCells: number,
+): Work[] {
   const { head, steps } = alignArrays(from, to, maxCells);
   const work: Work[] = [];
   // The index in the array as the operations planned so far leave it.
@@ -161,9 +183,12 @@ function planArray(at: Location | undefined, from: readonly unknown[], to: reado
     }
     const paired = Math.min(step.removed.length, step.added.length);
     // A changed element is compared in place, so a changed task shows which of its fields changed.
-    for (let k = 0; k < paired; k++) work.push({ at: child(at, index++), from: element(from[step.removed[k]!]), to: element(to[step.added[k]!]) });
-    for (let k = paired; k < step.removed.length; k++) work.push({ op: { op: 'remove', path: pointer(child(at, index)), old_value: element(from[step.removed[k]!]) } });
-    for (let k = paired; k < step.added.length; k++) work.push({ op: { op: 'add', path: pointer(child(at, index++)), value: element(to[step.added[k]!]) } });
+    for (let k = 0; k < paired; k++)
+      work.push({ at: child(at, index++), from: element(from[step.removed[k]!]), to: element(to[step.added[k]!]) });
+    for (let k = paired; k < step.removed.length; k++)
+      work.push({ op: { op: 'remove', path: pointer(child(at, index)), old_value: element(from[step.removed[k]!]) } });
+    for (let k = paired; k < step.added.length; k++)
+      work.push({ op: { op: 'add', path: pointer(child(at, index++)), value: element(to[step.added[k]!]) } });
   }
   return work;
 }

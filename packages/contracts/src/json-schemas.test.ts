@@ -17,6 +17,7 @@ describe('published JSON Schemas', () => {
 
   test('the definition schema names its trigger and task types', () => {
     const text = JSON.stringify(generateJsonSchemas()['activity-definition.schema.json']);
-    for (const type of ['event', 'cron', 'http', 'delay', 'emit_event', 'noop']) expect(text).toContain(`"const":"${type}"`);
+    for (const type of ['event', 'cron', 'http', 'delay', 'emit_event', 'noop'])
+      expect(text).toContain(`"const":"${type}"`);
   });
 });

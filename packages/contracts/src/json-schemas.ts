@@ -21,19 +21,69 @@ export function generateJsonSchemas(): Record<string, unknown> {
   };
   return {
     'event-envelope.schema.json': schema(EventEnvelope, 'event-envelope.schema.json', 'Event envelope'),
-    'event-envelope-input.schema.json': schema(EventEnvelopeInput, 'event-envelope-input.schema.json', 'Event envelope as posted (event_id optional)'),
-    'cloudevent.schema.json': schema(CloudEvent, 'cloudevent.schema.json', 'CloudEvents 1.0 structured JSON accepted by POST /v1/events'),
-    'activity-definition.schema.json': schema(ActivityDefinition, 'activity-definition.schema.json', 'Activity definition'),
+    'event-envelope-input.schema.json': schema(
+      EventEnvelopeInput,
+      'event-envelope-input.schema.json',
+      'Event envelope as posted (event_id optional)',
+    ),
+    'cloudevent.schema.json': schema(
+      CloudEvent,
+      'cloudevent.schema.json',
+      'CloudEvents 1.0 structured JSON accepted by POST /v1/events',
+    ),
+    'activity-definition.schema.json': schema(
+      ActivityDefinition,
+      'activity-definition.schema.json',
+      'Activity definition',
+    ),
     // Responses (output mode: what the API sends).
-    'activity-version.schema.json': schema(ActivityVersion, 'activity-version.schema.json', 'One version of an activity definition (GET /v1/activities/{id}/versions/{version})', 'output'),
-    'activity-version-page.schema.json': schema(ActivityVersionPage, 'activity-version-page.schema.json', 'A page of activity versions (GET /v1/activities/{id}/versions)', 'output'),
-    'definition-diff.schema.json': schema(DefinitionDiff, 'definition-diff.schema.json', 'A diff between two definition versions (GET /v1/activities/{id}/diff)', 'output'),
-    'rerun-request.schema.json': schema(RerunRequest, 'rerun-request.schema.json', 'Re-run one run (POST /v1/runs/{run_id}/rerun)'),
-    'bulk-rerun-request.schema.json': schema(BulkRerunRequest, 'bulk-rerun-request.schema.json', 'Re-run the runs a filter selects (POST /v1/runs/rerun)'),
-    'rerun-response.schema.json': schema(RerunResponse, 'rerun-response.schema.json', 'A re-run requested (POST /v1/runs/{run_id}/rerun)', 'output'),
-    'bulk-rerun.schema.json': schema(BulkRerunRecord, 'bulk-rerun.schema.json', 'The progress record of a bulk re-run (GET /v1/runs/rerun/{id})', 'output'),
+    'activity-version.schema.json': schema(
+      ActivityVersion,
+      'activity-version.schema.json',
+      'One version of an activity definition (GET /v1/activities/{id}/versions/{version})',
+      'output',
+    ),
+    'activity-version-page.schema.json': schema(
+      ActivityVersionPage,
+      'activity-version-page.schema.json',
+      'A page of activity versions (GET /v1/activities/{id}/versions)',
+      'output',
+    ),
+    'definition-diff.schema.json': schema(
+      DefinitionDiff,
+      'definition-diff.schema.json',
+      'A diff between two definition versions (GET /v1/activities/{id}/diff)',
+      'output',
+    ),
+    'rerun-request.schema.json': schema(
+      RerunRequest,
+      'rerun-request.schema.json',
+      'Re-run one run (POST /v1/runs/{run_id}/rerun)',
+    ),
+    'bulk-rerun-request.schema.json': schema(
+      BulkRerunRequest,
+      'bulk-rerun-request.schema.json',
+      'Re-run the runs a filter selects (POST /v1/runs/rerun)',
+    ),
+    'rerun-response.schema.json': schema(
+      RerunResponse,
+      'rerun-response.schema.json',
+      'A re-run requested (POST /v1/runs/{run_id}/rerun)',
+      'output',
+    ),
+    'bulk-rerun.schema.json': schema(
+      BulkRerunRecord,
+      'bulk-rerun.schema.json',
+      'The progress record of a bulk re-run (GET /v1/runs/rerun/{id})',
+      'output',
+    ),
     // The data of the system events the service emits (activity_core.run.failed / .cancelled).
-    'run-outcome-event-data.schema.json': schema(RunOutcomeEventData, 'run-outcome-event-data.schema.json', 'Data of the activity_core.run.failed and activity_core.run.cancelled system events', 'output'),
+    'run-outcome-event-data.schema.json': schema(
+      RunOutcomeEventData,
+      'run-outcome-event-data.schema.json',
+      'Data of the activity_core.run.failed and activity_core.run.cancelled system events',
+      'output',
+    ),
   };
 }
 

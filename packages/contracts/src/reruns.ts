@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { RunStatus, TriggerType } from './api';
 
 const Timestamp = z.string().meta({ format: 'date-time' });
-const Rfc3339 = z.iso.datetime({ offset: true, message: 'must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z' });
+const Rfc3339 = z.iso.datetime({
+  offset: true,
+  message: 'must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z',
+});
 
 /** Where a re-run begins: the first task, or the task that failed the run (earlier tasks' recorded results are reused). */
 export const RerunFrom = z.enum(['start', 'failed_task']);
@@ -64,7 +67,10 @@ export type RerunLink = z.infer<typeof RerunLink>;
 /** Which originals a bulk re-run selects; re-runs themselves are never selected. */
 export const BulkRerunFilter = z
   .object({
-    activity_id: z.uuid().transform((id) => id.toLowerCase()).optional(),
+    activity_id: z
+      .uuid()
+      .transform((id) => id.toLowerCase())
+      .optional(),
     /** The originals' recorded status. Default `failed`; only statuses of runs that have ended (a run in progress cannot be re-run). */
     status: RunStatus.exclude(['running', 'waiting_for_slot']).default('failed'),
     trigger_type: TriggerType.optional(),
@@ -87,7 +93,9 @@ export const BulkRerunRequest = z
   .meta({ id: 'BulkRerunRequest' });
 export type BulkRerunRequest = z.infer<typeof BulkRerunRequest>;
 
-export const BulkRerunDryRun = z.object({ dry_run: z.literal(true), total: z.number().int() }).meta({ id: 'BulkRerunDryRun' });
+export const BulkRerunDryRun = z
+  .object({ dry_run: z.literal(true), total: z.number().int() })
+  .meta({ id: 'BulkRerunDryRun' });
 export type BulkRerunDryRun = z.infer<typeof BulkRerunDryRun>;
 
 /** The durable progress record of a bulk re-run (GET /v1/runs/rerun/{id}). */

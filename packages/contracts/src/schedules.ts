@@ -15,7 +15,10 @@ import { z } from 'zod';
 import { MisfirePolicy } from './activity-definition';
 
 const Timestamp = z.string().meta({ format: 'date-time' });
-const Rfc3339 = z.iso.datetime({ offset: true, message: 'must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z' });
+const Rfc3339 = z.iso.datetime({
+  offset: true,
+  message: 'must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z',
+});
 
 /** One nominal fire time, in UTC (`scheduled_for` form) and on the trigger's wall clock. */
 export const FireTimeView = z
@@ -119,7 +122,9 @@ export const ScheduleView = z
   .meta({ id: 'Schedule' });
 export type ScheduleView = z.infer<typeof ScheduleView>;
 
-export const ActivitySchedules = z.object({ activity_id: z.uuid(), schedules: z.array(ScheduleView) }).meta({ id: 'ActivitySchedules' });
+export const ActivitySchedules = z
+  .object({ activity_id: z.uuid(), schedules: z.array(ScheduleView) })
+  .meta({ id: 'ActivitySchedules' });
 export type ActivitySchedules = z.infer<typeof ActivitySchedules>;
 
 export const PauseScheduleRequest = z

@@ -18,7 +18,8 @@ export const ON_WRITE = 'x-on-write';
 const DIGIT = '[0-9]';
 
 /** `[lo-hi]` for two digits (as characters). */
-const digits = (lo: number, hi: number): string => (lo === hi ? String(lo) : lo === 0 && hi === 9 ? DIGIT : `[${lo}-${hi}]`);
+const digits = (lo: number, hi: number): string =>
+  lo === hi ? String(lo) : lo === 0 && hi === 9 ? DIGIT : `[${lo}-${hi}]`;
 const anyDigits = (count: number): string => (count === 0 ? '' : count === 1 ? DIGIT : `${DIGIT}{${count}}`);
 
 /** Every digit string of `low.length` digits from `low` to `high` (same length, low <= high), as alternatives. */
@@ -57,7 +58,8 @@ function byLength(min: number, max: number): Array<[number, string]> {
 
 /** A regular expression source (unanchored) for the decimal integers `min`..`max`, no sign, no leading zeros. */
 export function integerRangePattern(min: number, max: number): string {
-  if (!Number.isSafeInteger(min) || !Number.isSafeInteger(max) || min < 0 || min > max) throw new Error(`not a range of whole numbers: ${min}..${max}`);
+  if (!Number.isSafeInteger(min) || !Number.isSafeInteger(max) || min < 0 || min > max)
+    throw new Error(`not a range of whole numbers: ${min}..${max}`);
   return byLength(min, max)
     .map(([, alternatives]) => alternatives)
     .join('|');
@@ -85,14 +87,18 @@ export function durationPattern(bounds: { min?: string; max?: string }): string 
     const high = Math.min(Math.floor(maxMs / ms), 10 ** MAX_DURATION_DIGITS - 1);
     if (low > high) return [];
     // Leading zeros up to the digit limit; zero itself is one to nine zeros.
-    const numbers = byLength(Math.max(low, 1), high).map(([length, alternatives]) => `${length < MAX_DURATION_DIGITS ? `0{0,${MAX_DURATION_DIGITS - length}}` : ''}(?:${alternatives})`);
+    const numbers = byLength(Math.max(low, 1), high).map(
+      ([length, alternatives]) =>
+        `${length < MAX_DURATION_DIGITS ? `0{0,${MAX_DURATION_DIGITS - length}}` : ''}(?:${alternatives})`,
+    );
     if (low === 0) numbers.push(`0{1,${MAX_DURATION_DIGITS}}`);
     return [`(?:${numbers.join('|')})${unit}`];
   });
   return `^(?:${units.join('|')})$`;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Resolves ON_WRITE keywords in a generated JSON Schema, in place and at any
@@ -114,7 +120,8 @@ export function resolveOnWrite(schema: unknown, write: boolean): void {
       for (const [keyword, value] of Object.entries(onWrite)) {
         const allOf = (schema.allOf as unknown[] | undefined) ?? [];
         if (keyword === 'allOf' && Array.isArray(value)) schema.allOf = [...allOf, ...(value as unknown[])];
-        else if (keyword in schema && (keyword === 'anyOf' || keyword === 'oneOf')) schema.allOf = [...allOf, { [keyword]: value }];
+        else if (keyword in schema && (keyword === 'anyOf' || keyword === 'oneOf'))
+          schema.allOf = [...allOf, { [keyword]: value }];
         else schema[keyword] = value;
       }
     }

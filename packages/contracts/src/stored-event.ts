@@ -8,63 +8,90 @@ import { RouteOutcome } from './api';
  * what it cancelled through `cancel_on`. Shared by the route and the typed
  * client, so the two cannot disagree.
  */
-export const StoredEvent = z.object({
-  event_id: z.string(),
-  envelope: EventEnvelope,
-  id_origin: EventIdOrigin,
-  credential: z.string().nullable().meta({
-    description:
-      'Which credential delivered the event: `api_key:<key id>`, `ingest_key:<key id>` (12 hex digits of the key\'s SHA-256, never the key), `webhook:<source name>`, `emit:<run id>`, `system:<run id>` (a system event announcing that run\'s end), or `anonymous` while authentication is off; null for events stored before credentials were recorded.',
-  }),
-  hops: z.number().int().meta({ description: 'emit_event steps between this event and an external one; 0 for posted, webhook and cron-born events.' }),
-  fingerprint: z.string(),
-  received_at: z.string(),
-  routing_state: z.enum(['pending', 'routed']),
-  routing_attempts: z.number().int(),
-  routed_at: z.string().nullable(),
-  last_error: z.string().nullable(),
-  routes: z.array(
-    z.object({
-      activity_id: z.string(),
-      activity_name: z.string(),
-      activity_version: z.number().int(),
-      workflow_id: z.string(),
-      run_id: z.string().meta({ description: 'For filtered routes: the run the event would have started.' }),
-      outcome: RouteOutcome,
-      /** Why a filter stopped the event; null for routes that run. */
-      detail: z.string().nullable(),
-      decided_at: z.string(),
-      updated_at: z.string(),
+export const StoredEvent = z
+  .object({
+    event_id: z.string(),
+    envelope: EventEnvelope,
+    id_origin: EventIdOrigin,
+    credential: z.string().nullable().meta({
+      description:
+        "Which credential delivered the event: `api_key:<key id>`, `ingest_key:<key id>` (12 hex digits of the key's SHA-256, never the key), `webhook:<source name>`, `emit:<run id>`, `system:<run id>` (a system event announcing that run's end), or `anonymous` while authentication is off; null for events stored before credentials were recorded.",
     }),
-  ),
-  cancel_on: z
-    .object({
-      scans: z.array(
-        z.object({
-          activity_id: z.string(),
-          activity_name: z.string(),
-          activity_version: z.number().int(),
-          examined: z.number().int().meta({ description: 'Running runs of the activity the event was matched against.' }),
-          capped: z.boolean().meta({ description: 'True when the activity had more running runs than one event examines; the rest were left running.' }),
-          matched: z.number().int().meta({ description: 'Runs whose match expression was true: each has an entry in `cancellations`.' }),
-          errors: z.number().int().meta({ description: 'Runs on which no match expression could be evaluated (a missing key, a forgotten trigger event): not cancelled.' }),
-          scanned_at: z.string(),
-        }),
-      ),
-      cancellations: z.array(
-        z.object({
-          activity_id: z.string(),
-          run_id: z.string(),
-          workflow_id: z.string(),
-          outcome: z.enum(['pending', 'cancel_requested', 'already_closed']).meta({
-            description: '`pending` until Temporal took the request (retried like a pending route); `cancel_requested`: the run was asked to stop; `already_closed`: it had ended first.',
+    hops: z.number().int().meta({
+      description:
+        'emit_event steps between this event and an external one; 0 for posted, webhook and cron-born events.',
+    }),
+    fingerprint: z.string(),
+    received_at: z.string(),
+    routing_state: z.enum(['pending', 'routed']),
+    routing_attempts: z.number().int(),
+    routed_at: z.string().nullable(),
+    last_error: z.string().nullable(),
+    routes: z.array(
+      z.object({
+        activity_id: z.string(),
+        activity_name: z.string(),
+        activity_version: z.number().int(),
+        workflow_id: z.string(),
+        run_id: z.string().meta({ description: 'For filtered routes: the run the event would have started.' }),
+        outcome: RouteOutcome,
+        /** Why a filter stopped the event; null for routes that run. */
+        detail: z.string().nullable(),
+        decided_at: z.string(),
+        updated_at: z.string(),
+      }),
+    ),
+    cancel_on: z
+      .object({
+        scans: z.array(
+          z.object({
+            activity_id: z.string(),
+            activity_name: z.string(),
+            activity_version: z.number().int(),
+            examined: z
+              .number()
+              .int()
+              .meta({ description: 'Running runs of the activity the event was matched against.' }),
+            capped: z.boolean().meta({
+              description:
+                'True when the activity had more running runs than one event examines; the rest were left running.',
+            }),
+            matched: z
+              .number()
+              .int()
+              .meta({ description: 'Runs whose match expression was true: each has an entry in `cancellations`.' }),
+            errors: z.number().int().meta({
+              description:
+                'Runs on which no match expression could be evaluated (a missing key, a forgotten trigger event): not cancelled.',
+            }),
+            scanned_at: z.string(),
           }),
-          detail: z.string().nullable().meta({ description: 'Which cancel_on entry matched, e.g. `triggers[0].cancel_on[0] matched: <expression>`.' }),
-          decided_at: z.string(),
-          updated_at: z.string(),
-        }),
-      ),
-    })
-    .meta({ description: "What the event cancelled through triggers' `cancel_on`: one scan per activity that names its type, and one entry per run it chose to cancel." }),
-}).meta({ id: 'StoredEvent', description: 'An accepted event and the decision log of its routing: every activity whose trigger matched its type and source, and what happened.' });
+        ),
+        cancellations: z.array(
+          z.object({
+            activity_id: z.string(),
+            run_id: z.string(),
+            workflow_id: z.string(),
+            outcome: z.enum(['pending', 'cancel_requested', 'already_closed']).meta({
+              description:
+                '`pending` until Temporal took the request (retried like a pending route); `cancel_requested`: the run was asked to stop; `already_closed`: it had ended first.',
+            }),
+            detail: z.string().nullable().meta({
+              description: 'Which cancel_on entry matched, e.g. `triggers[0].cancel_on[0] matched: <expression>`.',
+            }),
+            decided_at: z.string(),
+            updated_at: z.string(),
+          }),
+        ),
+      })
+      .meta({
+        description:
+          "What the event cancelled through triggers' `cancel_on`: one scan per activity that names its type, and one entry per run it chose to cancel.",
+      }),
+  })
+  .meta({
+    id: 'StoredEvent',
+    description:
+      'An accepted event and the decision log of its routing: every activity whose trigger matched its type and source, and what happened.',
+  });
 export type StoredEvent = z.output<typeof StoredEvent>;

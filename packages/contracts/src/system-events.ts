@@ -28,7 +28,9 @@ export function systemEventCredential(runId: string): string {
   return `system:${runId}`;
 }
 
-const Timestamp = z.string().meta({ description: 'RFC 3339 date-time in UTC with milliseconds, e.g. `2026-03-01T09:00:04.512Z`.' });
+const Timestamp = z
+  .string()
+  .meta({ description: 'RFC 3339 date-time in UTC with milliseconds, e.g. `2026-03-01T09:00:04.512Z`.' });
 
 /** The task whose failure ended the run. */
 export const RunOutcomeFailedTask = z
@@ -36,10 +38,10 @@ export const RunOutcomeFailedTask = z
     index: z.number().int().min(0).meta({ description: "The task's 0-based position in the definition." }),
     type: z.string().meta({ description: '`http`, `delay`, `emit_event` or `noop`.' }),
     workflow_id: z.string().meta({ description: 'The task workflow id, `task-{run_id}:{task_type}:{index}`.' }),
-    error: z
-      .object({ message: z.string(), type: z.string().nullable() })
-      .nullable()
-      .meta({ description: "The task's recorded error (`type` e.g. `http_status_503`, `http_timeout`); null if the task recorded none." }),
+    error: z.object({ message: z.string(), type: z.string().nullable() }).nullable().meta({
+      description:
+        "The task's recorded error (`type` e.g. `http_status_503`, `http_timeout`); null if the task recorded none.",
+    }),
   })
   .meta({ id: 'RunOutcomeFailedTask', description: 'The task whose failure ended the run.' });
 export type RunOutcomeFailedTask = z.infer<typeof RunOutcomeFailedTask>;
@@ -58,13 +60,20 @@ export const RunOutcomeEventData = z
     activity_name: z.string().meta({ description: 'The name of the activity at the version that ran.' }),
     activity_version: z.number().int().min(1),
     trigger_type: z.enum(['event', 'cron', 'manual', 'backfill']),
-    trigger_event_id: z.string().nullable().meta({ description: 'For event runs, the triggering event id; null otherwise.' }),
-    scheduled_for: z.string().nullable().meta({ description: 'For cron and backfill runs, the nominal fire time (`YYYY-MM-DDTHH:MM:SS+00:00`); null otherwise.' }),
-    error: z
-      .object({ message: z.string(), type: z.string().nullable() })
+    trigger_event_id: z
+      .string()
       .nullable()
-      .meta({ description: "The run's recorded error: for a failed task `task {index} ({type}) failed: …`; `type` is set for outcomes recorded by the run reconciler (`terminated`, `timed_out`, …). Null for a cancellation the run recorded itself." }),
-    failed_task: RunOutcomeFailedTask.nullable().meta({ description: 'The task whose failure ended the run; null when no task failed (cancelled, terminated, timed out).' }),
+      .meta({ description: 'For event runs, the triggering event id; null otherwise.' }),
+    scheduled_for: z.string().nullable().meta({
+      description: 'For cron and backfill runs, the nominal fire time (`YYYY-MM-DDTHH:MM:SS+00:00`); null otherwise.',
+    }),
+    error: z.object({ message: z.string(), type: z.string().nullable() }).nullable().meta({
+      description:
+        "The run's recorded error: for a failed task `task {index} ({type}) failed: …`; `type` is set for outcomes recorded by the run reconciler (`terminated`, `timed_out`, …). Null for a cancellation the run recorded itself.",
+    }),
+    failed_task: RunOutcomeFailedTask.nullable().meta({
+      description: 'The task whose failure ended the run; null when no task failed (cancelled, terminated, timed out).',
+    }),
     started_at: Timestamp,
     finished_at: Timestamp,
     duration_seconds: z.number().min(0).meta({ description: '`finished_at - started_at`, in seconds.' }),

@@ -23,7 +23,11 @@ describe('secret placeholder scanning', () => {
       '}} {{ secrets.A }}}}',
       '{{\u00a0secrets.A}}',
     ];
-    for (const text of texts) expect(findSecretPlaceholders(text).map((found) => found.placeholder), text).toEqual(reference(text));
+    for (const text of texts)
+      expect(
+        findSecretPlaceholders(text).map((found) => found.placeholder),
+        text,
+      ).toEqual(reference(text));
   });
 
   test('finds exactly what the reference regular expression finds, on generated texts', () => {
@@ -37,7 +41,10 @@ describe('secret placeholder scanning', () => {
       const length = next() % 30;
       let text = '';
       for (let i = 0; i < length; i++) text += alphabet[next() % alphabet.length];
-      expect(findSecretPlaceholders(text).map((found) => found.placeholder), JSON.stringify(text)).toEqual(reference(text));
+      expect(
+        findSecretPlaceholders(text).map((found) => found.placeholder),
+        JSON.stringify(text),
+      ).toEqual(reference(text));
     }
   });
 

@@ -99,10 +99,18 @@ export function secretPlaceholderIssues(value: unknown, options: { refused?: str
   };
   const check = (text: string, step: Step | undefined, isKey: boolean): void => {
     for (const found of findSecretPlaceholders(text)) {
-      if (options.refused !== undefined) issues.push({ path: pathOf(step), message: `${found.placeholder}: ${options.refused}` });
+      if (options.refused !== undefined)
+        issues.push({ path: pathOf(step), message: `${found.placeholder}: ${options.refused}` });
       else if (found.name === undefined) {
-        issues.push({ path: pathOf(step), message: `${found.placeholder} is not a valid secret reference: write {{ secrets.NAME }} with NAME matching ${SECRET_NAME_PATTERN.source}` });
-      } else if (isKey) issues.push({ path: pathOf(step), message: `${found.placeholder}: keys are not templated; secrets may be used in string values only` });
+        issues.push({
+          path: pathOf(step),
+          message: `${found.placeholder} is not a valid secret reference: write {{ secrets.NAME }} with NAME matching ${SECRET_NAME_PATTERN.source}`,
+        });
+      } else if (isKey)
+        issues.push({
+          path: pathOf(step),
+          message: `${found.placeholder}: keys are not templated; secrets may be used in string values only`,
+        });
     }
   };
   // Iterative: a deeply nested value cannot overflow the stack (definitions also bound the depth).
@@ -112,7 +120,8 @@ export function secretPlaceholderIssues(value: unknown, options: { refused?: str
     if (key !== undefined) check(key, step, true);
     else if (typeof item === 'string') check(item, step, false);
     else if (Array.isArray(item)) {
-      for (let index = item.length - 1; index >= 0; index--) stack.push({ item: item[index], step: { parent: step, segment: index } });
+      for (let index = item.length - 1; index >= 0; index--)
+        stack.push({ item: item[index], step: { parent: step, segment: index } });
     } else if (item !== null && typeof item === 'object') {
       const entries = Object.entries(item);
       for (let index = entries.length - 1; index >= 0; index--) {

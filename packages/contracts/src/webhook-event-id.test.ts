@@ -4,7 +4,9 @@ import { reservedEventIdReason, webhookDeliveryIdOf, webhookEventId } from './id
 
 describe('webhook event ids', () => {
   test('are the delivery id under wh:{source}:', () => {
-    expect(webhookEventId('github', '72d3162e-cc78-11e3-81ab-4c9367dc0958')).toBe('wh:github:72d3162e-cc78-11e3-81ab-4c9367dc0958');
+    expect(webhookEventId('github', '72d3162e-cc78-11e3-81ab-4c9367dc0958')).toBe(
+      'wh:github:72d3162e-cc78-11e3-81ab-4c9367dc0958',
+    );
   });
 
   test('the wh: prefix is reserved, so POST /v1/events cannot pre-claim a delivery id', () => {

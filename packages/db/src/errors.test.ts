@@ -2,7 +2,14 @@ import { ConflictError, InvalidInputError, UnavailableError } from '@activity-co
 import { DrizzleQueryError } from 'drizzle-orm/errors';
 import pg from 'pg';
 import { describe, expect, test } from 'vitest';
-import { DatabaseUnreachableError, isConnectionError, pgFaultOfCode, translatePgError, UniqueViolationError, UnstorableTextError } from './errors';
+import {
+  DatabaseUnreachableError,
+  isConnectionError,
+  pgFaultOfCode,
+  translatePgError,
+  UniqueViolationError,
+  UnstorableTextError,
+} from './errors';
 
 /** An error as the pg driver builds it from a server ErrorResponse. */
 function databaseError(code: string, message: string, fields: Partial<pg.DatabaseError> = {}): pg.DatabaseError {
@@ -12,17 +19,23 @@ function databaseError(code: string, message: string, fields: Partial<pg.Databas
 }
 
 /** How drizzle hands a failed statement to its caller: the driver's error is the cause. */
-const failedQuery = (cause: Error) => new DrizzleQueryError('insert into "activity_definitions" ("name") values ($1)', ['x'], cause);
+const failedQuery = (cause: Error) =>
+  new DrizzleQueryError('insert into "activity_definitions" ("name") values ($1)', ['x'], cause);
 
 /** A socket error as Node reports it. */
-const socketError = (code: string, message: string) => Object.assign(new Error(message), { code, errno: -111, syscall: 'connect' });
+const socketError = (code: string, message: string) =>
+  Object.assign(new Error(message), { code, errno: -111, syscall: 'connect' });
 
 describe('unique violations', () => {
   test('a unique violation becomes a UniqueViolationError naming the constraint, with the driver error as its cause', () => {
-    const driver = databaseError('23505', 'duplicate key value violates unique constraint "activity_definitions_name_live_uq"', {
-      constraint: 'activity_definitions_name_live_uq',
-      table: 'activity_definitions',
-    });
+    const driver = databaseError(
+      '23505',
+      'duplicate key value violates unique constraint "activity_definitions_name_live_uq"',
+      {
+        constraint: 'activity_definitions_name_live_uq',
+        table: 'activity_definitions',
+      },
+    );
     const translated = translatePgError(failedQuery(driver));
     expect(translated).toBeInstanceOf(UniqueViolationError);
     expect((translated as UniqueViolationError).constraint).toBe('activity_definitions_name_live_uq');
@@ -30,7 +43,11 @@ describe('unique violations', () => {
   });
 
   test('a unique violation thrown by the driver directly is translated the same way', () => {
-    const translated = translatePgError(databaseError('23505', 'duplicate key value violates unique constraint "activity_definitions_pkey"', { constraint: 'activity_definitions_pkey' }));
+    const translated = translatePgError(
+      databaseError('23505', 'duplicate key value violates unique constraint "activity_definitions_pkey"', {
+        constraint: 'activity_definitions_pkey',
+      }),
+    );
     expect(translated).toMatchObject({ name: 'UniqueViolationError', constraint: 'activity_definitions_pkey' });
   });
 });
@@ -54,11 +71,14 @@ describe('lost connections', () => {
     }
   });
 
-  test.each(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE'])('a socket error %s means Postgres is unreachable', (code) => {
-    const error = socketError(code, `connect ${code} 127.0.0.1:5432`);
-    expect(translatePgError(error)).toBeInstanceOf(DatabaseUnreachableError);
-    expect(isConnectionError(failedQuery(error))).toBe(true);
-  });
+  test.each(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE'])(
+    'a socket error %s means Postgres is unreachable',
+    (code) => {
+      const error = socketError(code, `connect ${code} 127.0.0.1:5432`);
+      expect(translatePgError(error)).toBeInstanceOf(DatabaseUnreachableError);
+      expect(isConnectionError(failedQuery(error))).toBe(true);
+    },
+  );
 
   test.each([
     'timeout exceeded when trying to connect',
@@ -71,7 +91,9 @@ describe('lost connections', () => {
   });
 
   test('the pool connect timeout is recognised through its cause', () => {
-    const error = new Error('Connection terminated due to connection timeout', { cause: new Error('Connection terminated unexpectedly') });
+    const error = new Error('Connection terminated due to connection timeout', {
+      cause: new Error('Connection terminated unexpectedly'),
+    });
     expect(isConnectionError(error)).toBe(true);
   });
 
@@ -107,10 +129,14 @@ describe('everything else', () => {
     }
   });
 
-  test('words in a statement\'s parameters never make a failure look like a lost connection', () => {
+  test("words in a statement's parameters never make a failure look like a lost connection", () => {
     // The parameters are user data (an event's payload): drizzle puts them into its message.
     const userData = ['{"note":"Connection terminated; not queryable; Client was closed"}'];
-    const failed = new DrizzleQueryError('insert into "events" ("data") values ($1)', userData, databaseError('P0001', 'test fault for e2'));
+    const failed = new DrizzleQueryError(
+      'insert into "events" ("data") values ($1)',
+      userData,
+      databaseError('P0001', 'test fault for e2'),
+    );
     expect(translatePgError(failed)).toBe(failed);
     expect(isConnectionError(failed)).toBe(false);
     // The driver's own words below the wrapper still count.

@@ -30,14 +30,22 @@ const UNSTORABLE_TEXT = new Set(['22P05', '22021', '22P02']);
 const CONNECTION_LOST_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
 
 /** The socket could not be opened or broke under the driver. */
-const CONNECTION_LOST_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'EPIPE']);
+const CONNECTION_LOST_SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'EPIPE',
+]);
 
 /**
  * Connection failures pg and pg-pool report without a code: the pool's
  * connect timeout, a server that closed the socket, a client that already
  * lost its connection ("not queryable") or was released.
  */
-const CONNECTION_LOST_MESSAGE = /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|not queryable|Client was closed/i;
+const CONNECTION_LOST_MESSAGE =
+  /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|not queryable|Client was closed/i;
 
 /** How deep a cause chain is followed (drizzle wraps the driver's error in a DrizzleQueryError). */
 const MAX_CAUSE_DEPTH = 5;
@@ -49,24 +57,34 @@ export function pgFaultOfCode(code: unknown): PgFault | undefined {
   if (typeof code !== 'string') return undefined;
   if (code === UNIQUE_VIOLATION) return 'unique_violation';
   if (UNSTORABLE_TEXT.has(code)) return 'unstorable_text';
-  if (CONNECTION_LOST_SQLSTATES.has(code) || CONNECTION_LOST_SOCKET_CODES.has(code) || code.startsWith('08')) return 'connection_lost';
+  if (CONNECTION_LOST_SQLSTATES.has(code) || CONNECTION_LOST_SOCKET_CODES.has(code) || code.startsWith('08'))
+    return 'connection_lost';
   return undefined;
 }
 
 /** The first level of the cause chain that names a fault, with the fault. */
 function findFault(error: unknown): { fault: PgFault; at: object } | undefined {
-  for (let current = error, depth = 0; current !== null && typeof current === 'object' && depth <= MAX_CAUSE_DEPTH; depth++) {
+  for (
+    let current = error, depth = 0;
+    current !== null && typeof current === 'object' && depth <= MAX_CAUSE_DEPTH;
+    depth++
+  ) {
     const fault = pgFaultOfCode((current as { code?: unknown }).code);
     if (fault !== undefined) return { fault, at: current };
     current = (current as { cause?: unknown }).cause;
   }
   // No code anywhere: pg and pg-pool say some connection failures only in words.
-  for (let current = error, depth = 0; current !== null && typeof current === 'object' && depth <= MAX_CAUSE_DEPTH; depth++) {
+  for (
+    let current = error, depth = 0;
+    current !== null && typeof current === 'object' && depth <= MAX_CAUSE_DEPTH;
+    depth++
+  ) {
     const message = (current as { message?: unknown }).message;
     // A drizzle query error's message carries the statement's parameters, i.e. user data: an event
     // whose data says "not queryable" must not turn another failure into "Postgres is unreachable".
     const carriesParameters = current instanceof DrizzleQueryError || 'params' in current;
-    if (!carriesParameters && typeof message === 'string' && CONNECTION_LOST_MESSAGE.test(message)) return { fault: 'connection_lost', at: current };
+    if (!carriesParameters && typeof message === 'string' && CONNECTION_LOST_MESSAGE.test(message))
+      return { fault: 'connection_lost', at: current };
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;

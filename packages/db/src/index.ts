@@ -69,7 +69,11 @@ export {
   type EventCancellationRow,
   type EventCancelScanRow,
 } from './repositories/cancellations-repository';
-export { createRunOutcomesRepository, type RunOutcomeRecord, type RunOutcomesRepository } from './repositories/run-outcomes-repository';
+export {
+  createRunOutcomesRepository,
+  type RunOutcomeRecord,
+  type RunOutcomesRepository,
+} from './repositories/run-outcomes-repository';
 export {
   createWebhookSourcesRepository,
   type WebhookSourceRow,

@@ -19,7 +19,13 @@ const MIGRATION_LOCK_KEY = 7_261_860_071;
  * callers retry the whole call.
  */
 export async function runMigrations(databaseUrl: string): Promise<void> {
-  const client = guardClient(new pg.Client({ connectionString: databaseUrl, application_name: 'activity-core-migrate', connectionTimeoutMillis: 10_000 }));
+  const client = guardClient(
+    new pg.Client({
+      connectionString: databaseUrl,
+      application_name: 'activity-core-migrate',
+      connectionTimeoutMillis: 10_000,
+    }),
+  );
   await client.connect();
   try {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);

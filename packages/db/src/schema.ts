@@ -43,8 +43,12 @@ export const activityDefinitions = pgTable(
     deletedBy: text('deleted_by'),
   },
   (t) => [
-    uniqueIndex('activity_definitions_name_live_uq').on(t.name).where(sql`${t.deletedAt} IS NULL`),
-    index('activity_definitions_enabled_idx').on(t.enabled).where(sql`${t.deletedAt} IS NULL`),
+    uniqueIndex('activity_definitions_name_live_uq')
+      .on(t.name)
+      .where(sql`${t.deletedAt} IS NULL`),
+    index('activity_definitions_enabled_idx')
+      .on(t.enabled)
+      .where(sql`${t.deletedAt} IS NULL`),
   ],
 );
 
@@ -94,11 +98,16 @@ export const activityRuns = pgTable(
   },
   (t) => [
     uniqueIndex('activity_runs_workflow_id_uq').on(t.workflowId),
-    index('activity_runs_running_checked_idx').on(t.checkedAt).where(sql`${t.status} = 'running'`),
+    index('activity_runs_running_checked_idx')
+      .on(t.checkedAt)
+      .where(sql`${t.status} = 'running'`),
     index('activity_runs_activity_created_idx').on(t.activityId, t.createdAt, t.runId),
     index('activity_runs_created_idx').on(t.createdAt, t.runId),
     index('activity_runs_activity_status_idx').on(t.activityId, t.status),
-    check('activity_runs_status_ck', sql`${t.status} IN ('running','waiting_for_slot','succeeded','failed','cancelled','skipped')`),
+    check(
+      'activity_runs_status_ck',
+      sql`${t.status} IN ('running','waiting_for_slot','succeeded','failed','cancelled','skipped')`,
+    ),
     check('activity_runs_trigger_ck', sql`${t.triggerType} IN ('event','cron','manual','backfill')`),
   ],
 );
@@ -158,7 +167,9 @@ export const events = pgTable(
   },
   (t) => [
     check('events_hops_ck', sql`${t.hops} >= 0`),
-    index('events_pending_idx').on(t.nextAttemptAt).where(sql`${t.routingState} = 'pending'`),
+    index('events_pending_idx')
+      .on(t.nextAttemptAt)
+      .where(sql`${t.routingState} = 'pending'`),
     index('events_received_idx').on(t.receivedAt),
     check('events_routing_state_ck', sql`${t.routingState} IN ('pending','routed')`),
   ],
@@ -278,7 +289,10 @@ export const scheduleStates = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [primaryKey({ columns: [t.activityId, t.triggerIndex] }), uniqueIndex('schedule_states_schedule_id_uq').on(t.scheduleId)],
+  (t) => [
+    primaryKey({ columns: [t.activityId, t.triggerIndex] }),
+    uniqueIndex('schedule_states_schedule_id_uq').on(t.scheduleId),
+  ],
 );
 
 /**
@@ -313,7 +327,9 @@ export const scheduleFires = pgTable(
   (t) => [
     primaryKey({ columns: [t.activityId, t.triggerIndex, t.scheduledFor] }),
     index('schedule_fires_activity_time_idx').on(t.activityId, t.scheduledFor),
-    index('schedule_fires_pending_idx').on(t.activityId, t.triggerIndex).where(sql`${t.status} = 'pending'`),
+    index('schedule_fires_pending_idx')
+      .on(t.activityId, t.triggerIndex)
+      .where(sql`${t.status} = 'pending'`),
     check('schedule_fires_status_ck', sql`${t.status} IN ('pending','started','duplicate','skipped')`),
     check(
       'schedule_fires_reason_ck',
@@ -439,7 +455,9 @@ export const bulkReruns = pgTable(
     completedAt: ts('completed_at'),
   },
   (t) => [
-    index('bulk_reruns_running_idx').on(t.leaseUntil).where(sql`${t.status} = 'running'`),
+    index('bulk_reruns_running_idx')
+      .on(t.leaseUntil)
+      .where(sql`${t.status} = 'running'`),
     check('bulk_reruns_status_ck', sql`${t.status} IN ('running','completed')`),
     check('bulk_reruns_from_mode_ck', sql`${t.fromMode} IN ('start','failed_task')`),
   ],

@@ -12,7 +12,11 @@ afterAll(async () => {
 
 describe('the dev stack echo endpoint', () => {
   test('answers a JSON request with its method, path, query, headers and parsed body', async () => {
-    const response = await fetch(`${echo.url}?a=1`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'k-1' }, body: JSON.stringify({ order: 'o-42' }) });
+    const response = await fetch(`${echo.url}?a=1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'k-1' },
+      body: JSON.stringify({ order: 'o-42' }),
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
     const body = (await response.json()) as EchoAnswer;

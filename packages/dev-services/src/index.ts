@@ -9,4 +9,10 @@ export {
 } from './temporal-dev-server';
 export { PROJECT_TEMPORAL_TEST_SERVER, findTemporalTestServer } from './temporal-test-server';
 export { startEmbeddedPostgres, type EmbeddedPostgresOptions, type RunningPostgres } from './embedded-postgres';
-export { DEFAULT_ECHO_PORT, ECHO_BODY_LIMIT_BYTES, startEchoServer, type EchoAnswer, type EchoServer } from './echo-server';
+export {
+  DEFAULT_ECHO_PORT,
+  ECHO_BODY_LIMIT_BYTES,
+  startEchoServer,
+  type EchoAnswer,
+  type EchoServer,
+} from './echo-server';

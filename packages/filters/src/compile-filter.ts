@@ -1,7 +1,13 @@
 import { CelScalar, parse, plan, type CelType } from '@bufbuild/cel';
 import { registerProgram, type CompiledFilter } from './compiled-filter';
 import { ENVELOPE_VARIABLES, isEnvelopeVariable, type EnvelopeVariable } from './envelope-variables';
-import { declaredResultTypes, filterEnv, isKnownFunction, LOOP_GUARD_FUNCTION, RANGE_METER_FUNCTION } from './filter-environment';
+import {
+  declaredResultTypes,
+  filterEnv,
+  isKnownFunction,
+  LOOP_GUARD_FUNCTION,
+  RANGE_METER_FUNCTION,
+} from './filter-environment';
 import { MAX_FILTER_AST_NODES, MAX_FILTER_EXPRESSION_LENGTH, MAX_FILTER_NESTING_DEPTH } from './filter-limits';
 import { compileRegex, RegexRejectedError } from './safe-regex';
 
@@ -14,7 +20,8 @@ export interface FilterCompileError {
 }
 
 /** The outcome of {@link compileFilter}. */
-export type CompileFilterResult = { readonly ok: true; readonly filter: CompiledFilter } | { readonly ok: false; readonly error: FilterCompileError };
+export type CompileFilterResult =
+  { readonly ok: true; readonly filter: CompiledFilter } | { readonly ok: false; readonly error: FilterCompileError };
 
 type ParsedExpr = ReturnType<typeof parse>;
 type Expr = ParsedExpr['expr'];
@@ -22,12 +29,28 @@ type ExprKind = Expr['exprKind'];
 type Comprehension = Extract<ExprKind, { case: 'comprehensionExpr' }>['value'];
 
 /** Identifiers that name types, for `type(data.x) == string`. */
-const TYPE_NAMES: ReadonlySet<string> = new Set(['bool', 'bytes', 'double', 'int', 'list', 'map', 'null_type', 'string', 'type', 'uint']);
+const TYPE_NAMES: ReadonlySet<string> = new Set([
+  'bool',
+  'bytes',
+  'double',
+  'int',
+  'list',
+  'map',
+  'null_type',
+  'string',
+  'type',
+  'uint',
+]);
 
 /** What the compiler can tell about an expression's result without running it. */
 type StaticResult = 'bool' | 'not_bool' | 'unknown';
 
-const BOOLEAN_OPERATORS: ReadonlySet<string> = new Set(['_&&_', '_||_', '@not_strictly_false', '__not_strictly_false__']);
+const BOOLEAN_OPERATORS: ReadonlySet<string> = new Set([
+  '_&&_',
+  '_||_',
+  '@not_strictly_false',
+  '__not_strictly_false__',
+]);
 
 const variableList = ENVELOPE_VARIABLES.join(', ');
 
@@ -90,19 +113,36 @@ function compileWith(expression: string, kind: 'filter' | 'key' | 'match'): Comp
     return { ok: true, filter: compile(expression, kind) };
   } catch (error) {
     if (error instanceof CompileError) {
-      return { ok: false, error: error.position === undefined ? { message: error.message } : { message: error.message, position: error.position } };
+      return {
+        ok: false,
+        error:
+          error.position === undefined
+            ? { message: error.message }
+            : { message: error.message, position: error.position },
+      };
     }
     if (error instanceof RangeError) {
-      return { ok: false, error: { message: `the expression is nested too deeply (the limit is ${MAX_FILTER_NESTING_DEPTH} levels)` } };
+      return {
+        ok: false,
+        error: { message: `the expression is nested too deeply (the limit is ${MAX_FILTER_NESTING_DEPTH} levels)` },
+      };
     }
-    return { ok: false, error: { message: `the expression could not be compiled: ${error instanceof Error ? error.message : String(error)}` } };
+    return {
+      ok: false,
+      error: {
+        message: `the expression could not be compiled: ${error instanceof Error ? error.message : String(error)}`,
+      },
+    };
   }
 }
 
 function compile(expression: string, kind: 'filter' | 'key' | 'match'): CompiledFilter {
   if (typeof expression !== 'string') throw new CompileError('the filter expression must be a string', undefined);
   if (expression.length > MAX_FILTER_EXPRESSION_LENGTH) {
-    throw new CompileError(`the expression is ${expression.length} characters long; the limit is ${MAX_FILTER_EXPRESSION_LENGTH}`, MAX_FILTER_EXPRESSION_LENGTH);
+    throw new CompileError(
+      `the expression is ${expression.length} characters long; the limit is ${MAX_FILTER_EXPRESSION_LENGTH}`,
+      MAX_FILTER_EXPRESSION_LENGTH,
+    );
   }
   if (expression.trim() === '') throw new CompileError('the expression is empty', 0);
 
@@ -111,10 +151,17 @@ function compile(expression: string, kind: 'filter' | 'key' | 'match'): Compiled
   const checker = new Checker(positions, kind === 'match');
   checker.visit(parsed.expr, new Set(), 1);
   if (kind !== 'key' && checker.staticResult(parsed.expr, new Map()) === 'not_bool') {
-    throw new CompileError('a filter must evaluate to a boolean (true to match), but this expression never does', positions[String(parsed.expr.id)]);
+    throw new CompileError(
+      'a filter must evaluate to a boolean (true to match), but this expression never does',
+      positions[String(parsed.expr.id)],
+    );
   }
   const run = plan(filterEnv, parsed);
-  return registerProgram(expression, { run: (bindings) => run(bindings as never), variables: checker.variables, positions });
+  return registerProgram(expression, {
+    run: (bindings) => run(bindings as never),
+    variables: checker.variables,
+    positions,
+  });
 }
 
 /** Parses, turning the parser's error into a message and an offset. */
@@ -167,9 +214,13 @@ class Checker {
   visit(expr: Expr, scope: ReadonlySet<string>, depth: number): number {
     this.nodes += 1;
     if (this.nodes > MAX_FILTER_AST_NODES) {
-      this.fail(`the expression is too large: more than ${MAX_FILTER_AST_NODES} syntax nodes after macro expansion`, expr);
+      this.fail(
+        `the expression is too large: more than ${MAX_FILTER_AST_NODES} syntax nodes after macro expansion`,
+        expr,
+      );
     }
-    if (depth > MAX_FILTER_NESTING_DEPTH) this.fail(`the expression is nested too deeply (the limit is ${MAX_FILTER_NESTING_DEPTH} levels)`, expr);
+    if (depth > MAX_FILTER_NESTING_DEPTH)
+      this.fail(`the expression is nested too deeply (the limit is ${MAX_FILTER_NESTING_DEPTH} levels)`, expr);
     const before = this.nodes;
     const kind = expr.exprKind;
     switch (kind.case) {
@@ -185,7 +236,8 @@ class Checker {
       case 'callExpr': {
         const call = kind.value;
         if (!isKnownFunction(call.function)) this.fail(`unknown function '${call.function}'`, expr);
-        if (call.function === 'matches') this.checkLiteralPattern(call.target === undefined ? call.args[1] : call.args[0]);
+        if (call.function === 'matches')
+          this.checkLiteralPattern(call.target === undefined ? call.args[1] : call.args[0]);
         if (call.target !== undefined) this.visit(call.target, scope, depth + 1);
         for (const arg of call.args) this.visit(arg, scope, depth + 1);
         break;
@@ -194,7 +246,8 @@ class Checker {
         for (const element of kind.value.elements) this.visit(element, scope, depth + 1);
         break;
       case 'structExpr':
-        if (kind.value.messageName !== '') this.fail(`message construction (${kind.value.messageName}{…}) is not supported in filters`, expr);
+        if (kind.value.messageName !== '')
+          this.fail(`message construction (${kind.value.messageName}{…}) is not supported in filters`, expr);
         for (const entry of kind.value.entries) {
           if (entry.keyKind.case !== 'mapKey' || entry.value === undefined) this.fail('invalid map literal', expr);
           this.visit(entry.keyKind.value, scope, depth + 1);
@@ -225,7 +278,10 @@ class Checker {
     if (scope.has(name)) return;
     if (this.match) {
       if (matchVariableNames.has(name) || TYPE_NAMES.has(name)) return;
-      this.fail(`unknown variable '${name}'; a match expression can read event and trigger (e.g. event.data.order_id == trigger.event.data.order_id)`, expr);
+      this.fail(
+        `unknown variable '${name}'; a match expression can read event and trigger (e.g. event.data.order_id == trigger.event.data.order_id)`,
+        expr,
+      );
     }
     if (isEnvelopeVariable(name)) {
       this.variables.add(name);
@@ -237,7 +293,13 @@ class Checker {
 
   private visitComprehension(fold: Comprehension, scope: ReadonlySet<string>, depth: number, expr: Expr): void {
     const { iterRange, accuInit, loopCondition, loopStep, result } = fold;
-    if (iterRange === undefined || accuInit === undefined || loopCondition === undefined || loopStep === undefined || result === undefined) {
+    if (
+      iterRange === undefined ||
+      accuInit === undefined ||
+      loopCondition === undefined ||
+      loopStep === undefined ||
+      result === undefined
+    ) {
       this.fail('invalid macro', expr);
     }
     this.visit(iterRange, scope, depth + 1);
@@ -265,7 +327,10 @@ class Checker {
     return {
       $typeName: 'cel.expr.Expr',
       id: this.nextId++,
-      exprKind: { case: 'constExpr', value: { $typeName: 'cel.expr.Constant', constantKind: { case: 'int64Value', value: BigInt(value) } } },
+      exprKind: {
+        case: 'constExpr',
+        value: { $typeName: 'cel.expr.Constant', constantKind: { case: 'int64Value', value: BigInt(value) } },
+      },
     };
   }
 
@@ -284,7 +349,9 @@ class Checker {
       case 'identExpr':
         if (accumulators.has(kind.value.name)) return accumulators.get(kind.value.name) ?? 'unknown';
         // Every envelope variable is a string, a timestamp or a map.
-        return isEnvelopeVariable(kind.value.name) || (this.match && matchVariableNames.has(kind.value.name)) ? 'not_bool' : 'unknown';
+        return isEnvelopeVariable(kind.value.name) || (this.match && matchVariableNames.has(kind.value.name))
+          ? 'not_bool'
+          : 'unknown';
       case 'selectExpr':
         return kind.value.testOnly ? 'bool' : 'unknown';
       case 'comprehensionExpr': {
@@ -300,7 +367,11 @@ class Checker {
     }
   }
 
-  private staticCallResult(name: string, args: readonly Expr[], accumulators: ReadonlyMap<string, StaticResult>): StaticResult {
+  private staticCallResult(
+    name: string,
+    args: readonly Expr[],
+    accumulators: ReadonlyMap<string, StaticResult>,
+  ): StaticResult {
     if (BOOLEAN_OPERATORS.has(name)) return 'bool';
     if (name === '_?_:_') {
       const [, whenTrue, whenFalse] = args;

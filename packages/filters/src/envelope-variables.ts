@@ -67,14 +67,28 @@ export function parseRfc3339(value: string): TimestampMessage | undefined {
   const match = RFC3339.exec(value);
   if (match === null) return undefined;
   const [, year, month, day, hour, minute, second, fraction = '', zulu, sign, offsetHours, offsetMinutes] = match;
-  const fields = [year, month, day, hour, minute, second].map(Number) as [number, number, number, number, number, number];
+  const fields = [year, month, day, hour, minute, second].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const [y, mo, d, h, mi, s] = fields;
   // setUTCFullYear, unlike Date.UTC, does not map years 0–99 to 1900–1999.
   const utc = new Date(0);
   utc.setUTCFullYear(y, mo - 1, d);
   utc.setUTCHours(h, mi, s, 0);
   // Date rolls over out-of-range fields (month 13, 31 April); reject those.
-  if (utc.getUTCFullYear() !== y || utc.getUTCMonth() !== mo - 1 || utc.getUTCDate() !== d || utc.getUTCHours() !== h || utc.getUTCMinutes() !== mi || utc.getUTCSeconds() !== s) {
+  if (
+    utc.getUTCFullYear() !== y ||
+    utc.getUTCMonth() !== mo - 1 ||
+    utc.getUTCDate() !== d ||
+    utc.getUTCHours() !== h ||
+    utc.getUTCMinutes() !== mi ||
+    utc.getUTCSeconds() !== s
+  ) {
     return undefined;
   }
   let offsetSeconds = 0;
@@ -105,7 +119,10 @@ export class EnvelopeBindingError extends Error {
  * Binds the envelope fields a filter references. Fields the filter does not
  * use are not converted, so an odd value there cannot fail an unrelated filter.
  */
-export function bindEnvelope(envelope: FilterableEnvelope, used: ReadonlySet<EnvelopeVariable>): Record<string, unknown> {
+export function bindEnvelope(
+  envelope: FilterableEnvelope,
+  used: ReadonlySet<EnvelopeVariable>,
+): Record<string, unknown> {
   const bindings: Record<string, unknown> = {};
   for (const name of used) {
     switch (name) {
@@ -119,7 +136,10 @@ export function bindEnvelope(envelope: FilterableEnvelope, used: ReadonlySet<Env
         break;
       case 'occurred_at': {
         const timestamp = parseRfc3339(envelope.occurred_at);
-        if (timestamp === undefined) throw new EnvelopeBindingError(`occurred_at is not an RFC 3339 date-time: ${JSON.stringify(envelope.occurred_at)}`);
+        if (timestamp === undefined)
+          throw new EnvelopeBindingError(
+            `occurred_at is not an RFC 3339 date-time: ${JSON.stringify(envelope.occurred_at)}`,
+          );
         bindings[name] = timestamp;
         break;
       }

@@ -54,13 +54,19 @@ describe('evaluateFilter: matching', () => {
 
   test('startsWith, endsWith and contains test strings', () => {
     const filter = "subject.startsWith('orders/') && data.email.endsWith('@example.com') && data.note.contains('gift')";
-    expect(evaluate(filter, { data: { email: 'ana@example.com', note: 'a gift for Bo' } })).toEqual({ outcome: 'match' });
-    expect(evaluate(filter, { data: { email: 'ana@example.org', note: 'a gift for Bo' } })).toEqual({ outcome: 'no_match' });
+    expect(evaluate(filter, { data: { email: 'ana@example.com', note: 'a gift for Bo' } })).toEqual({
+      outcome: 'match',
+    });
+    expect(evaluate(filter, { data: { email: 'ana@example.org', note: 'a gift for Bo' } })).toEqual({
+      outcome: 'no_match',
+    });
   });
 
   test('in tests membership of a list literal and of a payload list', () => {
     expect(evaluate("data.country in ['DE', 'AT', 'CH']", { data: { country: 'AT' } })).toEqual({ outcome: 'match' });
-    expect(evaluate("data.country in ['DE', 'AT', 'CH']", { data: { country: 'FR' } })).toEqual({ outcome: 'no_match' });
+    expect(evaluate("data.country in ['DE', 'AT', 'CH']", { data: { country: 'FR' } })).toEqual({
+      outcome: 'no_match',
+    });
     expect(evaluate("'vip' in data.tags", { data: { tags: ['new', 'vip'] } })).toEqual({ outcome: 'match' });
   });
 
@@ -71,7 +77,12 @@ describe('evaluateFilter: matching', () => {
   });
 
   test('exists and all range over lists in the payload', () => {
-    const data = { items: [{ sku: 'A-1', qty: 1 }, { sku: 'B-2', qty: 3 }] };
+    const data = {
+      items: [
+        { sku: 'A-1', qty: 1 },
+        { sku: 'B-2', qty: 3 },
+      ],
+    };
     expect(evaluate("data.items.exists(item, item.sku == 'B-2')", { data })).toEqual({ outcome: 'match' });
     expect(evaluate('data.items.all(item, item.qty >= 2)', { data })).toEqual({ outcome: 'no_match' });
   });
@@ -83,7 +94,11 @@ describe('evaluateFilter: matching', () => {
   });
 
   test('type() tells what a payload value is', () => {
-    expect(evaluate('type(data.amount) == double && type(data.name) == string && type(data.tags) == list', { data: { amount: 1, name: 'a', tags: [] } })).toEqual({
+    expect(
+      evaluate('type(data.amount) == double && type(data.name) == string && type(data.tags) == list', {
+        data: { amount: 1, name: 'a', tags: [] },
+      }),
+    ).toEqual({
       outcome: 'match',
     });
   });
@@ -104,13 +119,19 @@ describe('evaluateFilter: occurred_at is a timestamp', () => {
 
   test('occurred_at keeps nanoseconds', () => {
     const occurred_at = '2026-03-01T07:00:00.123456789Z';
-    expect(evaluate("occurred_at == timestamp('2026-03-01T07:00:00.123456789Z')", { occurred_at })).toEqual({ outcome: 'match' });
-    expect(evaluate("occurred_at > timestamp('2026-03-01T07:00:00.123456788Z')", { occurred_at })).toEqual({ outcome: 'match' });
+    expect(evaluate("occurred_at == timestamp('2026-03-01T07:00:00.123456789Z')", { occurred_at })).toEqual({
+      outcome: 'match',
+    });
+    expect(evaluate("occurred_at > timestamp('2026-03-01T07:00:00.123456788Z')", { occurred_at })).toEqual({
+      outcome: 'match',
+    });
   });
 
   test('occurred_at supports durations and time-zone accessors', () => {
     expect(evaluate("occurred_at + duration('1h') == timestamp('2026-03-01T08:00:00Z')")).toEqual({ outcome: 'match' });
-    expect(evaluate("occurred_at.getHours('Europe/Berlin') == 8 && occurred_at.getHours() == 7")).toEqual({ outcome: 'match' });
+    expect(evaluate("occurred_at.getHours('Europe/Berlin') == 8 && occurred_at.getHours() == 7")).toEqual({
+      outcome: 'match',
+    });
   });
 
   test('a filter that does not read occurred_at is not bothered by a malformed one', () => {
@@ -124,7 +145,11 @@ describe('evaluateFilter: occurred_at is a timestamp', () => {
 
 describe('evaluateFilter: errors are outcomes, never exceptions', () => {
   test('reading a missing key is an error, with the position of the read', () => {
-    expect(evaluate('data.customer.tier == 1', { data: {} })).toEqual({ outcome: 'error', message: 'field not found: customer', position: 4 });
+    expect(evaluate('data.customer.tier == 1', { data: {} })).toEqual({
+      outcome: 'error',
+      message: 'field not found: customer',
+      position: 4,
+    });
   });
 
   test('comparing values of different types is an error', () => {
@@ -149,13 +174,21 @@ describe('evaluateFilter: errors are outcomes, never exceptions', () => {
   });
 
   test('prototype properties of the payload are not readable', () => {
-    expect(evaluate('has(data.constructor) || has(data.__proto__) || has(data.toString)')).toEqual({ outcome: 'no_match' });
-    expect(evaluate("data.constructor == ''")).toMatchObject({ outcome: 'error', message: 'field not found: constructor' });
+    expect(evaluate('has(data.constructor) || has(data.__proto__) || has(data.toString)')).toEqual({
+      outcome: 'no_match',
+    });
+    expect(evaluate("data.constructor == ''")).toMatchObject({
+      outcome: 'error',
+      message: 'field not found: constructor',
+    });
   });
 
   test('a filter object not made by compileFilter is an error', () => {
     const forged = { expression: 'true' } as unknown as CompiledFilter;
-    expect(evaluateFilter(forged, envelope())).toEqual({ outcome: 'error', message: 'not a compiled filter: use compileFilter() to make one' });
+    expect(evaluateFilter(forged, envelope())).toEqual({
+      outcome: 'error',
+      message: 'not a compiled filter: use compileFilter() to make one',
+    });
   });
 });
 
@@ -191,6 +224,9 @@ describe('evaluateFilter: evaluation cannot hang', () => {
   test('an exhausted budget is an error even when || would have absorbed it', () => {
     const row = Array.from({ length: 100_000 }, (_, i) => i);
     const data = { rows: Array.from({ length: 100 }, () => row) };
-    expect(evaluate('data.rows.exists(r, r.exists(x, x < 0)) || true', { data })).toMatchObject({ outcome: 'error', message: expect.stringMatching(/cost limit/) });
+    expect(evaluate('data.rows.exists(r, r.exists(x, x < 0)) || true', { data })).toMatchObject({
+      outcome: 'error',
+      message: expect.stringMatching(/cost limit/),
+    });
   });
 });

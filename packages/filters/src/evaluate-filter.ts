@@ -45,20 +45,27 @@ const NO_MATCH: FilterOutcome = Object.freeze({ outcome: 'no_match' });
  */
 export function evaluateFilter(filter: CompiledFilter, envelope: FilterableEnvelope): FilterOutcome {
   const program = programOf(filter);
-  if (program === undefined) return { outcome: 'error', message: 'not a compiled filter: use compileFilter() to make one' };
+  if (program === undefined)
+    return { outcome: 'error', message: 'not a compiled filter: use compileFilter() to make one' };
   const meter = new CostMeter(MAX_FILTER_EVALUATION_COST);
   try {
     const bindings = bindEnvelope(envelope, program.variables);
     const result = withMeter(meter, () => program.run(bindings));
     // Checked first: a `||` may have absorbed the error, but the result is void.
-    if (meter.exhausted) return { outcome: 'error', message: `filter evaluation exceeded its cost limit of ${meter.limit} units` };
+    if (meter.exhausted)
+      return { outcome: 'error', message: `filter evaluation exceeded its cost limit of ${meter.limit} units` };
     if (isCelError(result)) {
       const position = result.exprId === undefined ? undefined : program.positions[String(result.exprId)];
-      return position === undefined ? { outcome: 'error', message: result.message } : { outcome: 'error', message: result.message, position };
+      return position === undefined
+        ? { outcome: 'error', message: result.message }
+        : { outcome: 'error', message: result.message, position };
     }
     if (result === true) return MATCH;
     if (result === false) return NO_MATCH;
-    return { outcome: 'error', message: `a filter must evaluate to a boolean, but this one evaluated to a ${celType(result).name}` };
+    return {
+      outcome: 'error',
+      message: `a filter must evaluate to a boolean, but this one evaluated to a ${celType(result).name}`,
+    };
   } catch (error) {
     return { outcome: 'error', message: error instanceof Error ? error.message : String(error) };
   }

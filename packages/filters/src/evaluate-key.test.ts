@@ -4,7 +4,14 @@ import type { FilterableEnvelope } from './envelope-variables';
 import { evaluateKey, MAX_KEY_LENGTH } from './evaluate-key';
 
 function envelope(data: Record<string, unknown>): FilterableEnvelope {
-  return { event_id: 'evt_1', event_type: 'order.created', source: 'shop', occurred_at: '2026-03-01T09:00:00Z', subject: 'orders/42', data };
+  return {
+    event_id: 'evt_1',
+    event_type: 'order.created',
+    source: 'shop',
+    occurred_at: '2026-03-01T09:00:00Z',
+    subject: 'orders/42',
+    data,
+  };
 }
 
 function key(expression: string, data: Record<string, unknown> = {}) {
@@ -47,13 +54,19 @@ describe('evaluateKey', () => {
   });
 
   test('a list, a map or null is not a key', () => {
-    expect(key('data.tags', { tags: ['a'] })).toMatchObject({ outcome: 'error', message: expect.stringContaining('must evaluate to a string') });
+    expect(key('data.tags', { tags: ['a'] })).toMatchObject({
+      outcome: 'error',
+      message: expect.stringContaining('must evaluate to a string'),
+    });
     expect(key('data.obj', { obj: { a: 1 } })).toMatchObject({ outcome: 'error' });
     expect(key('data.none', { none: null })).toMatchObject({ outcome: 'error' });
   });
 
   test('a key longer than the limit is an error rather than a truncated (possibly shared) key', () => {
-    expect(key('data.customer', { customer: 'x'.repeat(MAX_KEY_LENGTH + 1) })).toMatchObject({ outcome: 'error', message: expect.stringContaining(`limit is ${MAX_KEY_LENGTH}`) });
+    expect(key('data.customer', { customer: 'x'.repeat(MAX_KEY_LENGTH + 1) })).toMatchObject({
+      outcome: 'error',
+      message: expect.stringContaining(`limit is ${MAX_KEY_LENGTH}`),
+    });
   });
 
   test('an evaluation over the cost limit is an error', () => {

@@ -19,13 +19,25 @@ function compiled(expression: string) {
 describe('match expressions (cancel_on)', () => {
   it('match when the incoming event and the run trigger share the correlated field', () => {
     const expression = compiled('event.data.order_id == trigger.event.data.order_id');
-    expect(evaluateMatch(expression, { event: envelope({ order_id: 'A' }, 'order.cancelled'), trigger: { event: envelope({ order_id: 'A' }) } })).toEqual({ outcome: 'match' });
-    expect(evaluateMatch(expression, { event: envelope({ order_id: 'B' }, 'order.cancelled'), trigger: { event: envelope({ order_id: 'A' }) } })).toEqual({ outcome: 'no_match' });
+    expect(
+      evaluateMatch(expression, {
+        event: envelope({ order_id: 'A' }, 'order.cancelled'),
+        trigger: { event: envelope({ order_id: 'A' }) },
+      }),
+    ).toEqual({ outcome: 'match' });
+    expect(
+      evaluateMatch(expression, {
+        event: envelope({ order_id: 'B' }, 'order.cancelled'),
+        trigger: { event: envelope({ order_id: 'A' }) },
+      }),
+    ).toEqual({ outcome: 'no_match' });
   });
 
   it('report a missing key as an error rather than a match', () => {
     const expression = compiled('event.data.order_id == trigger.event.data.order_id');
-    expect(evaluateMatch(expression, { event: envelope({}), trigger: { event: envelope({ order_id: 'A' }) } }).outcome).toBe('error');
+    expect(
+      evaluateMatch(expression, { event: envelope({}), trigger: { event: envelope({ order_id: 'A' }) } }).outcome,
+    ).toBe('error');
   });
 
   it('reject the envelope variables of a filter and name the variables a match expression can read', () => {

@@ -29,19 +29,26 @@ const asMap = (envelope: FilterableEnvelope): Record<string, unknown> => ({
  */
 export function evaluateMatch(expression: CompiledFilter, bindings: MatchBindings): FilterOutcome {
   const program = programOf(expression);
-  if (program === undefined) return { outcome: 'error', message: 'not a compiled expression: use compileMatchExpression() to make one' };
+  if (program === undefined)
+    return { outcome: 'error', message: 'not a compiled expression: use compileMatchExpression() to make one' };
   const meter = new CostMeter(MAX_FILTER_EVALUATION_COST);
   try {
     const bound = { event: asMap(bindings.event), trigger: { event: asMap(bindings.trigger.event) } };
     const result = withMeter(meter, () => program.run(bound));
-    if (meter.exhausted) return { outcome: 'error', message: `match evaluation exceeded its cost limit of ${meter.limit} units` };
+    if (meter.exhausted)
+      return { outcome: 'error', message: `match evaluation exceeded its cost limit of ${meter.limit} units` };
     if (isCelError(result)) {
       const position = result.exprId === undefined ? undefined : program.positions[String(result.exprId)];
-      return position === undefined ? { outcome: 'error', message: result.message } : { outcome: 'error', message: result.message, position };
+      return position === undefined
+        ? { outcome: 'error', message: result.message }
+        : { outcome: 'error', message: result.message, position };
     }
     if (result === true) return { outcome: 'match' };
     if (result === false) return { outcome: 'no_match' };
-    return { outcome: 'error', message: `a match expression must evaluate to a boolean, but this one evaluated to a ${celType(result).name}` };
+    return {
+      outcome: 'error',
+      message: `a match expression must evaluate to a boolean, but this one evaluated to a ${celType(result).name}`,
+    };
   } catch (error) {
     return { outcome: 'error', message: error instanceof Error ? error.message : String(error) };
   }

@@ -1,4 +1,14 @@
-import { celEnv, celFunc, celMethod, CelScalar, isCelError, type CelEnv, type CelFunc, type CelInput, type CelValue } from '@bufbuild/cel';
+import {
+  celEnv,
+  celFunc,
+  celMethod,
+  CelScalar,
+  isCelError,
+  type CelEnv,
+  type CelFunc,
+  type CelInput,
+  type CelValue,
+} from '@bufbuild/cel';
 import { charge, deepSize, remainingBudget, shallowSize } from './cost-meter';
 import { compileRegex } from './safe-regex';
 
@@ -117,21 +127,33 @@ const REGEX_INSTRUCTIONS_PER_UNIT = 4;
  * but patterns are size-checked before compiling and cached once compiled, and
  * the match is charged for the text times the program size.
  */
-const matches = celMethod('matches', CelScalar.STRING, [CelScalar.STRING], CelScalar.BOOL, function (this: string, pattern: string) {
-  charge(1 + pattern.length);
-  const regex = compileRegex(pattern);
-  charge(this.length * Math.ceil(regex.re2Input.prog.numInst() / REGEX_INSTRUCTIONS_PER_UNIT));
-  return regex.test(this);
-});
+const matches = celMethod(
+  'matches',
+  CelScalar.STRING,
+  [CelScalar.STRING],
+  CelScalar.BOOL,
+  function (this: string, pattern: string) {
+    charge(1 + pattern.length);
+    const regex = compileRegex(pattern);
+    charge(this.length * Math.ceil(regex.re2Input.prog.numInst() / REGEX_INSTRUCTIONS_PER_UNIT));
+    return regex.test(this);
+  },
+);
 
 const standard = celEnv();
 
 /** The environment every filter is planned against. */
-export const filterEnv: CelEnv = celEnv({ funcs: [...[...standard.funcs].filter((fn) => fn.name !== 'matches').map(metered), matches, rangeMeter, loopGuard] });
+export const filterEnv: CelEnv = celEnv({
+  funcs: [...[...standard.funcs].filter((fn) => fn.name !== 'matches').map(metered), matches, rangeMeter, loopGuard],
+});
 
 /** True if `name` is a function or operator a filter may call. */
 export function isKnownFunction(name: string): boolean {
-  return name !== RANGE_METER_FUNCTION && name !== LOOP_GUARD_FUNCTION && (PLANNER_OPERATORS.has(name) || filterEnv.funcs.find(name) !== undefined);
+  return (
+    name !== RANGE_METER_FUNCTION &&
+    name !== LOOP_GUARD_FUNCTION &&
+    (PLANNER_OPERATORS.has(name) || filterEnv.funcs.find(name) !== undefined)
+  );
 }
 
 /**

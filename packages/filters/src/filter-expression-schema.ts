@@ -13,7 +13,10 @@ import { MAX_FILTER_EXPRESSION_LENGTH } from './filter-limits';
  */
 export const FilterExpression = z
   .string()
-  .max(MAX_FILTER_EXPRESSION_LENGTH, `a filter expression may be at most ${MAX_FILTER_EXPRESSION_LENGTH} characters long`)
+  .max(
+    MAX_FILTER_EXPRESSION_LENGTH,
+    `a filter expression may be at most ${MAX_FILTER_EXPRESSION_LENGTH} characters long`,
+  )
   .superRefine((expression, ctx) => {
     if (expression.length > MAX_FILTER_EXPRESSION_LENGTH) return;
     const compiled = compileFilter(expression);

@@ -21,4 +21,9 @@ export { evaluateMatch } from './evaluate-match';
 export type { MatchBindings } from './evaluate-match';
 export type { KeyOutcome } from './evaluate-key';
 export { FilterExpression } from './filter-expression-schema';
-export { MAX_FILTER_AST_NODES, MAX_FILTER_EVALUATION_COST, MAX_FILTER_EXPRESSION_LENGTH, MAX_FILTER_NESTING_DEPTH } from './filter-limits';
+export {
+  MAX_FILTER_AST_NODES,
+  MAX_FILTER_EVALUATION_COST,
+  MAX_FILTER_EXPRESSION_LENGTH,
+  MAX_FILTER_NESTING_DEPTH,
+} from './filter-limits';

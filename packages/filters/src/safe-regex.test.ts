@@ -25,7 +25,9 @@ describe('estimateRegexSize', () => {
       '[^\\x{10000}-\\x{10FFFF}]{4}',
     ];
     for (const pattern of patterns) {
-      expect(estimateRegexSize(pattern), pattern).toBeGreaterThanOrEqual(RE2JS.compile(pattern).re2Input.prog.numInst());
+      expect(estimateRegexSize(pattern), pattern).toBeGreaterThanOrEqual(
+        RE2JS.compile(pattern).re2Input.prog.numInst(),
+      );
     }
   });
 

@@ -165,16 +165,22 @@ export function compileRegex(pattern: string): RE2JS {
   const cached = cache.get(pattern);
   if (cached !== undefined) return cached;
   if (pattern.length > MAX_REGEX_PATTERN_LENGTH) {
-    throw new RegexRejectedError(`regular expression is ${pattern.length} characters long; the limit is ${MAX_REGEX_PATTERN_LENGTH}`);
+    throw new RegexRejectedError(
+      `regular expression is ${pattern.length} characters long; the limit is ${MAX_REGEX_PATTERN_LENGTH}`,
+    );
   }
   if (estimateRegexSize(pattern) > MAX_REGEX_PROGRAM_SIZE) {
-    throw new RegexRejectedError(`regular expression is too complex (its program would exceed ${MAX_REGEX_PROGRAM_SIZE} instructions): ${abbreviate(pattern)}`);
+    throw new RegexRejectedError(
+      `regular expression is too complex (its program would exceed ${MAX_REGEX_PROGRAM_SIZE} instructions): ${abbreviate(pattern)}`,
+    );
   }
   let compiled: RE2JS;
   try {
     compiled = RE2JS.compile(pattern);
   } catch (error) {
-    throw new RegexRejectedError(`invalid regular expression: ${error instanceof Error ? error.message : String(error)}`);
+    throw new RegexRejectedError(
+      `invalid regular expression: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
   cache.set(pattern, compiled);

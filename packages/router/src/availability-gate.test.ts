@@ -60,16 +60,30 @@ describe('the Temporal availability gate', () => {
 
 describe('classifyFailure', () => {
   test('names a refused or dropped connection unreachable, without looking at who refused it', () => {
-    expect(classifyFailure(Object.assign(new Error('connect ECONNREFUSED 10.1.2.3:5432'), { code: 'ECONNREFUSED' }))).toBe('unreachable');
-    expect(classifyFailure(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe('unreachable');
-    expect(classifyFailure(new Error('Query failed', { cause: new Error('Connection terminated unexpectedly') }))).toBe('unreachable');
-    expect(classifyFailure(Object.assign(new Error('14 UNAVAILABLE: No connection established'), { code: 14 }))).toBe('unreachable');
+    expect(
+      classifyFailure(Object.assign(new Error('connect ECONNREFUSED 10.1.2.3:5432'), { code: 'ECONNREFUSED' })),
+    ).toBe('unreachable');
+    expect(
+      classifyFailure(
+        Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+      ),
+    ).toBe('unreachable');
+    expect(classifyFailure(new Error('Query failed', { cause: new Error('Connection terminated unexpectedly') }))).toBe(
+      'unreachable',
+    );
+    expect(classifyFailure(Object.assign(new Error('14 UNAVAILABLE: No connection established'), { code: 14 }))).toBe(
+      'unreachable',
+    );
   });
 
   test('names a deadline a timeout and anything else a plain error', () => {
-    expect(classifyFailure(Object.assign(new Error('4 DEADLINE_EXCEEDED: Deadline exceeded'), { code: 4 }))).toBe('timeout');
+    expect(classifyFailure(Object.assign(new Error('4 DEADLINE_EXCEEDED: Deadline exceeded'), { code: 4 }))).toBe(
+      'timeout',
+    );
     expect(classifyFailure(new Error('timeout exceeded when trying to connect'))).toBe('timeout');
-    expect(classifyFailure(Object.assign(new Error('password authentication failed for user "app"'), { code: '28P01' }))).toBe('error');
+    expect(
+      classifyFailure(Object.assign(new Error('password authentication failed for user "app"'), { code: '28P01' })),
+    ).toBe('error');
     expect(classifyFailure('not even an error')).toBe('error');
   });
 });
@@ -96,7 +110,8 @@ describe('createDependencyMonitor', () => {
         {
           name: 'postgres',
           check: async () => {
-            if (!up) throw Object.assign(new Error('connect ECONNREFUSED 10.1.2.3:5432 (user app)'), { code: 'ECONNREFUSED' });
+            if (!up)
+              throw Object.assign(new Error('connect ECONNREFUSED 10.1.2.3:5432 (user app)'), { code: 'ECONNREFUSED' });
           },
         },
       ],
@@ -111,14 +126,22 @@ describe('createDependencyMonitor', () => {
     await monitor.checkNow();
 
     expect(changes).toEqual(['postgres:up', 'postgres:down', 'postgres:up']);
-    expect(logger.lines.map((line) => `${line.level} ${line.message}`)).toEqual(['warn postgres lost: unreachable from this process', 'info postgres regained']);
+    expect(logger.lines.map((line) => `${line.level} ${line.message}`)).toEqual([
+      'warn postgres lost: unreachable from this process',
+      'info postgres regained',
+    ]);
     // The detail is in the log, for the operator.
     expect(logger.lines[0]?.obj).toMatchObject({ dependency: 'postgres', reason: 'unreachable' });
     expect(logger.lines[1]?.obj).toHaveProperty('downForMs');
   });
 
   test('a check that hangs fails as a timeout instead of holding the caller', async () => {
-    const monitor = createDependencyMonitor({ logger: recordingLogger(), intervalMs: 0, timeoutMs: 50, checks: [{ name: 'temporal', check: () => new Promise(() => undefined) }] });
+    const monitor = createDependencyMonitor({
+      logger: recordingLogger(),
+      intervalMs: 0,
+      timeoutMs: 50,
+      checks: [{ name: 'temporal', check: () => new Promise(() => undefined) }],
+    });
     expect(await monitor.checkNow()).toEqual({ temporal: { status: 'failing', reason: 'timeout' } });
     await expect(monitor.probes()[0]!.check()).rejects.toThrow(/did not answer within 50 ms/);
   });

@@ -104,7 +104,12 @@ export function classifyFailure(error: unknown): FailureReason {
     const message = (current as { message?: unknown }).message;
     if (typeof message === 'string') {
       if (/timeout|timed out|deadline/i.test(message)) return 'timeout';
-      if (/ECONNREFUSED|Connection terminated|not queryable|UNAVAILABLE|No connection established|connect ECONN/i.test(message)) return 'unreachable';
+      if (
+        /ECONNREFUSED|Connection terminated|not queryable|UNAVAILABLE|No connection established|connect ECONN/i.test(
+          message,
+        )
+      )
+        return 'unreachable';
     }
     current = (current as { cause?: unknown }).cause;
   }
@@ -167,8 +172,10 @@ export function createDependencyMonitor(options: DependencyMonitorOptions): Depe
     if (previous?.up === up) return;
     const now = Date.now();
     state.set(name, { up, since: now });
-    if (!up) options.logger.warn({ dependency: name, reason, err: error }, `${name} lost: unreachable from this process`);
-    else if (previous !== undefined) options.logger.info({ dependency: name, downForMs: now - previous.since }, `${name} regained`);
+    if (!up)
+      options.logger.warn({ dependency: name, reason, err: error }, `${name} lost: unreachable from this process`);
+    else if (previous !== undefined)
+      options.logger.info({ dependency: name, downForMs: now - previous.since }, `${name} regained`);
     options.onChange?.(name, up);
   };
 
@@ -178,7 +185,10 @@ export function createDependencyMonitor(options: DependencyMonitorOptions): Depe
       await Promise.race([
         dependency.check(),
         new Promise<never>((_, reject) => {
-          timeout = setTimeout(() => reject(new DependencyCheckTimeoutError(`${dependency.name} did not answer within ${timeoutMs} ms`)), timeoutMs);
+          timeout = setTimeout(
+            () => reject(new DependencyCheckTimeoutError(`${dependency.name} did not answer within ${timeoutMs} ms`)),
+            timeoutMs,
+          );
         }),
       ]);
       record(dependency.name, true);

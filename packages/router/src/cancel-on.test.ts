@@ -3,7 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { cancelWatchers, decideCancellations } from './cancel-on';
 import { buildDefinitionIndex } from './definition-index';
 
-const envelope = (event_id: string, event_type: string, data: Record<string, unknown>, source = 'shop') => ({ event_id, event_type, source, occurred_at: '2026-03-01T09:00:00Z', data });
+const envelope = (event_id: string, event_type: string, data: Record<string, unknown>, source = 'shop') => ({
+  event_id,
+  event_type,
+  source,
+  occurred_at: '2026-03-01T09:00:00Z',
+  data,
+});
 
 const definition = {
   id: '00000000-0000-4000-8000-000000000001',
@@ -12,7 +18,12 @@ const definition = {
   definition: {
     triggers: [
       { type: 'cron', cron: '0 * * * *' },
-      { type: 'event', event_type: 'order.created', source: 'shop', cancel_on: [{ event_type: 'order.cancelled', match: 'event.data.order_id == trigger.event.data.order_id' }] },
+      {
+        type: 'event',
+        event_type: 'order.created',
+        source: 'shop',
+        cancel_on: [{ event_type: 'order.cancelled', match: 'event.data.order_id == trigger.event.data.order_id' }],
+      },
     ],
   } as unknown as Pick<ActivityDefinition, 'triggers'>,
 };
@@ -32,9 +43,19 @@ describe('cancel_on decisions', () => {
       { runId: 'run-b', workflowId: 'wf-b', triggerEvent: envelope('e2', 'order.created', { order_id: 'B' }) },
       { runId: 'run-c', workflowId: 'wf-c', triggerEvent: envelope('e3', 'order.created', {}) },
       { runId: 'run-d', workflowId: 'wf-d', triggerEvent: null },
-      { runId: 'run-e', workflowId: 'wf-e', triggerEvent: envelope('e5', 'order.created', { order_id: 'A' }, 'other-source') },
+      {
+        runId: 'run-e',
+        workflowId: 'wf-e',
+        triggerEvent: envelope('e5', 'order.created', { order_id: 'A' }, 'other-source'),
+      },
     ]);
-    expect(decision.cancel).toEqual([{ runId: 'run-a', workflowId: 'wf-a', detail: 'triggers[1].cancel_on[0] matched: event.data.order_id == trigger.event.data.order_id' }]);
+    expect(decision.cancel).toEqual([
+      {
+        runId: 'run-a',
+        workflowId: 'wf-a',
+        detail: 'triggers[1].cancel_on[0] matched: event.data.order_id == trigger.event.data.order_id',
+      },
+    ]);
     expect(decision.errors).toBe(2);
   });
 });

@@ -1,5 +1,10 @@
 import type { EventEnvelope, EventTrigger, Logger, Trigger } from '@activity-core/contracts';
-import type { CancelCandidate, CancellationsRepository, CancelScanDecision, EventCancellationRow } from '@activity-core/db';
+import type {
+  CancelCandidate,
+  CancellationsRepository,
+  CancelScanDecision,
+  EventCancellationRow,
+} from '@activity-core/db';
 import { compileMatchExpression, evaluateMatch, type CompileFilterResult } from '@activity-core/filters';
 import { isTemporalUnreachable, type RunCanceller } from '@activity-core/temporal/client';
 import type { AvailabilityGate } from './availability-gate';
@@ -38,7 +43,10 @@ export interface CancelWatcher {
 const watchersByIndex = new WeakMap<object, Map<string, CancelWatcher[]>>();
 
 /** Definitions in `index` with a `cancel_on` entry for exactly `eventType`, in registration order. */
-export function cancelWatchers<R extends IndexableDefinition>(index: DefinitionIndex<R>, eventType: string): CancelWatcher[] {
+export function cancelWatchers<R extends IndexableDefinition>(
+  index: DefinitionIndex<R>,
+  eventType: string,
+): CancelWatcher[] {
   let byType = watchersByIndex.get(index);
   if (byType === undefined) {
     byType = new Map();
@@ -53,7 +61,12 @@ export function cancelWatchers<R extends IndexableDefinition>(index: DefinitionI
         });
       });
       for (const [type, entries] of perType) {
-        const watcher: CancelWatcher = { id: definition.id, name: definition.name, version: definition.version, entries };
+        const watcher: CancelWatcher = {
+          id: definition.id,
+          name: definition.name,
+          version: definition.version,
+          entries,
+        };
         const list = byType.get(type);
         if (list === undefined) byType.set(type, [watcher]);
         else list.push(watcher);
@@ -78,7 +91,9 @@ function compiledMatch(expression: string): CompileFilterResult {
 }
 
 function isEnvelope(value: unknown): value is EventEnvelope {
-  return typeof value === 'object' && value !== null && typeof (value as { event_type?: unknown }).event_type === 'string';
+  return (
+    typeof value === 'object' && value !== null && typeof (value as { event_type?: unknown }).event_type === 'string'
+  );
 }
 
 /**
@@ -89,7 +104,11 @@ function isEnvelope(value: unknown): value is EventEnvelope {
  * missing key) does not cancel it and is counted in `errors`; so is a run
  * whose trigger event is no longer stored.
  */
-export function decideCancellations(watcher: CancelWatcher, event: EventEnvelope, candidates: readonly CancelCandidate[]): CancelScanDecision {
+export function decideCancellations(
+  watcher: CancelWatcher,
+  event: EventEnvelope,
+  candidates: readonly CancelCandidate[],
+): CancelScanDecision {
   const decision: CancelScanDecision = { cancel: [], errors: 0 };
   for (const candidate of candidates) {
     const triggerEvent = candidate.triggerEvent;
@@ -110,7 +129,10 @@ export function decideCancellations(watcher: CancelWatcher, event: EventEnvelope
         decision.cancel.push({
           runId: candidate.runId,
           workflowId: candidate.workflowId,
-          detail: `triggers[${entry.triggerIndex}].cancel_on[${entry.entryIndex}] matched: ${entry.match}`.slice(0, 1_000),
+          detail: `triggers[${entry.triggerIndex}].cancel_on[${entry.entryIndex}] matched: ${entry.match}`.slice(
+            0,
+            1_000,
+          ),
         });
         failed = false;
         break;
@@ -174,7 +196,10 @@ export function createCancelOn(deps: CancelOnDeps) {
       try {
         ({ pending, scanned } = await deps.cancellations.state(envelope.event_id));
       } catch (error) {
-        deps.logger.warn({ eventId: envelope.event_id, err: error }, 'cancel_on: could not read the cancellation state; the dispatcher will retry');
+        deps.logger.warn(
+          { eventId: envelope.event_id, err: error },
+          'cancel_on: could not read the cancellation state; the dispatcher will retry',
+        );
         return { message: (error as Error).message, unreachable: false };
       }
       for (const watcher of watchers) {
@@ -191,7 +216,10 @@ export function createCancelOn(deps: CancelOnDeps) {
           if (fresh !== undefined) pending.push(...fresh);
         } catch (error) {
           failure = { message: (error as Error).message, unreachable: false };
-          deps.logger.warn({ eventId: envelope.event_id, activityId: watcher.id, err: error }, 'cancel_on: scan failed; the dispatcher will retry');
+          deps.logger.warn(
+            { eventId: envelope.event_id, activityId: watcher.id, err: error },
+            'cancel_on: scan failed; the dispatcher will retry',
+          );
         }
       }
       for (const row of pending) {
@@ -202,23 +230,34 @@ export function createCancelOn(deps: CancelOnDeps) {
         }
         let outcome: Awaited<ReturnType<RunCanceller['cancel']>>;
         try {
-          outcome = await deps.canceller.cancel(row.workflowId, { deadline: new Date(Date.now() + (pass.probe ? options.probeTimeoutMs : options.timeoutMs)) });
+          outcome = await deps.canceller.cancel(row.workflowId, {
+            deadline: new Date(Date.now() + (pass.probe ? options.probeTimeoutMs : options.timeoutMs)),
+          });
           gate.reachable(pass);
         } catch (error) {
           const unreachable = isTemporalUnreachable(error);
           if (unreachable) gate.unreachable(pass);
           else gate.reachable(pass);
           failure = { message: (error as Error).message, unreachable: unreachable && (failure?.unreachable ?? true) };
-          deps.logger.warn({ eventId: envelope.event_id, workflowId: row.workflowId, err: error }, 'cancel_on: cancellation not requested; the dispatcher will retry');
+          deps.logger.warn(
+            { eventId: envelope.event_id, workflowId: row.workflowId, err: error },
+            'cancel_on: cancellation not requested; the dispatcher will retry',
+          );
           continue;
         }
         try {
           // Lost, the row stays pending: the retry asks again, which Temporal takes as the same request.
           await deps.cancellations.settle(row.eventId, row.runId, outcome);
-          deps.logger.info({ eventId: envelope.event_id, workflowId: row.workflowId, outcome }, 'cancel_on: run cancellation requested');
+          deps.logger.info(
+            { eventId: envelope.event_id, workflowId: row.workflowId, outcome },
+            'cancel_on: run cancellation requested',
+          );
         } catch (error) {
           failure = { message: (error as Error).message, unreachable: false };
-          deps.logger.warn({ eventId: envelope.event_id, workflowId: row.workflowId, err: error }, 'cancel_on: could not record the cancellation; the dispatcher will retry');
+          deps.logger.warn(
+            { eventId: envelope.event_id, workflowId: row.workflowId, err: error },
+            'cancel_on: could not record the cancellation; the dispatcher will retry',
+          );
         }
       }
       return failure;

@@ -7,7 +7,11 @@ function def(id: string, triggers: Trigger[], version = 1): IndexableDefinition 
   return { id, name: `activity-${id}`, version, definition: { triggers } };
 }
 
-const ev = (event_type: string, event_source = 'shop'): Trigger => ({ type: 'event', event_type, ...(event_source === 'any' ? {} : { source: event_source }) });
+const ev = (event_type: string, event_source = 'shop'): Trigger => ({
+  type: 'event',
+  event_type,
+  ...(event_source === 'any' ? {} : { source: event_source }),
+});
 const ids = (list: Array<{ id: string }>) => list.map((entry) => entry.id);
 
 function envelope(event_type: string, source = 'shop', data: Record<string, unknown> = {}): EventEnvelope {
@@ -36,7 +40,12 @@ describe('definition index', () => {
   });
 
   it('finds prefix wildcards at every depth and the catch-all for every type, but a prefix not for the bare name', () => {
-    const rows = [def('star', [ev('*', 'any')]), def('order', [ev('order.*', 'any')]), def('refund', [ev('order.refund.*', 'any')]), def('other', [ev('user.*', 'any')])];
+    const rows = [
+      def('star', [ev('*', 'any')]),
+      def('order', [ev('order.*', 'any')]),
+      def('refund', [ev('order.refund.*', 'any')]),
+      def('other', [ev('user.*', 'any')]),
+    ];
     const index = buildDefinitionIndex(rows);
     expect(ids(index.candidates('order.paid'))).toEqual(['star', 'order']);
     expect(ids(index.candidates('order.refund.created'))).toEqual(['star', 'order', 'refund']);
@@ -45,7 +54,10 @@ describe('definition index', () => {
   });
 
   it('lists a definition once, in registration order, however many of its triggers match', () => {
-    const rows = [def('late', [ev('x.y', 'any')]), def('multi', [ev('x.y', 'any'), ev('x.*', 'any'), ev('*', 'any'), ev('x.y', 'other')])];
+    const rows = [
+      def('late', [ev('x.y', 'any')]),
+      def('multi', [ev('x.y', 'any'), ev('x.*', 'any'), ev('*', 'any'), ev('x.y', 'other')]),
+    ];
     expect(ids(buildDefinitionIndex(rows).candidates('x.y'))).toEqual(['late', 'multi']);
     expect(ids(buildDefinitionIndex([...rows].reverse()).candidates('x.y'))).toEqual(['multi', 'late']);
   });
@@ -72,7 +84,16 @@ describe('definition index', () => {
       def('6', [{ type: 'cron', cron: '0 * * * *' } as Trigger, ev('user.*')]),
       def('7', [ev('order.paid.late', 'any')]),
     ];
-    for (const type of ['order.paid', 'order', 'order.refund.created', 'user.created', 'user.deleted', 'x', 'order.paid.late', 'order.paidx']) {
+    for (const type of [
+      'order.paid',
+      'order',
+      'order.refund.created',
+      'user.created',
+      'user.deleted',
+      'x',
+      'order.paid.late',
+      'order.paidx',
+    ]) {
       for (const source of ['shop', 'crm']) {
         const event = envelope(type, source, { amount: 5 });
         expect(indexed(rows, event), `${type} from ${source}`).toEqual(fullScan(rows, event));

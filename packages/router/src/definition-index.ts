@@ -43,7 +43,11 @@ export interface DefinitionIndex<R extends IndexableDefinition = IndexableDefini
   readonly entries: readonly IndexedDefinition<R>[];
 }
 
-function add<R extends IndexableDefinition>(map: Map<string, IndexedDefinition<R>[]>, key: string, entry: IndexedDefinition<R>): void {
+function add<R extends IndexableDefinition>(
+  map: Map<string, IndexedDefinition<R>[]>,
+  key: string,
+  entry: IndexedDefinition<R>,
+): void {
   const list = map.get(key);
   if (list === undefined) map.set(key, [entry]);
   else if (list.at(-1) !== entry) list.push(entry);
@@ -55,7 +59,14 @@ export function buildDefinitionIndex<R extends IndexableDefinition>(rows: readon
   const everything: IndexedDefinition<R>[] = [];
   const entries: IndexedDefinition<R>[] = [];
   for (const [position, row] of rows.entries()) {
-    const entry: IndexedDefinition<R> = { id: row.id, name: row.name, version: row.version, triggers: row.definition.triggers, position, row };
+    const entry: IndexedDefinition<R> = {
+      id: row.id,
+      name: row.name,
+      version: row.version,
+      triggers: row.definition.triggers,
+      position,
+      row,
+    };
     entries.push(entry);
     for (const trigger of entry.triggers) {
       if (trigger.type !== 'event') continue;
@@ -138,10 +149,19 @@ export function createDefinitionCache<R extends IndexableDefinition>(
   hooks: { onLoad?: (version: bigint | undefined, size: number) => void } = {},
 ): DefinitionCache<R> {
   const cache = createVersionedCache(
-    { currentVersion: () => source.currentVersion(), load: async () => buildDefinitionIndex(await source.listEnabled()) },
+    {
+      currentVersion: () => source.currentVersion(),
+      load: async () => buildDefinitionIndex(await source.listEnabled()),
+    },
     { onLoad: ({ version, value }) => hooks.onLoad?.(version, value.size) },
   );
-  const versioned = ({ version, value }: { version: bigint | undefined; value: DefinitionIndex<R> }): VersionedIndex<R> => ({ version, index: value });
+  const versioned = ({
+    version,
+    value,
+  }: {
+    version: bigint | undefined;
+    value: DefinitionIndex<R>;
+  }): VersionedIndex<R> => ({ version, index: value });
   return {
     current: async () => (await cache.current()).value,
     currentVersioned: async () => versioned(await cache.current()),

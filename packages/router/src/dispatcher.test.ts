@@ -44,7 +44,10 @@ describe('the dispatcher while Postgres is unreachable', () => {
     await vi.advanceTimersByTimeAsync(100);
     expect(claims).toBe(4);
     await dispatcher.stop();
-    expect(logger.lines).toEqual(['warn dispatcher cannot reach Postgres; retrying every 100 ms', 'info dispatcher reached Postgres again; draining pending routes']);
+    expect(logger.lines).toEqual([
+      'warn dispatcher cannot reach Postgres; retrying every 100 ms',
+      'info dispatcher reached Postgres again; draining pending routes',
+    ]);
   });
 
   test('backs off to five intervals after a failure that is not about reaching Postgres', async () => {

@@ -74,7 +74,10 @@ export function createDispatcher(options: DispatcherOptions) {
       running = runOnce()
         .then((count) => {
           if (unreachableSince !== undefined) {
-            options.logger.info({ downForMs: Date.now() - unreachableSince }, 'dispatcher reached Postgres again; draining pending routes');
+            options.logger.info(
+              { downForMs: Date.now() - unreachableSince },
+              'dispatcher reached Postgres again; draining pending routes',
+            );
             unreachableSince = undefined;
           }
           schedule(nextDelay(count));

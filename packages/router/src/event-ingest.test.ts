@@ -6,7 +6,13 @@
  * `*.int.test.ts` files in test/ prove that against the real services.
  */
 import { randomUUID } from 'node:crypto';
-import { ActivityDefinition, EventIdReusedError, eventRunWorkflowId, runIdFor, type EventEnvelope } from '@activity-core/contracts';
+import {
+  ActivityDefinition,
+  EventIdReusedError,
+  eventRunWorkflowId,
+  runIdFor,
+  type EventEnvelope,
+} from '@activity-core/contracts';
 import type { DefinitionRow, EventRouteRow, EventRow, NewRoute, RunRow } from '@activity-core/db';
 import type { RunStarter, StartRunRequest } from '@activity-core/temporal/client';
 import { describe, expect, test } from 'vitest';
@@ -40,7 +46,8 @@ function fakeEvents(recordedRuns: ReadonlySet<string> = new Set()) {
     async accept(input) {
       const existing = stored.get(input.envelope.event_id);
       if (existing !== undefined) {
-        if (existing.event.fingerprint !== input.fingerprint) return { kind: 'fingerprint_mismatch', event: existing.event };
+        if (existing.event.fingerprint !== input.fingerprint)
+          return { kind: 'fingerprint_mismatch', event: existing.event };
         return { kind: 'duplicate', event: existing.event, routes: existing.routes };
       }
       const now = new Date();
@@ -67,7 +74,10 @@ function fakeEvents(recordedRuns: ReadonlySet<string> = new Set()) {
         ...route,
         eventId: input.envelope.event_id,
         // As the accept statement does: a pending route whose run is already recorded is a duplicate at once.
-        outcome: (route.outcome ?? 'pending') === 'pending' && recordedRuns.has(route.workflowId) ? 'duplicate' : (route.outcome ?? 'pending'),
+        outcome:
+          (route.outcome ?? 'pending') === 'pending' && recordedRuns.has(route.workflowId)
+            ? 'duplicate'
+            : (route.outcome ?? 'pending'),
         detail: route.detail ?? null,
         createdAt: now,
         updatedAt: now,
@@ -87,7 +97,12 @@ function fakeEvents(recordedRuns: ReadonlySet<string> = new Set()) {
         return false;
       }
       markCalls.push(eventId);
-      if (entry === undefined || entry.event.routingState !== 'pending' || entry.routes.some((r) => r.outcome === 'pending')) return false;
+      if (
+        entry === undefined ||
+        entry.event.routingState !== 'pending' ||
+        entry.routes.some((r) => r.outcome === 'pending')
+      )
+        return false;
       entry.event.routingState = 'routed';
       entry.event.lastError = null;
       return true;
@@ -99,7 +114,8 @@ function fakeEvents(recordedRuns: ReadonlySet<string> = new Set()) {
     markCalls,
     event: (eventId: string) => stored.get(eventId)?.event,
     routes: (eventId: string) => stored.get(eventId)?.routes ?? [],
-    outcomes: (eventId: string) => Object.fromEntries((stored.get(eventId)?.routes ?? []).map((r) => [r.activityName, r.outcome])),
+    outcomes: (eventId: string) =>
+      Object.fromEntries((stored.get(eventId)?.routes ?? []).map((r) => [r.activityName, r.outcome])),
   };
 }
 
@@ -154,7 +170,10 @@ function envelope(overrides: Partial<EventEnvelope> = {}): EventEnvelope {
   };
 }
 
-function setup(rows: DefinitionRow[], options: { answer?: (request: StartRunRequest) => StartAnswer; recordedRuns?: Set<string> } = {}) {
+function setup(
+  rows: DefinitionRow[],
+  options: { answer?: (request: StartRunRequest) => StartAnswer; recordedRuns?: Set<string> } = {},
+) {
   const events = fakeEvents(options.recordedRuns);
   const { starter, requests } = fakeStarter(options.answer);
   const gate = createAvailabilityGate();
@@ -179,9 +198,21 @@ describe('routing an accepted event to the definitions it matches', () => {
 
     const workflowId = eventRunWorkflowId(paid.id, event.event_id);
     expect(answer).toMatchObject({ event_id: event.event_id, status: 'accepted', filtered: [] });
-    expect(answer.runs).toEqual([{ activity_id: paid.id, activity_name: 'on-paid', workflow_id: workflowId, run_id: runIdFor(workflowId), status: 'started' }]);
+    expect(answer.runs).toEqual([
+      {
+        activity_id: paid.id,
+        activity_name: 'on-paid',
+        workflow_id: workflowId,
+        run_id: runIdFor(workflowId),
+        status: 'started',
+      },
+    ]);
     expect(requests).toHaveLength(1);
-    expect(requests[0]).toMatchObject({ workflowId, activity: { id: paid.id, version: 1 }, trigger: { type: 'event', event } });
+    expect(requests[0]).toMatchObject({
+      workflowId,
+      activity: { id: paid.id, version: 1 },
+      trigger: { type: 'event', event },
+    });
     expect(events.outcomes(event.event_id)).toEqual({ 'on-paid': 'started' });
     expect(events.event(event.event_id)?.routingState).toBe('routed');
   });
@@ -190,7 +221,9 @@ describe('routing an accepted event to the definitions it matches', () => {
     const paid = definitionRow('on-paid', [{ type: 'event', event_type: 'order.paid' }]);
     const wildcard = definitionRow('on-any-order', [{ type: 'event', event_type: 'order.*', source: 'shop' }]);
     const otherType = definitionRow('on-refund', [{ type: 'event', event_type: 'order.refunded' }]);
-    const otherSource = definitionRow('on-billing-paid', [{ type: 'event', event_type: 'order.paid', source: 'billing' }]);
+    const otherSource = definitionRow('on-billing-paid', [
+      { type: 'event', event_type: 'order.paid', source: 'billing' },
+    ]);
     const disabled = { ...definitionRow('disabled', [{ type: 'event', event_type: 'order.paid' }]), enabled: false };
     const cronOnly = definitionRow('nightly', [{ type: 'cron', cron: '0 3 * * *' }]);
     const { ingest, events, requests } = setup([paid, wildcard, otherType, otherSource, disabled, cronOnly]);
@@ -204,7 +237,9 @@ describe('routing an accepted event to the definitions it matches', () => {
   });
 
   test('an event no definition matches is stored settled with an empty decision log and starts nothing', async () => {
-    const { ingest, events, requests } = setup([definitionRow('on-refund', [{ type: 'event', event_type: 'order.refunded' }])]);
+    const { ingest, events, requests } = setup([
+      definitionRow('on-refund', [{ type: 'event', event_type: 'order.refunded' }]),
+    ]);
     const event = envelope();
 
     const answer = await ingest.ingest(event, 'assigned');
@@ -216,7 +251,9 @@ describe('routing an accepted event to the definitions it matches', () => {
   });
 
   test('a filter that rejects the event is recorded in the decision log as filtered, with the filter, and starts no run', async () => {
-    const big = definitionRow('big-orders', [{ type: 'event', event_type: 'order.paid', filter: 'data.amount > 1000' }]);
+    const big = definitionRow('big-orders', [
+      { type: 'event', event_type: 'order.paid', filter: 'data.amount > 1000' },
+    ]);
     const any = definitionRow('all-orders', [{ type: 'event', event_type: 'order.paid', filter: 'data.amount > 100' }]);
     const { ingest, events, requests } = setup([big, any]);
     const event = envelope({ data: { amount: 250 } });
@@ -224,22 +261,42 @@ describe('routing an accepted event to the definitions it matches', () => {
     const answer = await ingest.ingest(event, 'body');
 
     expect(answer.runs.map((run) => [run.activity_name, run.status])).toEqual([['all-orders', 'started']]);
-    expect(answer.filtered).toEqual([{ activity_id: big.id, activity_name: 'big-orders', status: 'filtered', detail: 'filter `data.amount > 1000` is false' }]);
+    expect(answer.filtered).toEqual([
+      {
+        activity_id: big.id,
+        activity_name: 'big-orders',
+        status: 'filtered',
+        detail: 'filter `data.amount > 1000` is false',
+      },
+    ]);
     expect(requests.map((request) => request.activity.name)).toEqual(['all-orders']);
     const route = events.routes(event.event_id).find((r) => r.activityId === big.id);
-    expect(route).toMatchObject({ outcome: 'filtered', detail: 'filter `data.amount > 1000` is false', workflowId: eventRunWorkflowId(big.id, event.event_id) });
+    expect(route).toMatchObject({
+      outcome: 'filtered',
+      detail: 'filter `data.amount > 1000` is false',
+      workflowId: eventRunWorkflowId(big.id, event.event_id),
+    });
     expect(events.event(event.event_id)?.routingState).toBe('routed');
   });
 
   test('a filter that fails on the event is recorded as filter_error with the reason, and the event still settles', async () => {
-    const gold = definitionRow('gold-customers', [{ type: 'event', event_type: 'order.paid', filter: 'data.customer.tier == "gold"' }]);
+    const gold = definitionRow('gold-customers', [
+      { type: 'event', event_type: 'order.paid', filter: 'data.customer.tier == "gold"' },
+    ]);
     const { ingest, events, requests } = setup([gold]);
     const event = envelope({ data: { amount: 5 } });
 
     const answer = await ingest.ingest(event, 'body');
 
     expect(answer.runs).toEqual([]);
-    expect(answer.filtered).toEqual([{ activity_id: gold.id, activity_name: 'gold-customers', status: 'filter_error', detail: expect.stringContaining('filter `data.customer.tier == "gold"` failed: ') }]);
+    expect(answer.filtered).toEqual([
+      {
+        activity_id: gold.id,
+        activity_name: 'gold-customers',
+        status: 'filter_error',
+        detail: expect.stringContaining('filter `data.customer.tier == "gold"` failed: '),
+      },
+    ]);
     expect(requests).toEqual([]);
     expect(events.event(event.event_id)?.routingState).toBe('routed');
   });
@@ -259,7 +316,7 @@ describe('duplicates', () => {
     expect(requests).toHaveLength(1);
   });
 
-  test('a redelivery answers with the first delivery\'s decision, even for a definition registered since', async () => {
+  test("a redelivery answers with the first delivery's decision, even for a definition registered since", async () => {
     const paid = definitionRow('on-paid', [{ type: 'event', event_type: 'order.paid' }]);
     const rows = [paid];
     const { ingest, requests } = setup(rows);
@@ -284,7 +341,9 @@ describe('duplicates', () => {
   test('a route whose run is already recorded is a duplicate without asking Temporal', async () => {
     const paid = definitionRow('on-paid', [{ type: 'event', event_type: 'order.paid' }]);
     const event = envelope();
-    const { ingest, events, requests } = setup([paid], { recordedRuns: new Set([eventRunWorkflowId(paid.id, event.event_id)]) });
+    const { ingest, events, requests } = setup([paid], {
+      recordedRuns: new Set([eventRunWorkflowId(paid.id, event.event_id)]),
+    });
 
     const answer = await ingest.ingest(event, 'body');
 
@@ -320,8 +379,13 @@ describe('when a start does not succeed', () => {
     expect(answer.status).toBe('accepted');
     expect(answer.runs.map((run) => run.status)).toEqual(['pending']);
     expect(events.outcomes(event.event_id)).toEqual({ 'on-paid': 'pending' });
-    expect(events.event(event.event_id)).toMatchObject({ routingState: 'pending', lastError: '14 UNAVAILABLE: No connection established' });
-    expect(events.failures).toEqual([{ eventId: event.event_id, message: '14 UNAVAILABLE: No connection established', retryInMs: expect.any(Number) }]);
+    expect(events.event(event.event_id)).toMatchObject({
+      routingState: 'pending',
+      lastError: '14 UNAVAILABLE: No connection established',
+    });
+    expect(events.failures).toEqual([
+      { eventId: event.event_id, message: '14 UNAVAILABLE: No connection established', retryInMs: expect.any(Number) },
+    ]);
     // Retried at the gate's next probe, not after the per-event backoff for refusals.
     expect(events.failures[0]!.retryInMs).toBeLessThan(routingBackoffMs(1));
     expect(gate.healthy).toBe(false);
@@ -337,18 +401,29 @@ describe('when a start does not succeed', () => {
 
     expect(requests).toHaveLength(1);
     expect(answer.runs.map((run) => run.status)).toEqual(['pending']);
-    expect(events.failures.at(-1)).toMatchObject({ eventId: second.event_id, message: 'Temporal is unreachable; routing deferred until it answers' });
+    expect(events.failures.at(-1)).toMatchObject({
+      eventId: second.event_id,
+      message: 'Temporal is unreachable; routing deferred until it answers',
+    });
   });
 
   test('a start Temporal refuses leaves the route pending with the per-event backoff, and Temporal counts as reachable', async () => {
     const paid = definitionRow('on-paid', [{ type: 'event', event_type: 'order.paid' }]);
-    const { ingest, events, gate } = setup([paid], { answer: () => new Error('3 INVALID_ARGUMENT: something Temporal refused') });
+    const { ingest, events, gate } = setup([paid], {
+      answer: () => new Error('3 INVALID_ARGUMENT: something Temporal refused'),
+    });
     const event = envelope();
 
     const answer = await ingest.ingest(event, 'body');
 
     expect(answer.runs.map((run) => run.status)).toEqual(['pending']);
-    expect(events.failures).toEqual([{ eventId: event.event_id, message: '3 INVALID_ARGUMENT: something Temporal refused', retryInMs: routingBackoffMs(1) }]);
+    expect(events.failures).toEqual([
+      {
+        eventId: event.event_id,
+        message: '3 INVALID_ARGUMENT: something Temporal refused',
+        retryInMs: routingBackoffMs(1),
+      },
+    ]);
     expect(gate.healthy).toBe(true);
   });
 
@@ -360,7 +435,10 @@ describe('when a start does not succeed', () => {
     const { starter, requests } = fakeStarter(() => (refuse ? new Error('9 FAILED_PRECONDITION: not now') : 'started'));
     const definitions = fakeDefinitions([gone, paid]);
     const ingest = createEventIngest({
-      definitions: { ...definitions, getVersion: async (id, version) => (id === gone.id ? undefined : definitions.getVersion(id, version)) },
+      definitions: {
+        ...definitions,
+        getVersion: async (id, version) => (id === gone.id ? undefined : definitions.getVersion(id, version)),
+      },
       events: events.repo,
       starter,
       runs: fakeRuns(),
@@ -377,7 +455,11 @@ describe('when a start does not succeed', () => {
 
     expect(Object.fromEntries(outcomes)).toEqual({ [gone.id]: 'pending', [paid.id]: 'started' });
     expect(requests.map((request) => request.activity.name)).toEqual(['gone', 'on-paid', 'on-paid']);
-    expect(events.failures.at(-1)).toEqual({ eventId: event.event_id, message: `activity ${gone.id} version 1 is missing`, retryInMs: routingBackoffMs(2) });
+    expect(events.failures.at(-1)).toEqual({
+      eventId: event.event_id,
+      message: `activity ${gone.id} version 1 is missing`,
+      retryInMs: routingBackoffMs(2),
+    });
     expect(events.event(event.event_id)?.routingState).toBe('pending');
   });
 });
@@ -388,7 +470,8 @@ describe('settling an event', () => {
     const second = definitionRow('second', [{ type: 'event', event_type: 'order.paid' }]);
     let refuseSecond = true;
     const { ingest, events, requests } = setup([first, second], {
-      answer: (request) => (refuseSecond && request.activity.id === second.id ? new Error('9 FAILED_PRECONDITION: not now') : 'started'),
+      answer: (request) =>
+        refuseSecond && request.activity.id === second.id ? new Error('9 FAILED_PRECONDITION: not now') : 'started',
     });
     const event = envelope();
 

@@ -134,7 +134,8 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-const isRunRoute = (route: EventRouteRow): boolean => route.outcome === 'pending' || route.outcome === 'started' || route.outcome === 'duplicate';
+const isRunRoute = (route: EventRouteRow): boolean =>
+  route.outcome === 'pending' || route.outcome === 'started' || route.outcome === 'duplicate';
 
 function filteredResults(routes: EventRouteRow[]): EventFilteredResult[] {
   return routes
@@ -171,7 +172,10 @@ export function createEventIngest(deps: EventIngestDeps) {
    * definition version each pending route names (so its run is started
    * without reading the definition again).
    */
-  function matchRoutes(index: DefinitionIndex<DefinitionRow>, envelope: EventEnvelope): { routes: NewRoute[]; snapshots: Map<string, DefinitionRow> } {
+  function matchRoutes(
+    index: DefinitionIndex<DefinitionRow>,
+    envelope: EventEnvelope,
+  ): { routes: NewRoute[]; snapshots: Map<string, DefinitionRow> } {
     const routes: NewRoute[] = [];
     const snapshots = new Map<string, DefinitionRow>();
     for (const row of index.candidates(envelope.event_type)) {
@@ -212,7 +216,11 @@ export function createEventIngest(deps: EventIngestDeps) {
      * versions its routes were decided on (no read needed), and its accept
      * already looked for recorded runs. The dispatcher's retries read both.
      */
-    accepted?: { snapshots: ReadonlyMap<string, DefinitionRow>; storedRouted: boolean; index?: DefinitionIndex<DefinitionRow> },
+    accepted?: {
+      snapshots: ReadonlyMap<string, DefinitionRow>;
+      storedRouted: boolean;
+      index?: DefinitionIndex<DefinitionRow>;
+    },
   ): Promise<Map<string, RouteOutcome>> {
     const outcomes = new Map<string, RouteOutcome>();
     const settled: RouteSettlement[] = [];
@@ -227,11 +235,15 @@ export function createEventIngest(deps: EventIngestDeps) {
       if (snapshot?.version !== route.activityVersion) snapshot = undefined;
       try {
         snapshot ??= await deps.definitions.getVersion(route.activityId, route.activityVersion);
-        if (snapshot === undefined) throw new Error(`activity ${route.activityId} version ${route.activityVersion} is missing`);
+        if (snapshot === undefined)
+          throw new Error(`activity ${route.activityId} version ${route.activityVersion} is missing`);
       } catch (error) {
         // Our own store, not Temporal: the gate learns nothing from it.
         failure = { message: (error as Error).message, unreachable: false };
-        deps.logger.warn({ eventId: envelope.event_id, workflowId: route.workflowId, err: error }, 'routing failed; the dispatcher will retry');
+        deps.logger.warn(
+          { eventId: envelope.event_id, workflowId: route.workflowId, err: error },
+          'routing failed; the dispatcher will retry',
+        );
         continue;
       }
       if (accepted === undefined) {
@@ -239,12 +251,18 @@ export function createEventIngest(deps: EventIngestDeps) {
           if ((await deps.runs.getRunByWorkflowId(route.workflowId)) !== undefined) {
             settled.push({ activityId: route.activityId, outcome: 'duplicate' });
             outcomes.set(route.activityId, 'duplicate');
-            deps.logger.info({ eventId: envelope.event_id, workflowId: route.workflowId }, 'run already recorded (duplicate)');
+            deps.logger.info(
+              { eventId: envelope.event_id, workflowId: route.workflowId },
+              'run already recorded (duplicate)',
+            );
             continue;
           }
         } catch (error) {
           failure = { message: (error as Error).message, unreachable: false };
-          deps.logger.warn({ eventId: envelope.event_id, workflowId: route.workflowId, err: error }, 'routing failed; the dispatcher will retry');
+          deps.logger.warn(
+            { eventId: envelope.event_id, workflowId: route.workflowId, err: error },
+            'routing failed; the dispatcher will retry',
+          );
           continue;
         }
       }
@@ -259,7 +277,12 @@ export function createEventIngest(deps: EventIngestDeps) {
           deps.starter.start(
             {
               workflowId: route.workflowId,
-              activity: { id: snapshot.id, name: snapshot.name, version: snapshot.version, definition: snapshot.definition as ActivityDefinition },
+              activity: {
+                id: snapshot.id,
+                name: snapshot.name,
+                version: snapshot.version,
+                definition: snapshot.definition as ActivityDefinition,
+              },
               // The hop count rides along only when non-zero, so runs of external events keep their old input.
               trigger: { type: 'event', event: envelope, ...(hops > 0 ? { hops } : {}) },
             },
@@ -272,29 +295,52 @@ export function createEventIngest(deps: EventIngestDeps) {
         gate.reachable(pass);
         settled.push({ activityId: route.activityId, outcome });
         outcomes.set(route.activityId, outcome);
-        deps.logger.info({ eventId: envelope.event_id, workflowId: route.workflowId, outcome }, outcome === 'started' ? 'run started' : 'run already existed (duplicate)');
+        deps.logger.info(
+          { eventId: envelope.event_id, workflowId: route.workflowId, outcome },
+          outcome === 'started' ? 'run started' : 'run already existed (duplicate)',
+        );
       } catch (error) {
         const unreachable = isTemporalUnreachable(error);
         if (unreachable) gate.unreachable(pass);
         else gate.reachable(pass);
         failure = { message: (error as Error).message, unreachable: unreachable && (failure?.unreachable ?? true) };
-        deps.logger.warn({ eventId: envelope.event_id, workflowId: route.workflowId, err: error }, 'routing failed; the dispatcher will retry');
+        deps.logger.warn(
+          { eventId: envelope.event_id, workflowId: route.workflowId, err: error },
+          'routing failed; the dispatcher will retry',
+        );
       }
     }
     // Stored as routed already (no route needed Temporal): nothing to record.
     if (accepted?.storedRouted === true) return outcomes;
     // cancel_on: before the settle below, which marks the event routed only if nothing failed.
-    const cancelFailure = await deps.cancelOn?.process(envelope, accepted?.index ?? (() => definitionCache.current()), gate, { quick: accepted !== undefined, timeoutMs: startTimeoutMs, probeTimeoutMs });
-    if (cancelFailure !== undefined) failure = failure === undefined ? cancelFailure : { message: failure.message, unreachable: failure.unreachable && cancelFailure.unreachable };
+    const cancelFailure = await deps.cancelOn?.process(
+      envelope,
+      accepted?.index ?? (() => definitionCache.current()),
+      gate,
+      { quick: accepted !== undefined, timeoutMs: startTimeoutMs, probeTimeoutMs },
+    );
+    if (cancelFailure !== undefined)
+      failure =
+        failure === undefined
+          ? cancelFailure
+          : { message: failure.message, unreachable: failure.unreachable && cancelFailure.unreachable };
     // One write for the whole attempt: every answer Temporal gave, then the event routed (or the failure and
     // when to retry). If it is lost the routes stay pending, and the dispatcher's next pass finds the runs
     // already started (Temporal answers "already started": duplicate) and settles the event.
     const retry =
       failure === undefined
         ? undefined
-        : { message: failure.message, retryInMs: failure.unreachable ? Math.max(MIN_DEFERRED_RETRY_MS, gate.retryInMs()) : routingBackoffMs(attempt) };
+        : {
+            message: failure.message,
+            retryInMs: failure.unreachable
+              ? Math.max(MIN_DEFERRED_RETRY_MS, gate.retryInMs())
+              : routingBackoffMs(attempt),
+          };
     await deps.events.settle(envelope.event_id, settled, retry).catch((error: unknown) => {
-      deps.logger.warn({ eventId: envelope.event_id, err: error }, 'could not record the routing outcome; the dispatcher will settle the event');
+      deps.logger.warn(
+        { eventId: envelope.event_id, err: error },
+        'could not record the routing outcome; the dispatcher will settle the event',
+      );
     });
     return outcomes;
   }
@@ -331,7 +377,11 @@ export function createEventIngest(deps: EventIngestDeps) {
      * and its hop count (emit_event steps from an external event, default 0).
      * A redelivery keeps what the first delivery recorded.
      */
-    async ingest(envelope: EventEnvelope, idOrigin: EventIdOrigin, origin: IngestOrigin = {}): Promise<EventAcceptedResponse> {
+    async ingest(
+      envelope: EventEnvelope,
+      idOrigin: EventIdOrigin,
+      origin: IngestOrigin = {},
+    ): Promise<EventAcceptedResponse> {
       // First: every ingress path (posted, batched, webhook, emitted) comes through here, and nothing below may see unbounded data.
       assertEventDataWithinBounds(envelope.data, deps.eventDataLimits ?? DEFAULT_EVENT_DATA_LIMITS);
       const fingerprint = eventFingerprint(envelope);
@@ -376,14 +426,19 @@ export function createEventIngest(deps: EventIngestDeps) {
         }
       } catch (error) {
         const translated = translatePgError(error);
-        if (translated instanceof DatabaseUnreachableError) throw new StoreUnreachableError(!writing, envelope.event_id);
-        if (translated instanceof UnstorableTextError) throw new InvalidInputError('the event contains text Postgres cannot store (e.g. a NUL character \\u0000)', [{ path: 'data', message: 'contains a character that cannot be stored' }]);
+        if (translated instanceof DatabaseUnreachableError)
+          throw new StoreUnreachableError(!writing, envelope.event_id);
+        if (translated instanceof UnstorableTextError)
+          throw new InvalidInputError('the event contains text Postgres cannot store (e.g. a NUL character \\u0000)', [
+            { path: 'data', message: 'contains a character that cannot be stored' },
+          ]);
         throw error;
       }
       if (result.kind === 'fingerprint_mismatch') throw new EventIdReusedError(envelope.event_id);
       // A redelivery starts nothing: every run it matched is a duplicate (docs/idempotency.md, layer 1),
       // even one the first delivery has not got Temporal to start yet.
-      if (result.kind === 'duplicate') return response(envelope, idOrigin, 'duplicate', result.routes, () => 'duplicate');
+      if (result.kind === 'duplicate')
+        return response(envelope, idOrigin, 'duplicate', result.routes, () => 'duplicate');
       const outcomes = await dispatch(envelope, result.routes, 1, hops, { snapshots, storedRouted, index });
       return response(envelope, idOrigin, 'accepted', result.routes, (route) => {
         const outcome = outcomes.get(route.activityId);
@@ -394,9 +449,19 @@ export function createEventIngest(deps: EventIngestDeps) {
   return {
     ...eventIngest,
     /** Traced: the span of one ingest (accept, then the workflow starts) under the caller's (the request's) span. */
-    ingest: (envelope: EventEnvelope, idOrigin: EventIdOrigin, origin: IngestOrigin = {}): Promise<EventAcceptedResponse> =>
-      inSpan('event ingest', { 'activity_core.event_id': envelope.event_id, 'activity_core.event_type': envelope.event_type, 'activity_core.event_source': envelope.source }, () =>
-        eventIngest.ingest(envelope, idOrigin, origin),
+    ingest: (
+      envelope: EventEnvelope,
+      idOrigin: EventIdOrigin,
+      origin: IngestOrigin = {},
+    ): Promise<EventAcceptedResponse> =>
+      inSpan(
+        'event ingest',
+        {
+          'activity_core.event_id': envelope.event_id,
+          'activity_core.event_type': envelope.event_type,
+          'activity_core.event_source': envelope.source,
+        },
+        () => eventIngest.ingest(envelope, idOrigin, origin),
       ),
   };
 }

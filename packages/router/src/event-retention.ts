@@ -39,7 +39,8 @@ export function createEventRetention(options: EventRetentionOptions) {
       total += removed;
       if (removed < batchSize || closing) break;
     }
-    if (total > 0) options.logger.info({ removed: total, cutoff: cutoff.toISOString() }, 'forgot events past their retention');
+    if (total > 0)
+      options.logger.info({ removed: total, cutoff: cutoff.toISOString() }, 'forgot events past their retention');
     return total;
   }
 
@@ -48,7 +49,9 @@ export function createEventRetention(options: EventRetentionOptions) {
     timer = setTimeout(() => {
       running = sweep()
         .then(() => undefined)
-        .catch((error: unknown) => options.logger.warn({ err: error }, 'event retention sweep failed; retrying next interval'))
+        .catch((error: unknown) =>
+          options.logger.warn({ err: error }, 'event retention sweep failed; retrying next interval'),
+        )
         .finally(() => schedule(intervalMs));
     }, delay);
     timer.unref();

@@ -18,7 +18,9 @@ describe('event fingerprints', () => {
   });
 
   test('a different value changes the fingerprint', () => {
-    expect(eventFingerprint({ ...base, data: { ...base.data, order: { id: 1, total: 11 } } })).not.toBe(eventFingerprint(base));
+    expect(eventFingerprint({ ...base, data: { ...base.data, order: { id: 1, total: 11 } } })).not.toBe(
+      eventFingerprint(base),
+    );
   });
 
   test('array order is significant', () => {
@@ -36,6 +38,8 @@ describe('event fingerprints', () => {
   });
 
   test('canonical JSON sorts keys at every depth and drops undefined', () => {
-    expect(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: undefined } })).toBe('{"a":{"d":[1,{"y":2,"z":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: undefined } })).toBe(
+      '{"a":{"d":[1,{"y":2,"z":1}]},"b":1}',
+    );
   });
 });

@@ -1,6 +1,13 @@
 export { eventTriggerMatches, eventTypeMatches, selfTriggerIssues } from './matching';
 export { eventFingerprint } from './fingerprint';
-export { createEventIngest, routingBackoffMs, type EventIngest, type EventIngestDeps, type IngestOrigin, StoreUnreachableError } from './event-ingest';
+export {
+  createEventIngest,
+  routingBackoffMs,
+  type EventIngest,
+  type EventIngestDeps,
+  type IngestOrigin,
+  StoreUnreachableError,
+} from './event-ingest';
 export { createDispatcher, type Dispatcher, type DispatcherOptions } from './dispatcher';
 export {
   classifyFailure,
@@ -25,4 +32,12 @@ export {
   type VersionedIndex,
 } from './definition-index';
 export { createVersionedCache, type Versioned, type VersionedCache, type VersionedSource } from './versioned-cache';
-export { cancelWatchers, createCancelOn, decideCancellations, type CancelOn, type CancelOnDeps, type CancelOnFailure, type CancelWatcher } from './cancel-on';
+export {
+  cancelWatchers,
+  createCancelOn,
+  decideCancellations,
+  type CancelOn,
+  type CancelOnDeps,
+  type CancelOnFailure,
+  type CancelWatcher,
+} from './cancel-on';

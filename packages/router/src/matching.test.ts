@@ -41,7 +41,14 @@ describe('event triggers', () => {
 
   test('cron triggers never match events', () => {
     const triggers: Trigger[] = [
-      { type: 'cron', cron: '* * * * *', timezone: 'UTC', misfire_policy: 'skip', max_catchup: 10, misfire_grace: '60s' },
+      {
+        type: 'cron',
+        cron: '* * * * *',
+        timezone: 'UTC',
+        misfire_policy: 'skip',
+        max_catchup: 10,
+        misfire_grace: '60s',
+      },
     ];
     expect(decideForActivity(triggers, envelope('order.paid'))).toBeUndefined();
   });
@@ -56,7 +63,11 @@ describe('event triggers', () => {
 });
 
 describe('trigger filters', () => {
-  const paid = (filter?: string): Trigger => ({ type: 'event', event_type: 'order.paid', ...(filter === undefined ? {} : { filter }) });
+  const paid = (filter?: string): Trigger => ({
+    type: 'event',
+    event_type: 'order.paid',
+    ...(filter === undefined ? {} : { filter }),
+  });
   const order = envelope('order.paid', 'shop', { amount: 250, currency: 'EUR' });
 
   test('a filter that is true for the event lets it start a run', () => {
@@ -64,13 +75,18 @@ describe('trigger filters', () => {
   });
 
   test('a filter that is false records the event as filtered and names the filter', () => {
-    expect(decideForActivity([paid('data.amount > 1000')], order)).toEqual({ outcome: 'filtered', detail: 'filter `data.amount > 1000` is false' });
+    expect(decideForActivity([paid('data.amount > 1000')], order)).toEqual({
+      outcome: 'filtered',
+      detail: 'filter `data.amount > 1000` is false',
+    });
   });
 
   test('a filter that fails on the event is a filter_error carrying the evaluation error', () => {
     const decision = decideForActivity([paid('data.customer.tier == "gold"')], order);
     expect(decision?.outcome).toBe('filter_error');
-    expect((decision as { detail: string }).detail).toMatch(/^filter `data.customer.tier == "gold"` failed: .*customer/);
+    expect((decision as { detail: string }).detail).toMatch(
+      /^filter `data.customer.tier == "gold"` failed: .*customer/,
+    );
   });
 
   test('a filter is not consulted for events its trigger does not match by type', () => {
@@ -78,7 +94,9 @@ describe('trigger filters', () => {
   });
 
   test('one matching trigger without a filter is enough, whatever other triggers filter', () => {
-    expect(decideForActivity([paid('data.amount > 1000'), { type: 'event', event_type: 'order.*' }], order)).toEqual({ outcome: 'pending' });
+    expect(decideForActivity([paid('data.amount > 1000'), { type: 'event', event_type: 'order.*' }], order)).toEqual({
+      outcome: 'pending',
+    });
   });
 
   test('when one filter fails and another is false the outcome is filter_error naming both', () => {
@@ -89,16 +107,30 @@ describe('trigger filters', () => {
   });
 
   test('a stored filter that no longer compiles stops the event with a filter_error instead of throwing', () => {
-    expect(decideForActivity([paid('data.amount >')], order)).toMatchObject({ outcome: 'filter_error', detail: expect.stringContaining('no longer compiles') });
+    expect(decideForActivity([paid('data.amount >')], order)).toMatchObject({
+      outcome: 'filter_error',
+      detail: expect.stringContaining('no longer compiles'),
+    });
   });
 });
 
 describe('definitions whose emit_event tasks trigger the definition itself', () => {
-  const emit = (event_type: string, source?: string) => ({ type: 'emit_event' as const, continue_on_failure: false, config: { event_type, source: source ?? 'activity-core', data: {} } });
-  const on = (event_type: string, source?: string): Trigger => ({ type: 'event', event_type, ...(source === undefined ? {} : { source }) });
+  const emit = (event_type: string, source?: string) => ({
+    type: 'emit_event' as const,
+    continue_on_failure: false,
+    config: { event_type, source: source ?? 'activity-core', data: {} },
+  });
+  const on = (event_type: string, source?: string): Trigger => ({
+    type: 'event',
+    event_type,
+    ...(source === undefined ? {} : { source }),
+  });
 
   test('an emit of a type one of its own triggers matches is reported at the task path', () => {
-    const issues = selfTriggerIssues({ triggers: [on('other'), on('loop.*')], tasks: [{ type: 'noop', continue_on_failure: false, config: {} }, emit('loop.again')] });
+    const issues = selfTriggerIssues({
+      triggers: [on('other'), on('loop.*')],
+      tasks: [{ type: 'noop', continue_on_failure: false, config: {} }, emit('loop.again')],
+    });
     expect(issues).toHaveLength(1);
     expect(issues[0]?.path).toBe('tasks[1].config.event_type');
     expect(issues[0]?.message).toContain('triggers[1]');

@@ -1,4 +1,10 @@
-import { assertNever, type ActivityDefinition, type EventEnvelope, type EventTrigger, type Trigger } from '@activity-core/contracts';
+import {
+  assertNever,
+  type ActivityDefinition,
+  type EventEnvelope,
+  type EventTrigger,
+  type Trigger,
+} from '@activity-core/contracts';
 import { compileFilter, evaluateFilter, type CompileFilterResult } from '@activity-core/filters';
 
 /**
@@ -17,7 +23,6 @@ export function eventTriggerMatches(trigger: EventTrigger, envelope: EventEnvelo
   return true;
 }
 
-
 /**
  * What one activity's triggers decide for an event whose type and source one
  * of them matches: a run (`pending` until Temporal confirms), or no run
@@ -25,9 +30,7 @@ export function eventTriggerMatches(trigger: EventTrigger, envelope: EventEnvelo
  * say (`filter_error`). `detail` names the filters and errors.
  */
 export type ActivityDecision =
-  | { outcome: 'pending' }
-  | { outcome: 'filtered'; detail: string }
-  | { outcome: 'filter_error'; detail: string };
+  { outcome: 'pending' } | { outcome: 'filtered'; detail: string } | { outcome: 'filter_error'; detail: string };
 
 /** Longest `detail` recorded; the decision log is for people, not for payload dumps. */
 const MAX_DETAIL_LENGTH = 1_000;
@@ -50,7 +53,10 @@ function compiledFilter(expression: string): CompileFilterResult {
   return result;
 }
 
-function evaluate(expression: string, envelope: EventEnvelope): { ok: true; match: boolean } | { ok: false; message: string } {
+function evaluate(
+  expression: string,
+  envelope: EventEnvelope,
+): { ok: true; match: boolean } | { ok: false; message: string } {
   const result = compiledFilter(expression);
   // Registration validated the expression; this only happens if the filter
   // language got stricter since. The event is not routed, and the log says why.
@@ -62,7 +68,11 @@ function evaluate(expression: string, envelope: EventEnvelope): { ok: true; matc
     case 'no_match':
       return { ok: true, match: false };
     case 'error':
-      return { ok: false, message: outcome.position === undefined ? outcome.message : `${outcome.message} (at position ${outcome.position})` };
+      return {
+        ok: false,
+        message:
+          outcome.position === undefined ? outcome.message : `${outcome.message} (at position ${outcome.position})`,
+      };
     default:
       return assertNever(outcome);
   }
@@ -81,7 +91,9 @@ function truncate(text: string): string {
  * is a recorded outcome, not an ingress error.
  */
 export function decideForActivity(triggers: readonly Trigger[], envelope: EventEnvelope): ActivityDecision | undefined {
-  const matching = triggers.filter((trigger): trigger is EventTrigger => trigger.type === 'event' && eventTriggerMatches(trigger, envelope));
+  const matching = triggers.filter(
+    (trigger): trigger is EventTrigger => trigger.type === 'event' && eventTriggerMatches(trigger, envelope),
+  );
   if (matching.length === 0) return undefined;
   const rejected: string[] = [];
   const failed: string[] = [];
@@ -103,14 +115,19 @@ export function decideForActivity(triggers: readonly Trigger[], envelope: EventE
  * the task renders at run time), so a filtered self-trigger is reported too.
  * Empty when the definition sets `allow_self_trigger: true`.
  */
-export function selfTriggerIssues(definition: Pick<ActivityDefinition, 'triggers' | 'tasks' | 'allow_self_trigger'>): Array<{ path: string; message: string }> {
+export function selfTriggerIssues(
+  definition: Pick<ActivityDefinition, 'triggers' | 'tasks' | 'allow_self_trigger'>,
+): Array<{ path: string; message: string }> {
   if (definition.allow_self_trigger === true) return [];
   const issues: Array<{ path: string; message: string }> = [];
   for (const [index, task] of definition.tasks.entries()) {
     if (task.type !== 'emit_event') continue;
     const emitted = { event_type: task.config.event_type, source: task.config.source };
     const trigger = definition.triggers.findIndex(
-      (candidate) => candidate.type === 'event' && eventTypeMatches(candidate.event_type, emitted.event_type) && (candidate.source === undefined || candidate.source === emitted.source),
+      (candidate) =>
+        candidate.type === 'event' &&
+        eventTypeMatches(candidate.event_type, emitted.event_type) &&
+        (candidate.source === undefined || candidate.source === emitted.source),
     );
     if (trigger === -1) continue;
     issues.push({

@@ -35,14 +35,18 @@ export interface VersionedCache<T> {
  * that call. Concurrent calls that find the same new counter share one load;
  * a failed load is not kept.
  */
-export function createVersionedCache<T>(source: VersionedSource<T>, hooks: { onLoad?: (loaded: Versioned<T>) => void } = {}): VersionedCache<T> {
-  let loaded: Versioned<T> & { version: bigint } | undefined;
+export function createVersionedCache<T>(
+  source: VersionedSource<T>,
+  hooks: { onLoad?: (loaded: Versioned<T>) => void } = {},
+): VersionedCache<T> {
+  let loaded: (Versioned<T> & { version: bigint }) | undefined;
   let loading: { version: bigint; promise: Promise<Versioned<T>> } | undefined;
 
   async function load(version: bigint | undefined): Promise<Versioned<T>> {
     const result = { version, value: await source.load() };
     hooks.onLoad?.(result);
-    if (version !== undefined && (loaded === undefined || loaded.version < version)) loaded = { version, value: result.value };
+    if (version !== undefined && (loaded === undefined || loaded.version < version))
+      loaded = { version, value: result.value };
     return result;
   }
 

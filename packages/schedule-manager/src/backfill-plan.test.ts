@@ -1,10 +1,17 @@
 import { ConflictError, InvalidInputError, type CronTrigger } from '@activity-core/contracts';
 import { describe, expect, test } from 'vitest';
-import { MAX_BACKFILL_FIRES, planBackfill, type BackfillPlan, type BackfillPlanFire, type BackfillPlanInput } from './backfill-plan';
+import {
+  MAX_BACKFILL_FIRES,
+  planBackfill,
+  type BackfillPlan,
+  type BackfillPlanFire,
+  type BackfillPlanInput,
+} from './backfill-plan';
 
 const ACTIVITY = '550e8400-e29b-41d4-a716-446655440000';
 const at = (seconds: number): Date => new Date(Date.UTC(2026, 2, 1, 9, 0, seconds));
-const runId = (seconds: number): string => `activity-${ACTIVITY}:2026-03-01T09:00:${String(seconds).padStart(2, '0')}+00:00`;
+const runId = (seconds: number): string =>
+  `activity-${ACTIVITY}:2026-03-01T09:00:${String(seconds).padStart(2, '0')}+00:00`;
 
 const cron = (expression: string, extra: Partial<CronTrigger> = {}): CronTrigger => ({
   type: 'cron',
@@ -47,7 +54,11 @@ function refusal(plan: BackfillPlan): ConflictError | InvalidInputError {
 
 /** `[second, trigger, action]` rows, easy to read in a failing assertion. */
 const summary = (plan: BackfillPlan) =>
-  fires(plan).map((fire) => [fire.scheduledFor.getUTCSeconds(), fire.triggerIndex, fire.action.kind === 'start' ? 'start' : `duplicate:${fire.action.because}`]);
+  fires(plan).map((fire) => [
+    fire.scheduledFor.getUTCSeconds(),
+    fire.triggerIndex,
+    fire.action.kind === 'start' ? 'start' : `duplicate:${fire.action.because}`,
+  ]);
 
 describe('the range of a backfill', () => {
   test('covers every nominal time from start to end, both included', () => {
@@ -76,11 +87,15 @@ describe('the range of a backfill', () => {
   test('an end in the future is refused, naming end and the current time', () => {
     const error = refusal(planBackfill(input({ end: at(61) })));
     expect(error).toBeInstanceOf(InvalidInputError);
-    expect((error as InvalidInputError).issues).toEqual([{ path: 'end', message: 'must not be in the future (now is 2026-03-01T09:01:00.000Z)' }]);
+    expect((error as InvalidInputError).issues).toEqual([
+      { path: 'end', message: 'must not be in the future (now is 2026-03-01T09:01:00.000Z)' },
+    ]);
   });
 
   test('an end exactly at now is allowed', () => {
-    const plan = planBackfill(input({ start: at(58), end: at(60), now: at(60), processedThrough: new Map([[0, at(60)]]) }));
+    const plan = planBackfill(
+      input({ start: at(58), end: at(60), now: at(60), processedThrough: new Map([[0, at(60)]]) }),
+    );
     expect(summary(plan)).toEqual([
       [58, 0, 'start'],
       [0, 0, 'start'],
@@ -103,28 +118,43 @@ describe('the limit on fire times per request', () => {
   test(`one more than ${MAX_BACKFILL_FIRES} refuses the whole request rather than cutting it, naming end`, () => {
     const error = refusal(planBackfill(input(bigRange(MAX_BACKFILL_FIRES + 1))));
     expect(error).toBeInstanceOf(InvalidInputError);
-    expect(error.message).toBe(`the range holds more than ${MAX_BACKFILL_FIRES} fire times; split it into smaller backfills`);
-    expect((error as InvalidInputError).issues).toEqual([{ path: 'end', message: `at most ${MAX_BACKFILL_FIRES} fire times per backfill` }]);
+    expect(error.message).toBe(
+      `the range holds more than ${MAX_BACKFILL_FIRES} fire times; split it into smaller backfills`,
+    );
+    expect((error as InvalidInputError).issues).toEqual([
+      { path: 'end', message: `at most ${MAX_BACKFILL_FIRES} fire times per backfill` },
+    ]);
   });
 
   test('the limit counts the fire times of every trigger in the request together', () => {
-    const twoTriggers = input({ triggers: [{ trigger: everyTwoSeconds, triggerIndex: 0 }, { trigger: everyThreeSeconds, triggerIndex: 1 }], start: at(1), end: at(12) });
+    const twoTriggers = input({
+      triggers: [
+        { trigger: everyTwoSeconds, triggerIndex: 0 },
+        { trigger: everyThreeSeconds, triggerIndex: 1 },
+      ],
+      start: at(1),
+      end: at(12),
+    });
     // 2, 4, 6, 8, 10, 12 and 3, 6, 9, 12: ten fire times.
     expect(fires(planBackfill({ ...twoTriggers, maxFires: 10 }))).toHaveLength(10);
     expect(refusal(planBackfill({ ...twoTriggers, maxFires: 9 })).message).toContain('more than 9 fire times');
-    expect(refusal(planBackfill({ ...twoTriggers, triggerIndex: 0, maxFires: 5 })).message).toContain('more than 5 fire times');
+    expect(refusal(planBackfill({ ...twoTriggers, triggerIndex: 0, maxFires: 5 })).message).toContain(
+      'more than 5 fire times',
+    );
     expect(fires(planBackfill({ ...twoTriggers, triggerIndex: 0, maxFires: 6 }))).toHaveLength(6);
   });
 });
 
 describe('fire times the schedule has not decided yet', () => {
-  test('a time after processed-through (e.g. missed while paused) refuses the request: it is the misfire policy\'s to run on resume', () => {
+  test("a time after processed-through (e.g. missed while paused) refuses the request: it is the misfire policy's to run on resume", () => {
     const error = refusal(planBackfill(input({ processedThrough: new Map([[0, at(5)]]) })));
     expect(error).toBeInstanceOf(InvalidInputError);
     expect(error.message).toBe(
       "fire time 2026-03-01T09:00:06+00:00 is not decided yet: it is the schedule's to run under its misfire policy (resume a paused schedule first)",
     );
-    expect((error as InvalidInputError).issues).toEqual([{ path: 'end', message: 'fire times after 2026-03-01T09:00:05+00:00 cannot be backfilled yet' }]);
+    expect((error as InvalidInputError).issues).toEqual([
+      { path: 'end', message: 'fire times after 2026-03-01T09:00:05+00:00 cannot be backfilled yet' },
+    ]);
   });
 
   test('a time exactly at processed-through is decided and may be backfilled', () => {
@@ -133,13 +163,18 @@ describe('fire times the schedule has not decided yet', () => {
 
   test('a trigger whose schedule state was never written has decided nothing', () => {
     const error = refusal(planBackfill(input({ processedThrough: new Map() })));
-    expect((error as InvalidInputError).issues).toEqual([{ path: 'end', message: 'fire times after the schedule was created cannot be backfilled yet' }]);
+    expect((error as InvalidInputError).issues).toEqual([
+      { path: 'end', message: 'fire times after the schedule was created cannot be backfilled yet' },
+    ]);
   });
 
   test('the earliest undecided time is the one named, across triggers', () => {
     const plan = planBackfill(
       input({
-        triggers: [{ trigger: everyTwoSeconds, triggerIndex: 0 }, { trigger: everyThreeSeconds, triggerIndex: 1 }],
+        triggers: [
+          { trigger: everyTwoSeconds, triggerIndex: 0 },
+          { trigger: everyThreeSeconds, triggerIndex: 1 },
+        ],
         processedThrough: new Map([
           [0, at(59)],
           [1, at(2)],
@@ -174,7 +209,9 @@ describe('times that already have a run', () => {
   });
 
   test('a decided run whose start is not confirmed yet is started (the start answers duplicate if the tick got there first)', () => {
-    const plan = planBackfill(input({ existingFires: [{ scheduledFor: at(4), status: 'pending', workflowId: runId(4) }] }));
+    const plan = planBackfill(
+      input({ existingFires: [{ scheduledFor: at(4), status: 'pending', workflowId: runId(4) }] }),
+    );
     expect(summary(plan).filter(([second]) => second === 4)).toEqual([[4, 0, 'start']]);
   });
 
@@ -191,7 +228,16 @@ describe('times that already have a run', () => {
   });
 
   test('two triggers firing at one instant share one run: the second is a duplicate within the request', () => {
-    const plan = planBackfill(input({ triggers: [{ trigger: everyThreeSeconds, triggerIndex: 1 }, { trigger: everyTwoSeconds, triggerIndex: 0 }], start: at(5), end: at(6) }));
+    const plan = planBackfill(
+      input({
+        triggers: [
+          { trigger: everyThreeSeconds, triggerIndex: 1 },
+          { trigger: everyTwoSeconds, triggerIndex: 0 },
+        ],
+        start: at(5),
+        end: at(6),
+      }),
+    );
     expect(summary(plan)).toEqual([
       [6, 0, 'start'],
       [6, 1, 'duplicate:in_request'],
@@ -203,7 +249,14 @@ describe('times that already have a run', () => {
 describe('the order and shape of the planned fires', () => {
   test('fires are planned oldest first, and at one instant by trigger index', () => {
     const plan = planBackfill(
-      input({ triggers: [{ trigger: everyThreeSeconds, triggerIndex: 1 }, { trigger: everyTwoSeconds, triggerIndex: 0 }], start: at(0), end: at(6) }),
+      input({
+        triggers: [
+          { trigger: everyThreeSeconds, triggerIndex: 1 },
+          { trigger: everyTwoSeconds, triggerIndex: 0 },
+        ],
+        start: at(0),
+        end: at(6),
+      }),
     );
     expect(summary(plan).map(([second, trigger]) => [second, trigger])).toEqual([
       [0, 0],
@@ -246,11 +299,21 @@ describe('requests that cannot be backfilled at all', () => {
   test('a trigger_index that is not a cron trigger is refused, naming trigger_index', () => {
     const error = refusal(planBackfill(input({ triggerIndex: 3 })));
     expect(error).toBeInstanceOf(InvalidInputError);
-    expect((error as InvalidInputError).issues).toEqual([{ path: 'trigger_index', message: 'must be the index of a cron trigger' }]);
+    expect((error as InvalidInputError).issues).toEqual([
+      { path: 'trigger_index', message: 'must be the index of a cron trigger' },
+    ]);
   });
 
   test('only the named trigger is backfilled when trigger_index is given', () => {
-    const plan = planBackfill(input({ triggers: [{ trigger: everyTwoSeconds, triggerIndex: 0 }, { trigger: everyThreeSeconds, triggerIndex: 1 }], triggerIndex: 1 }));
+    const plan = planBackfill(
+      input({
+        triggers: [
+          { trigger: everyTwoSeconds, triggerIndex: 0 },
+          { trigger: everyThreeSeconds, triggerIndex: 1 },
+        ],
+        triggerIndex: 1,
+      }),
+    );
     expect(summary(plan)).toEqual([
       [3, 1, 'start'],
       [6, 1, 'start'],

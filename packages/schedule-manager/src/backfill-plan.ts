@@ -78,7 +78,8 @@ export interface BackfillPlanFire {
   action: { kind: 'start' } | { kind: 'duplicate'; because: 'recorded' | 'in_request' };
 }
 
-export type BackfillPlan = { ok: true; fires: BackfillPlanFire[] } | { ok: false; error: ConflictError | InvalidInputError };
+export type BackfillPlan =
+  { ok: true; fires: BackfillPlanFire[] } | { ok: false; error: ConflictError | InvalidInputError };
 
 /** Fire-log statuses that mean the nominal time has its run. */
 const HAS_RUN: ReadonlySet<string> = new Set(['started', 'duplicate']);
@@ -89,11 +90,15 @@ export function planBackfill(input: BackfillPlanInput): BackfillPlan {
   const maxFires = input.maxFires ?? MAX_BACKFILL_FIRES;
   const refuse = (error: ConflictError | InvalidInputError): BackfillPlan => ({ ok: false, error });
 
-  if (!activity.enabled) return refuse(new ConflictError(`activity ${activity.id} is disabled; enable it before backfilling it`));
-  if (end.getTime() < start.getTime()) return refuse(new InvalidInputError('end is before start', [{ path: 'end', message: 'must not be before start' }]));
+  if (!activity.enabled)
+    return refuse(new ConflictError(`activity ${activity.id} is disabled; enable it before backfilling it`));
+  if (end.getTime() < start.getTime())
+    return refuse(new InvalidInputError('end is before start', [{ path: 'end', message: 'must not be before start' }]));
   if (end.getTime() > now.getTime()) {
     return refuse(
-      new InvalidInputError('a backfill covers past fire times only', [{ path: 'end', message: `must not be in the future (now is ${now.toISOString()})` }]),
+      new InvalidInputError('a backfill covers past fire times only', [
+        { path: 'end', message: `must not be in the future (now is ${now.toISOString()})` },
+      ]),
     );
   }
   let triggers = input.triggers;
@@ -107,7 +112,8 @@ export function planBackfill(input: BackfillPlanInput): BackfillPlan {
       );
     }
   }
-  if (triggers.length === 0) return refuse(new ConflictError(`activity ${activity.id} has no cron triggers to backfill`));
+  if (triggers.length === 0)
+    return refuse(new ConflictError(`activity ${activity.id} has no cron triggers to backfill`));
 
   const times: Array<{ triggerIndex: number; trigger: CronTrigger; scheduledFor: Date }> = [];
   for (const { trigger, triggerIndex } of triggers) {
@@ -133,13 +139,20 @@ export function planBackfill(input: BackfillPlanInput): BackfillPlan {
     return refuse(
       new InvalidInputError(
         `fire time ${formatScheduledFor(undecided.scheduledFor)} is not decided yet: it is the schedule's to run under its misfire policy (resume a paused schedule first)`,
-        [{ path: 'end', message: `fire times after ${through === undefined ? 'the schedule was created' : formatScheduledFor(through)} cannot be backfilled yet` }],
+        [
+          {
+            path: 'end',
+            message: `fire times after ${through === undefined ? 'the schedule was created' : formatScheduledFor(through)} cannot be backfilled yet`,
+          },
+        ],
       ),
     );
   }
 
   const recordedRuns = new Set(
-    input.existingFires.flatMap((fire) => (fire.workflowId !== null && HAS_RUN.has(fire.status) ? [fire.workflowId] : [])),
+    input.existingFires.flatMap((fire) =>
+      fire.workflowId !== null && HAS_RUN.has(fire.status) ? [fire.workflowId] : [],
+    ),
   );
   const planned = new Set<string>();
   const fires = times.map(({ triggerIndex, trigger, scheduledFor }): BackfillPlanFire => {

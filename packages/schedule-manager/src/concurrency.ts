@@ -3,7 +3,11 @@
  * failure stops new calls from starting; the calls already running finish,
  * then the failure is thrown (as a sequential loop would have stopped there).
  */
-export async function forEachConcurrently<T>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
+export async function forEachConcurrently<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<void>,
+): Promise<void> {
   if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`limit must be a positive integer, got ${limit}`);
   let next = 0;
   let failure: { error: unknown } | undefined;

@@ -5,17 +5,34 @@ import { fireRange, planFires, type PlannedFire } from './fire-plan';
 const at = (seconds: number, ms = 0): Date => new Date(Date.UTC(2026, 2, 1, 9, 0, seconds, ms));
 
 function everyTwoSeconds(policy: MisfirePolicy, extra: Partial<CronTrigger> = {}): CronTrigger {
-  return { type: 'cron', cron: '*/2 * * * * *', timezone: 'UTC', misfire_policy: policy, max_catchup: 10, misfire_grace: '1s', ...extra };
+  return {
+    type: 'cron',
+    cron: '*/2 * * * * *',
+    timezone: 'UTC',
+    misfire_policy: policy,
+    max_catchup: 10,
+    misfire_grace: '1s',
+    ...extra,
+  };
 }
 
 /** `[second, kind, reason]` rows, easy to read in a failing assertion. */
-const summary = (fires: PlannedFire[]) => fires.map((fire) => [fire.scheduledFor.getUTCSeconds(), fire.kind, fire.reason]);
+const summary = (fires: PlannedFire[]) =>
+  fires.map((fire) => [fire.scheduledFor.getUTCSeconds(), fire.kind, fire.reason]);
 const windows = (fires: PlannedFire[]) =>
-  fires.flatMap((fire) => (fire.kind === 'run' ? [[fire.windowStart.getUTCSeconds(), fire.scheduledFor.getUTCSeconds()]] : []));
+  fires.flatMap((fire) =>
+    fire.kind === 'run' ? [[fire.windowStart.getUTCSeconds(), fire.scheduledFor.getUTCSeconds()]] : [],
+  );
 
 describe('a tick that arrives on time', () => {
   test('runs its nominal time with the window since the previous nominal time and moves processed-through to now', () => {
-    const plan = planFires({ trigger: everyTwoSeconds('skip'), processedThrough: at(0), lastWindowEnd: at(0), tickScheduledFor: at(2), now: at(2, 300) });
+    const plan = planFires({
+      trigger: everyTwoSeconds('skip'),
+      processedThrough: at(0),
+      lastWindowEnd: at(0),
+      tickScheduledFor: at(2),
+      now: at(2, 300),
+    });
     expect(summary(plan.fires)).toEqual([[2, 'run', 'on_time']]);
     expect(windows(plan.fires)).toEqual([[0, 2]]);
     expect(plan.processedThrough).toEqual(at(2, 300));
@@ -24,7 +41,13 @@ describe('a tick that arrives on time', () => {
   });
 
   test('a fire within its grace is on time, even under the skip policy', () => {
-    const plan = planFires({ trigger: everyTwoSeconds('skip', { misfire_grace: '5s' }), processedThrough: at(0), lastWindowEnd: null, tickScheduledFor: at(2), now: at(4, 500) });
+    const plan = planFires({
+      trigger: everyTwoSeconds('skip', { misfire_grace: '5s' }),
+      processedThrough: at(0),
+      lastWindowEnd: null,
+      tickScheduledFor: at(2),
+      now: at(4, 500),
+    });
     expect(summary(plan.fires)).toEqual([
       [2, 'run', 'on_time'],
       [4, 'run', 'on_time'],
@@ -36,7 +59,13 @@ describe('a tick that arrives on time', () => {
   });
 
   test('jitter delays fires on purpose and never makes one late', () => {
-    const plan = planFires({ trigger: everyTwoSeconds('skip', { jitter: '3s' }), processedThrough: at(0), lastWindowEnd: null, tickScheduledFor: at(2), now: at(5, 500) });
+    const plan = planFires({
+      trigger: everyTwoSeconds('skip', { jitter: '3s' }),
+      processedThrough: at(0),
+      lastWindowEnd: null,
+      tickScheduledFor: at(2),
+      now: at(5, 500),
+    });
     expect(summary(plan.fires)).toEqual([
       [2, 'run', 'on_time'],
       [4, 'run', 'on_time'],
@@ -44,8 +73,20 @@ describe('a tick that arrives on time', () => {
   });
 
   test('the same nominal time delivered twice is decided once: the second delivery plans nothing', () => {
-    const first = planFires({ trigger: everyTwoSeconds('catchup'), processedThrough: at(0), lastWindowEnd: null, tickScheduledFor: at(2), now: at(2, 100) });
-    const second = planFires({ trigger: everyTwoSeconds('catchup'), processedThrough: first.processedThrough, lastWindowEnd: first.lastWindowEnd, tickScheduledFor: at(2), now: at(2, 400) });
+    const first = planFires({
+      trigger: everyTwoSeconds('catchup'),
+      processedThrough: at(0),
+      lastWindowEnd: null,
+      tickScheduledFor: at(2),
+      now: at(2, 100),
+    });
+    const second = planFires({
+      trigger: everyTwoSeconds('catchup'),
+      processedThrough: first.processedThrough,
+      lastWindowEnd: first.lastWindowEnd,
+      tickScheduledFor: at(2),
+      now: at(2, 400),
+    });
     expect(second.fires).toEqual([]);
     expect(second.processedThrough).toEqual(at(2, 400));
     expect(second.lastWindowEnd).toEqual(at(2));
@@ -54,7 +95,13 @@ describe('a tick that arrives on time', () => {
 
 describe('after an outage (fires 02..08 missed, 10 due half a second ago, grace 1s)', () => {
   const outage = (policy: MisfirePolicy, extra: Partial<CronTrigger> = {}, lastWindowEnd: Date | null = at(0)) =>
-    planFires({ trigger: everyTwoSeconds(policy, extra), processedThrough: at(0), lastWindowEnd, tickScheduledFor: at(2), now: at(10, 500) });
+    planFires({
+      trigger: everyTwoSeconds(policy, extra),
+      processedThrough: at(0),
+      lastWindowEnd,
+      tickScheduledFor: at(2),
+      now: at(10, 500),
+    });
 
   test('skip: no runs for the missed times, each recorded as misfire_skip; the next on-time fire runs normally', () => {
     const plan = outage('skip');
@@ -109,7 +156,9 @@ describe('after an outage (fires 02..08 missed, 10 due half a second ago, grace 
       [0, 8],
       [8, 10],
     ]);
-    const covered = plan.fires.filter((fire) => fire.kind === 'skip').map((fire) => fire.kind === 'skip' && fire.coveredBy);
+    const covered = plan.fires
+      .filter((fire) => fire.kind === 'skip')
+      .map((fire) => fire.kind === 'skip' && fire.coveredBy);
     expect(covered).toEqual([at(8), at(8), at(8)]);
     expect(plan.lastWindowEnd).toEqual(at(10));
   });
@@ -132,7 +181,13 @@ describe('after an outage (fires 02..08 missed, 10 due half a second ago, grace 
 
 describe('an outage longer than the listing limit', () => {
   const long = (policy: MisfirePolicy, lastWindowEnd: Date | null) =>
-    planFires({ trigger: everyTwoSeconds(policy, { max_catchup: 2 }), processedThrough: at(0), lastWindowEnd, now: at(20, 500), listLimit: 3 });
+    planFires({
+      trigger: everyTwoSeconds(policy, { max_catchup: 2 }),
+      processedThrough: at(0),
+      lastWindowEnd,
+      now: at(20, 500),
+      listLimit: 3,
+    });
 
   test('older missed times are recorded as one range, so none is left without an answer', () => {
     const plan = long('skip', at(0));
@@ -160,7 +215,13 @@ describe('an outage longer than the listing limit', () => {
 describe('Temporal and our cron evaluation disagreeing', () => {
   test('a nominal time our evaluation does not produce still runs, and is flagged', () => {
     const trigger: CronTrigger = { ...everyTwoSeconds('skip'), cron: '0 * * * * *' };
-    const plan = planFires({ trigger, processedThrough: at(0), lastWindowEnd: null, tickScheduledFor: at(31), now: at(31, 200) });
+    const plan = planFires({
+      trigger,
+      processedThrough: at(0),
+      lastWindowEnd: null,
+      tickScheduledFor: at(31),
+      now: at(31, 200),
+    });
     expect(plan.foreignTickScheduledFor).toBe(true);
     expect(summary(plan.fires)).toEqual([[31, 'run', 'on_time']]);
   });

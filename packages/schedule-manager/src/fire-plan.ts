@@ -69,7 +69,10 @@ function later(a: Date, b: Date): Date {
 export function planFires(input: FirePlanInput): FirePlan {
   const { trigger, processedThrough, now } = input;
   const limit = Math.max(input.listLimit ?? DEFAULT_LIST_LIMIT, trigger.max_catchup);
-  const upTo = input.tickScheduledFor === undefined ? later(now, processedThrough) : later(later(now, input.tickScheduledFor), processedThrough);
+  const upTo =
+    input.tickScheduledFor === undefined
+      ? later(now, processedThrough)
+      : later(later(now, input.tickScheduledFor), processedThrough);
 
   const range = fireTimesBetween(trigger, processedThrough, upTo, limit, 'latest');
   const times = [...range.times];
@@ -105,7 +108,12 @@ export function planFires(input: FirePlanInput): FirePlan {
         kind: 'skip',
         scheduledFor: omittedStart,
         ...(omittedEnd.getTime() > omittedStart.getTime() ? { rangeEnd: omittedEnd } : {}),
-        reason: trigger.misfire_policy === 'skip' ? 'misfire_skip' : trigger.misfire_policy === 'catchup' ? 'catchup_limit' : 'compressed',
+        reason:
+          trigger.misfire_policy === 'skip'
+            ? 'misfire_skip'
+            : trigger.misfire_policy === 'catchup'
+              ? 'catchup_limit'
+              : 'compressed',
         ...(trigger.misfire_policy === 'compress' && missed.length > 0 ? { coveredBy: missed.at(-1)! } : {}),
         lateByMs: lateness(omittedEnd),
       });
@@ -115,12 +123,15 @@ export function planFires(input: FirePlanInput): FirePlan {
   if (missed.length > 0) {
     // A compressed window must also cover what was too old to list.
     const windowAnchor =
-      lastWindowEnd ?? (omittedStart === undefined ? undefined : (previousFireTime(trigger, omittedStart) ?? undefined));
+      lastWindowEnd ??
+      (omittedStart === undefined ? undefined : (previousFireTime(trigger, omittedStart) ?? undefined));
     const plan = planMisfire({
       policy: trigger.misfire_policy,
       missed,
       maxCatchup: trigger.max_catchup,
-      ...(windowAnchor === undefined || windowAnchor.getTime() >= missed[0]!.getTime() ? {} : { lastWindowEnd: windowAnchor }),
+      ...(windowAnchor === undefined || windowAnchor.getTime() >= missed[0]!.getTime()
+        ? {}
+        : { lastWindowEnd: windowAnchor }),
       trigger,
     });
     const compressedInto = trigger.misfire_policy === 'compress' ? plan.runs[0]?.scheduledFor : undefined;
@@ -151,7 +162,8 @@ export function planFires(input: FirePlanInput): FirePlan {
   }
 
   for (const fire of fires) {
-    if (fire.kind === 'run' && (lastWindowEnd === null || fire.scheduledFor.getTime() > lastWindowEnd.getTime())) lastWindowEnd = fire.scheduledFor;
+    if (fire.kind === 'run' && (lastWindowEnd === null || fire.scheduledFor.getTime() > lastWindowEnd.getTime()))
+      lastWindowEnd = fire.scheduledFor;
   }
   fires.sort((a, b) => a.scheduledFor.getTime() - b.scheduledFor.getTime());
   return { fires, processedThrough: upTo, lastWindowEnd, foreignTickScheduledFor };
@@ -162,7 +174,11 @@ export function planFires(input: FirePlanInput): FirePlan {
  * first and last time, or undefined when there are none. Used to record a
  * whole disabled period (or a trigger change) as one decision.
  */
-export function fireRange(trigger: Pick<CronTrigger, 'cron' | 'timezone'>, from: Date, to: Date): { first: Date; last: Date } | undefined {
+export function fireRange(
+  trigger: Pick<CronTrigger, 'cron' | 'timezone'>,
+  from: Date,
+  to: Date,
+): { first: Date; last: Date } | undefined {
   const first = fireTimesBetween(trigger, from, to, 1, 'earliest').times[0];
   const last = fireTimesBetween(trigger, from, to, 1, 'latest').times[0];
   return first === undefined || last === undefined ? undefined : { first, last };

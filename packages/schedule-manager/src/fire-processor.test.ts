@@ -37,7 +37,9 @@ describe('a definition change applied to a trigger state', () => {
   });
 
   test('whitespace in the cron does not count as a change of fire times', () => {
-    expect(sameFireTimes({ cron: '*/2  * * * * *', timezone: 'UTC' }, { cron: ' */2 * * * * * ', timezone: 'UTC' })).toBe(true);
+    expect(
+      sameFireTimes({ cron: '*/2  * * * * *', timezone: 'UTC' }, { cron: ' */2 * * * * * ', timezone: 'UTC' }),
+    ).toBe(true);
   });
 
   test('a new policy is stored without touching processed-through', () => {
@@ -49,17 +51,24 @@ describe('a definition change applied to a trigger state', () => {
   test('a new cron records the unprocessed old fire times as trigger_changed and starts deciding from now', () => {
     const { patch, fires } = applyDefinitionToState(state(), true, trigger({ cron: '*/5 * * * * *' }), at(9));
     expect(patch).toMatchObject({ processedThrough: at(9), lastWindowEnd: null });
-    expect(fires).toEqual([expect.objectContaining({ scheduledFor: at(4), rangeEnd: at(8), status: 'skipped', reason: 'trigger_changed' })]);
+    expect(fires).toEqual([
+      expect.objectContaining({ scheduledFor: at(4), rangeEnd: at(8), status: 'skipped', reason: 'trigger_changed' }),
+    ]);
   });
 
   test('re-enabling records the disabled period as one activity_disabled range and does not catch it up', () => {
     const { patch, fires } = applyDefinitionToState(state({ active: false }), true, trigger(), at(9));
     expect(patch).toEqual({ active: true, processedThrough: at(9), lastWindowEnd: null });
-    expect(fires).toEqual([expect.objectContaining({ scheduledFor: at(4), rangeEnd: at(8), reason: 'activity_disabled' })]);
+    expect(fires).toEqual([
+      expect.objectContaining({ scheduledFor: at(4), rangeEnd: at(8), reason: 'activity_disabled' }),
+    ]);
   });
 
   test('disabling only marks the state inactive', () => {
-    expect(applyDefinitionToState(state(), false, trigger(), at(9))).toMatchObject({ patch: { active: false }, fires: [] });
+    expect(applyDefinitionToState(state(), false, trigger(), at(9))).toMatchObject({
+      patch: { active: false },
+      fires: [],
+    });
   });
 });
 
@@ -76,7 +85,12 @@ describe('fire records', () => {
     expect(rows[0]).toMatchObject({ coveredBy: compressedRun });
     expect(rows[0]?.workflowId).toBeUndefined();
     expect(rows[0]?.detail).toContain('misfire policy compress');
-    expect(rows[1]).toMatchObject({ workflowId: compressedRun, triggerType: 'cron', windowStart: at(2), windowEnd: at(6) });
+    expect(rows[1]).toMatchObject({
+      workflowId: compressedRun,
+      triggerType: 'cron',
+      windowStart: at(2),
+      windowEnd: at(6),
+    });
     expect(rows[1]?.runId).toMatch(/^[0-9a-f-]{36}$/);
   });
 });

@@ -16,7 +16,13 @@ import {
   type CronTrigger,
   type Logger,
 } from '@activity-core/contracts';
-import type { DefinitionRow, NewScheduleFire, SchedulesRepository, ScheduleStatePatch, ScheduleStateRow } from '@activity-core/db';
+import type {
+  DefinitionRow,
+  NewScheduleFire,
+  SchedulesRepository,
+  ScheduleStatePatch,
+  ScheduleStateRow,
+} from '@activity-core/db';
 import type { ProcessScheduleTickResult, RunStarter } from '@activity-core/temporal/client';
 import { fireRange, planFires, type PlannedFire } from './fire-plan';
 
@@ -41,7 +47,10 @@ const later = (a: Date, b: Date): Date => (a.getTime() >= b.getTime() ? a : b);
 const normalisedCron = (cron: string): string => cron.trim().split(/\s+/).join(' ');
 
 /** Whether two versions of a trigger fire at the same instants (policy, grace and jitter do not matter here). */
-export function sameFireTimes(a: Pick<CronTrigger, 'cron' | 'timezone'>, b: Pick<CronTrigger, 'cron' | 'timezone'>): boolean {
+export function sameFireTimes(
+  a: Pick<CronTrigger, 'cron' | 'timezone'>,
+  b: Pick<CronTrigger, 'cron' | 'timezone'>,
+): boolean {
   return normalisedCron(a.cron) === normalisedCron(b.cron) && a.timezone === b.timezone;
 }
 
@@ -100,7 +109,15 @@ export function applyDefinitionToState(
   if (!state.active && enabled) {
     const range = fireRange(trigger, processedThrough, now);
     if (range !== undefined) {
-      fires.push(rangeFire(state, range, 'activity_disabled', 'the activity was disabled; fire times while disabled are not caught up', now));
+      fires.push(
+        rangeFire(
+          state,
+          range,
+          'activity_disabled',
+          'the activity was disabled; fire times while disabled are not caught up',
+          now,
+        ),
+      );
     }
     processedThrough = later(processedThrough, now);
     lastWindowEnd = null;
@@ -109,7 +126,8 @@ export function applyDefinitionToState(
     patch.active = false;
   }
   if (processedThrough.getTime() !== state.processedThrough.getTime()) patch.processedThrough = processedThrough;
-  if ((lastWindowEnd?.getTime() ?? null) !== (state.lastWindowEnd?.getTime() ?? null)) patch.lastWindowEnd = lastWindowEnd;
+  if ((lastWindowEnd?.getTime() ?? null) !== (state.lastWindowEnd?.getTime() ?? null))
+    patch.lastWindowEnd = lastWindowEnd;
   return { patch, fires, next: { ...state, ...patch } };
 }
 
@@ -125,7 +143,12 @@ function skipDetail(fire: Extract<PlannedFire, { kind: 'skip' }>, trigger: CronT
   }
 }
 
-export function toFireRows(activityId: string, triggerIndex: number, trigger: CronTrigger, fires: PlannedFire[]): NewScheduleFire[] {
+export function toFireRows(
+  activityId: string,
+  triggerIndex: number,
+  trigger: CronTrigger,
+  fires: PlannedFire[],
+): NewScheduleFire[] {
   return fires.map((fire): NewScheduleFire => {
     const base = { activityId, triggerIndex, scheduledFor: fire.scheduledFor, lateByMs: fire.lateByMs };
     if (fire.kind === 'run') {
@@ -147,7 +170,9 @@ export function toFireRows(activityId: string, triggerIndex: number, trigger: Cr
       status: 'skipped',
       reason: fire.reason,
       coveredBy: fire.coveredBy === undefined ? null : cronRunWorkflowId(activityId, fire.coveredBy),
-      detail: skipDetail(fire, trigger) + (fire.rangeEnd === undefined ? '' : ' (one record for every fire time up to range_end)'),
+      detail:
+        skipDetail(fire, trigger) +
+        (fire.rangeEnd === undefined ? '' : ' (one record for every fire time up to range_end)'),
     };
   });
 }
@@ -164,7 +189,10 @@ export function createFireProcessor(deps: FireProcessorDeps) {
     const runs: ProcessScheduleTickResult['runs'] = [];
     for (const fire of await deps.schedules.listPendingFires(row.id, triggerIndex)) {
       if (fire.workflowId === null || fire.windowStart === null || fire.windowEnd === null) {
-        deps.logger.error({ activityId: row.id, triggerIndex, scheduledFor: fire.scheduledFor }, 'pending fire without a workflow id or window; left as is');
+        deps.logger.error(
+          { activityId: row.id, triggerIndex, scheduledFor: fire.scheduledFor },
+          'pending fire without a workflow id or window; left as is',
+        );
         continue;
       }
       const status = await deps.starter.start({
@@ -179,7 +207,10 @@ export function createFireProcessor(deps: FireProcessorDeps) {
       });
       await deps.schedules.completeFire(row.id, triggerIndex, fire.scheduledFor, status);
       runs.push({ workflowId: fire.workflowId, status });
-      deps.logger.info({ activityId: row.id, workflowId: fire.workflowId, status, reason: fire.reason }, `cron run ${status}`);
+      deps.logger.info(
+        { activityId: row.id, workflowId: fire.workflowId, status, reason: fire.reason },
+        `cron run ${status}`,
+      );
     }
     return runs;
   }
@@ -223,7 +254,15 @@ export function createFireProcessor(deps: FireProcessorDeps) {
           // A tick that slipped through while the activity was being disabled.
           const range = fireRange(trigger, current.processedThrough, upTo);
           if (range !== undefined) {
-            fires.push(rangeFire(current, range, 'activity_disabled', 'the activity is disabled; fire times while disabled are not caught up', now));
+            fires.push(
+              rangeFire(
+                current,
+                range,
+                'activity_disabled',
+                'the activity is disabled; fire times while disabled are not caught up',
+                now,
+              ),
+            );
           }
           patch.processedThrough = upTo;
         } else {
@@ -236,7 +275,13 @@ export function createFireProcessor(deps: FireProcessorDeps) {
           });
           if (plan.foreignTickScheduledFor) {
             deps.logger.warn(
-              { activityId, triggerIndex, scheduledFor: tickScheduledFor === undefined ? undefined : formatScheduledFor(tickScheduledFor), cron: trigger.cron, timezone: trigger.timezone },
+              {
+                activityId,
+                triggerIndex,
+                scheduledFor: tickScheduledFor === undefined ? undefined : formatScheduledFor(tickScheduledFor),
+                cron: trigger.cron,
+                timezone: trigger.timezone,
+              },
               'Temporal fired at a time this cron evaluation does not produce; running it anyway',
             );
           }
@@ -253,7 +298,10 @@ export function createFireProcessor(deps: FireProcessorDeps) {
       // Decisions are committed: start what was decided (this call's and any left pending by an earlier one).
       const runs = await drain(decided.row, triggerIndex);
       if (Object.keys(decided.skipped).length > 0) {
-        deps.logger.info({ activityId, triggerIndex, skipped: decided.skipped, origin: input.origin }, 'cron fire times skipped');
+        deps.logger.info(
+          { activityId, triggerIndex, skipped: decided.skipped, origin: input.origin },
+          'cron fire times skipped',
+        );
       }
       return { status: decided.paused ? 'paused' : 'processed', runs, skipped: decided.skipped };
     },

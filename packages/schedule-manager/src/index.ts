@@ -4,7 +4,13 @@
  * processing with the misfire policies, pause / resume / trigger / backfill,
  * and the "why did / didn't this run" answers.
  */
-export { createScheduleManager, type ScheduleManager, type ReconcileOptions, type ScheduleManagerDeps, type SyncOutcome } from './schedule-manager';
+export {
+  createScheduleManager,
+  type ScheduleManager,
+  type ReconcileOptions,
+  type ScheduleManagerDeps,
+  type SyncOutcome,
+} from './schedule-manager';
 export { MAX_BACKFILL_FIRES } from './backfill-plan';
 export { cronScheduleSummaries } from './schedule-views';
 export { scheduleIssues } from './trigger-checks';

@@ -32,7 +32,10 @@ import type { ScheduleSync } from './schedule-sync';
  */
 const BACKFILL_FIRE_LOG_LIMIT = 2 * MAX_BACKFILL_FIRES;
 
-export function createScheduleCommands(deps: ScheduleManagerDeps, parts: { sync: Pick<ScheduleSync, 'sync'>; queries: Pick<ScheduleQueries, 'viewsOf'> }) {
+export function createScheduleCommands(
+  deps: ScheduleManagerDeps,
+  parts: { sync: Pick<ScheduleSync, 'sync'>; queries: Pick<ScheduleQueries, 'viewsOf'> },
+) {
   const clock = deps.clock ?? (() => new Date());
   const { logger } = deps;
   const { sync } = parts.sync;
@@ -74,7 +77,13 @@ export function createScheduleCommands(deps: ScheduleManagerDeps, parts: { sync:
         const now = clock();
         for (const { trigger, triggerIndex } of cronTriggersOf(row.definition)) {
           if (!states.some((state) => state.triggerIndex === triggerIndex)) continue;
-          const desired = desiredSchedule({ row, trigger, triggerIndex, taskQueue: deps.taskQueue, cause: { kind: 'running' } });
+          const desired = desiredSchedule({
+            row,
+            trigger,
+            triggerIndex,
+            taskQueue: deps.taskQueue,
+            cause: { kind: 'running' },
+          });
           const workflowId = resumeTickWorkflowId(row.id, triggerIndex, now);
           await deps.client.workflow.start(SCHEDULE_TICK_WORKFLOW, {
             workflowId,
@@ -102,8 +111,19 @@ export function createScheduleCommands(deps: ScheduleManagerDeps, parts: { sync:
       const status =
         existing !== undefined
           ? 'duplicate'
-          : await deps.starter.start({ workflowId, activity: snapshotOf(row), trigger: { type: 'manual', key: runKey, requested_at: clock().toISOString() } });
-      return { activity_id: row.id, workflow_id: workflowId, run_id: runIdFor(workflowId), key: runKey, key_generated: key === undefined, status };
+          : await deps.starter.start({
+              workflowId,
+              activity: snapshotOf(row),
+              trigger: { type: 'manual', key: runKey, requested_at: clock().toISOString() },
+            });
+      return {
+        activity_id: row.id,
+        workflow_id: workflowId,
+        run_id: runIdFor(workflowId),
+        key: runKey,
+        key_generated: key === undefined,
+        status,
+      };
     },
 
     /**
@@ -117,7 +137,15 @@ export function createScheduleCommands(deps: ScheduleManagerDeps, parts: { sync:
       const end = new Date(request.end);
       const now = clock();
       const states = await deps.schedules.listStates(row.id);
-      const existingFires = end.getTime() < start.getTime() ? [] : await deps.schedules.listFires({ activityId: row.id, from: start, to: end, limit: BACKFILL_FIRE_LOG_LIMIT });
+      const existingFires =
+        end.getTime() < start.getTime()
+          ? []
+          : await deps.schedules.listFires({
+              activityId: row.id,
+              from: start,
+              to: end,
+              limit: BACKFILL_FIRE_LOG_LIMIT,
+            });
       const plan = planBackfill({
         activity: row,
         triggers: cronTriggersOf(row.definition),
@@ -139,7 +167,12 @@ export function createScheduleCommands(deps: ScheduleManagerDeps, parts: { sync:
             : await deps.starter.start({
                 workflowId: fire.workflowId,
                 activity: snapshotOf(row),
-                trigger: { type: 'backfill', scheduled_for: scheduledFor, window_start: formatScheduledFor(fire.windowStart), window_end: scheduledFor },
+                trigger: {
+                  type: 'backfill',
+                  scheduled_for: scheduledFor,
+                  window_start: formatScheduledFor(fire.windowStart),
+                  window_end: scheduledFor,
+                },
               });
         await deps.schedules.recordBackfillFire({
           activityId: row.id,
@@ -155,7 +188,13 @@ export function createScheduleCommands(deps: ScheduleManagerDeps, parts: { sync:
           lateByMs: fire.lateByMs,
           detail: status === 'duplicate' ? 'backfill found the run already there' : 'started by a backfill',
         });
-        fires.push({ trigger_index: fire.triggerIndex, scheduled_for: scheduledFor, workflow_id: fire.workflowId, run_id: fire.runId, status });
+        fires.push({
+          trigger_index: fire.triggerIndex,
+          scheduled_for: scheduledFor,
+          workflow_id: fire.workflowId,
+          run_id: fire.runId,
+          status,
+        });
       }
       logger.info({ activityId: row.id, start: request.start, end: request.end, fires: fires.length }, 'backfill done');
       return {

@@ -26,7 +26,10 @@ export interface ScheduleManagerDeps {
 }
 
 /** The live activity, or a 404 naming it. */
-export async function requireActivity(definitions: ScheduleManagerDeps['definitions'], activityId: string): Promise<DefinitionRow> {
+export async function requireActivity(
+  definitions: ScheduleManagerDeps['definitions'],
+  activityId: string,
+): Promise<DefinitionRow> {
   const row = await definitions.get(activityId);
   if (row === undefined) throw new NotFoundError('activity', activityId);
   return row;

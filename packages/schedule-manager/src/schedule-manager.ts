@@ -40,7 +40,7 @@ export function createScheduleManager(deps: ScheduleManagerDeps) {
     sync: sync.sync,
     /** An activity was deleted: its schedules and schedule states go; runs and fire history stay. */
     remove: sync.remove,
-    /** Makes Temporal match Postgres for every activity; idempotent. `{ compareWith: 'listing' }` for periodic sweeps (ADR 0035). */
+    /** Makes Temporal match Postgres for every activity; idempotent. `{ compareWith: 'listing' }` for periodic sweeps (ADR 0042). */
     reconcile: sync.reconcile,
 
     /** The tick activity: decide and start what is due; an orphaned tick removes its schedule. */

@@ -4,7 +4,13 @@
  * existing schedule already matches. Pure apart from hashing.
  */
 import { createHash } from 'node:crypto';
-import { canonicalJson, parseDurationMs, scheduleTickWorkflowId, temporalScheduleId, type CronTrigger } from '@activity-core/contracts';
+import {
+  canonicalJson,
+  parseDurationMs,
+  scheduleTickWorkflowId,
+  temporalScheduleId,
+  type CronTrigger,
+} from '@activity-core/contracts';
 import type { DefinitionRow, ScheduleStateRow } from '@activity-core/db';
 import { toTemporalCronString } from '@activity-core/scheduling';
 import { SCHEDULE_TICK_WORKFLOW, type ScheduleTickInput } from '@activity-core/temporal/client';
@@ -20,14 +26,20 @@ export const MANAGED_BY = 'activity-core';
  * Temporal's floor is 10 s.
  */
 export function catchupWindowMs(trigger: CronTrigger): number {
-  return Math.max(10_000, parseDurationMs(trigger.misfire_grace) + (trigger.jitter === undefined ? 0 : parseDurationMs(trigger.jitter)));
+  return Math.max(
+    10_000,
+    parseDurationMs(trigger.misfire_grace) + (trigger.jitter === undefined ? 0 : parseDurationMs(trigger.jitter)),
+  );
 }
 
 /** Who keeps a schedule paused, for the note operators read in the Temporal UI. */
 export type PauseCause = { kind: 'running' } | { kind: 'disabled' } | { kind: 'operator'; note: string | null };
 
 /** Why a trigger's schedule should be paused, if it should: a disabled activity first, then an operator's pause. */
-export function pauseCauseOf(row: Pick<DefinitionRow, 'enabled'>, state: Pick<ScheduleStateRow, 'paused' | 'pauseNote'> | undefined): PauseCause {
+export function pauseCauseOf(
+  row: Pick<DefinitionRow, 'enabled'>,
+  state: Pick<ScheduleStateRow, 'paused' | 'pauseNote'> | undefined,
+): PauseCause {
   if (!row.enabled) return { kind: 'disabled' };
   if (state?.paused === true) return { kind: 'operator', note: state.pauseNote };
   return { kind: 'running' };
@@ -38,7 +50,12 @@ function describeTrigger(row: Pick<DefinitionRow, 'id' | 'name'>, trigger: CronT
   return `activity-core: ${row.name} · trigger ${triggerIndex} "${trigger.cron}" ${trigger.timezone} · misfire ${policy}, grace ${trigger.misfire_grace} · runs activity-${row.id}:{scheduled_for}`;
 }
 
-export function scheduleNote(row: Pick<DefinitionRow, 'id' | 'name'>, trigger: CronTrigger, triggerIndex: number, cause: PauseCause): string {
+export function scheduleNote(
+  row: Pick<DefinitionRow, 'id' | 'name'>,
+  trigger: CronTrigger,
+  triggerIndex: number,
+  cause: PauseCause,
+): string {
   switch (cause.kind) {
     case 'running':
       return describeTrigger(row, trigger, triggerIndex);
@@ -82,13 +99,15 @@ export function desiredSchedule(input: {
   const workflowId = scheduleTickWorkflowId(row.id, triggerIndex);
   const staticSummary = `${row.name} · cron trigger ${triggerIndex} tick`;
   const revision = createHash('sha256')
-    .update(canonicalJson({ spec, policies, taskQueue, workflowId, workflowType: SCHEDULE_TICK_WORKFLOW, staticSummary }))
+    .update(
+      canonicalJson({ spec, policies, taskQueue, workflowId, workflowType: SCHEDULE_TICK_WORKFLOW, staticSummary }),
+    )
     .digest('hex')
     .slice(0, 16);
   const tickInput: ScheduleTickInput = { activityId: row.id, triggerIndex, definitionVersion: row.version, revision };
   const paused = cause.kind !== 'running';
   // The note names the revision, so Temporal's schedule listing (which shows notes, not actions)
-  // tells whether a schedule is as desired without describing it (ADR 0035).
+  // tells whether a schedule is as desired without describing it (ADR 0042).
   const note = `${scheduleNote(row, trigger, triggerIndex, cause)} · rev ${revision}`;
   return {
     scheduleId,
@@ -116,6 +135,10 @@ export function desiredSchedule(input: {
 }
 
 /** The `(trigger, index)` pairs of an activity's cron triggers. */
-export function cronTriggersOf(definition: DefinitionRow['definition']): Array<{ trigger: CronTrigger; triggerIndex: number }> {
-  return definition.triggers.flatMap((trigger, triggerIndex) => (trigger.type === 'cron' ? [{ trigger, triggerIndex }] : []));
+export function cronTriggersOf(
+  definition: DefinitionRow['definition'],
+): Array<{ trigger: CronTrigger; triggerIndex: number }> {
+  return definition.triggers.flatMap((trigger, triggerIndex) =>
+    trigger.type === 'cron' ? [{ trigger, triggerIndex }] : [],
+  );
 }

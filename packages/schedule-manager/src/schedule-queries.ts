@@ -3,7 +3,15 @@
  * schedule) that the pure views in `schedule-views.ts` turn into answers.
  * Changes nothing.
  */
-import { formatScheduledFor, NotFoundError, temporalScheduleId, type ActivitySchedules, type FireExplanation, type FireRecord, type ScheduleView } from '@activity-core/contracts';
+import {
+  formatScheduledFor,
+  NotFoundError,
+  temporalScheduleId,
+  type ActivitySchedules,
+  type FireExplanation,
+  type FireRecord,
+  type ScheduleView,
+} from '@activity-core/contracts';
 import type { DefinitionRow } from '@activity-core/db';
 import { isScheduleNotFound, requireActivity, type ScheduleManagerDeps } from './schedule-deps';
 import { cronTriggersOf } from './schedule-options';
@@ -33,7 +41,16 @@ export function createScheduleQueries(deps: ScheduleManagerDeps) {
     for (const { trigger, triggerIndex } of cronTriggersOf(row.definition)) {
       const temporal = await describeTemporal(temporalScheduleId(row.id, triggerIndex));
       schedules.push(
-        scheduleView({ activity: row, trigger, triggerIndex, state: states.get(triggerIndex), temporal, now, temporalUiUrl, namespace: deps.namespace }),
+        scheduleView({
+          activity: row,
+          trigger,
+          triggerIndex,
+          state: states.get(triggerIndex),
+          temporal,
+          now,
+          temporalUiUrl,
+          namespace: deps.namespace,
+        }),
       );
     }
     return { activity_id: row.id, schedules };
@@ -47,10 +64,14 @@ export function createScheduleQueries(deps: ScheduleManagerDeps) {
     },
 
     /** Fire decisions of an activity, newest first. */
-    async fires(activityId: string, query: { from?: Date; to?: Date; before?: { scheduledFor: Date; triggerIndex: number }; limit: number }): Promise<FireRecord[]> {
+    async fires(
+      activityId: string,
+      query: { from?: Date; to?: Date; before?: { scheduledFor: Date; triggerIndex: number }; limit: number },
+    ): Promise<FireRecord[]> {
       const rows = await deps.schedules.listFires({ activityId, ...query });
       // Deleted activities keep their history; only an id that never had any is unknown.
-      if (rows.length === 0 && (await deps.definitions.get(activityId)) === undefined) throw new NotFoundError('activity', activityId);
+      if (rows.length === 0 && (await deps.definitions.get(activityId)) === undefined)
+        throw new NotFoundError('activity', activityId);
       return rows.map(toFireRecord);
     },
 
@@ -61,7 +82,11 @@ export function createScheduleQueries(deps: ScheduleManagerDeps) {
       if (rows.length > 0) return { ...answer, explanation: explainFires(rows), fires: rows.map(toFireRecord) };
       const row = await requireActivity(deps.definitions, activityId);
       const states = await deps.schedules.listStates(row.id);
-      return { ...answer, explanation: explainUnrecordedFire({ activity: row, states, scheduledFor, now: clock() }), fires: [] };
+      return {
+        ...answer,
+        explanation: explainUnrecordedFire({ activity: row, states, scheduledFor, now: clock() }),
+        fires: [],
+      };
     },
   };
 }

@@ -26,7 +26,7 @@ export type SyncOutcome = 'created' | 'updated' | 'unchanged' | 'deleted';
 
 export interface ReconcileOptions {
   /**
-   * How a reconciliation learns which schedules already match (ADR 0035).
+   * How a reconciliation learns which schedules already match (ADR 0042).
    * `describe` (the default): describes every schedule, so it is exact as of
    * the call. `listing`: a schedule that Temporal's schedule listing shows as
    * desired is left alone without a description; the listing is eventually
@@ -50,7 +50,11 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
   const desiredMemo = new SweepMemo<DesiredSchedule>();
 
   /** Writes (or creates) the trigger's state under its lock, applying definition changes. */
-  async function syncState(callerRow: DefinitionRow, callerTrigger: CronTrigger, triggerIndex: number): Promise<ScheduleStateRow> {
+  async function syncState(
+    callerRow: DefinitionRow,
+    callerTrigger: CronTrigger,
+    triggerIndex: number,
+  ): Promise<ScheduleStateRow> {
     return await deps.schedules.transaction(async (tx) => {
       const now = deps.clock?.() ?? (await tx.databaseNow());
       const state = await tx.lockState(callerRow.id, triggerIndex);
@@ -91,8 +95,19 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
   }
 
   /** Makes the Temporal Schedule of one trigger match the desired one. */
-  async function ensureTemporalSchedule(row: DefinitionRow, trigger: CronTrigger, triggerIndex: number, state: ScheduleStateRow): Promise<SyncOutcome> {
-    const desired = desiredSchedule({ row, trigger, triggerIndex, taskQueue: deps.taskQueue, cause: pauseCauseOf(row, state) });
+  async function ensureTemporalSchedule(
+    row: DefinitionRow,
+    trigger: CronTrigger,
+    triggerIndex: number,
+    state: ScheduleStateRow,
+  ): Promise<SyncOutcome> {
+    const desired = desiredSchedule({
+      row,
+      trigger,
+      triggerIndex,
+      taskQueue: deps.taskQueue,
+      cause: pauseCauseOf(row, state),
+    });
     const handle = deps.client.schedule.getHandle(desired.scheduleId);
     let current: ScheduleDescription;
     try {
@@ -159,7 +174,10 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
     const results: Array<{ scheduleId: string; outcome: SyncOutcome }> = [];
     const wanted = cronTriggersOf(row.definition);
     for (const { trigger, triggerIndex } of wanted) {
-      results.push({ scheduleId: temporalScheduleId(row.id, triggerIndex), outcome: await syncTrigger(row, trigger, triggerIndex) });
+      results.push({
+        scheduleId: temporalScheduleId(row.id, triggerIndex),
+        outcome: await syncTrigger(row, trigger, triggerIndex),
+      });
     }
     const wantedIndexes = new Set(wanted.map((entry) => entry.triggerIndex));
     for (const state of await deps.schedules.listStates(row.id)) {
@@ -212,23 +230,33 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
       const wantedIds = new Set(wanted.map((entry) => entry.scheduleId));
       const outcomes: Array<SyncOutcome | undefined> = new Array<SyncOutcome | undefined>(wanted.length);
       // 1. Already in step? Only reads: the snapshot of the state, and the listing or a description.
-      await forEachConcurrently(wanted, compareWith === 'listing' ? 1 : DESCRIBE_CONCURRENCY, async ({ row, trigger, triggerIndex, scheduleId, state }, index) => {
-        if (!stateInStep(state, row.enabled, trigger, now)) return;
-        const cause = pauseCauseOf(row, state);
-        const desired = desiredMemo.get(scheduleId, `${row.version}\u0000${row.name}\u0000${JSON.stringify(trigger)}\u0000${JSON.stringify(cause)}`, () =>
-          desiredSchedule({ row, trigger, triggerIndex, taskQueue: deps.taskQueue, cause }),
-        );
-        if (compareWith === 'listing') {
-          if (listedAsDesired(listing.get(scheduleId), desired, deps.taskQueue)) outcomes[index] = 'unchanged';
-          if (index % 500 === 499) await yieldToEventLoop();
-          return;
-        }
-        try {
-          if (compareDescription(await deps.client.schedule.getHandle(scheduleId).describe(), desired, row.version) !== 'differs') outcomes[index] = 'unchanged';
-        } catch (error) {
-          if (!isScheduleNotFound(error)) throw error;
-        }
-      });
+      await forEachConcurrently(
+        wanted,
+        compareWith === 'listing' ? 1 : DESCRIBE_CONCURRENCY,
+        async ({ row, trigger, triggerIndex, scheduleId, state }, index) => {
+          if (!stateInStep(state, row.enabled, trigger, now)) return;
+          const cause = pauseCauseOf(row, state);
+          const desired = desiredMemo.get(
+            scheduleId,
+            `${row.version}\u0000${row.name}\u0000${JSON.stringify(trigger)}\u0000${JSON.stringify(cause)}`,
+            () => desiredSchedule({ row, trigger, triggerIndex, taskQueue: deps.taskQueue, cause }),
+          );
+          if (compareWith === 'listing') {
+            if (listedAsDesired(listing.get(scheduleId), desired, deps.taskQueue)) outcomes[index] = 'unchanged';
+            if (index % 500 === 499) await yieldToEventLoop();
+            return;
+          }
+          try {
+            if (
+              compareDescription(await deps.client.schedule.getHandle(scheduleId).describe(), desired, row.version) !==
+              'differs'
+            )
+              outcomes[index] = 'unchanged';
+          } catch (error) {
+            if (!isScheduleNotFound(error)) throw error;
+          }
+        },
+      );
       // 2. The rest through the full path: the state under its lock (read afresh), then describe, create or update.
       desiredMemo.retainOnly(wantedIds);
       const rest = wanted.flatMap((entry, index) => (outcomes[index] === undefined ? [{ ...entry, index }] : []));
@@ -247,9 +275,16 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
       }
       // 4. Schedules of this task queue in Temporal that nothing wants.
       for (const summary of listing.values()) {
-        const memo = summary.memo as { managedBy?: unknown; taskQueue?: unknown; activityId?: unknown; triggerIndex?: unknown } | undefined;
-        if (memo?.managedBy !== MANAGED_BY || memo.taskQueue !== deps.taskQueue || wantedIds.has(summary.scheduleId)) continue;
-        if (typeof memo.activityId === 'string' && typeof memo.triggerIndex === 'number' && (await stillWanted(memo.activityId, memo.triggerIndex))) continue;
+        const memo = summary.memo as
+          { managedBy?: unknown; taskQueue?: unknown; activityId?: unknown; triggerIndex?: unknown } | undefined;
+        if (memo?.managedBy !== MANAGED_BY || memo.taskQueue !== deps.taskQueue || wantedIds.has(summary.scheduleId))
+          continue;
+        if (
+          typeof memo.activityId === 'string' &&
+          typeof memo.triggerIndex === 'number' &&
+          (await stillWanted(memo.activityId, memo.triggerIndex))
+        )
+          continue;
         if (result.deleted.includes(summary.scheduleId)) continue;
         if (await deleteTemporalSchedule(summary.scheduleId)) result.deleted.push(summary.scheduleId);
       }

@@ -17,7 +17,10 @@ import { firstFireAfter, needsProcessing } from './sweep-plan';
 const SWEEP_CONCURRENCY = 4;
 
 export function createScheduleTicks(deps: {
-  schedules: Pick<SchedulesRepository, 'listStates' | 'listLiveDefinitions' | 'listTriggersWithPendingFires' | 'databaseNow'>;
+  schedules: Pick<
+    SchedulesRepository,
+    'listStates' | 'listLiveDefinitions' | 'listTriggersWithPendingFires' | 'databaseNow'
+  >;
   logger: Logger;
   processor: FireProcessor;
   sync: Pick<ScheduleSync, 'retire' | 'stillWanted'>;
@@ -38,7 +41,10 @@ export function createScheduleTicks(deps: {
         origin: input.tickWorkflowId,
       });
       if (result.status === 'orphaned' && !(await deps.sync.stillWanted(input.activityId, input.triggerIndex))) {
-        deps.logger.warn({ activityId: input.activityId, triggerIndex: input.triggerIndex }, 'tick for a trigger that no longer exists; removing its schedule');
+        deps.logger.warn(
+          { activityId: input.activityId, triggerIndex: input.triggerIndex },
+          'tick for a trigger that no longer exists; removing its schedule',
+        );
         await deps.sync.retire(input.activityId, input.triggerIndex);
       }
       return result;
@@ -58,20 +64,29 @@ export function createScheduleTicks(deps: {
     async processAllDue(): Promise<number> {
       const states = await deps.schedules.listStates();
       const rows = new Map((await deps.schedules.listLiveDefinitions()).map((row) => [row.id, row]));
-      const pending = new Set((await deps.schedules.listTriggersWithPendingFires()).map((key) => `${key.activityId}/${key.triggerIndex}`));
+      const pending = new Set(
+        (await deps.schedules.listTriggersWithPendingFires()).map((key) => `${key.activityId}/${key.triggerIndex}`),
+      );
       const now = deps.clock?.() ?? (await deps.schedules.databaseNow());
       const due: typeof states = [];
       for (const [index, state] of states.entries()) {
         const nextFireAfter = (trigger: { cron: string; timezone: string }, from: Date) =>
-          nextFires.get(state.scheduleId, `${trigger.cron}\u0000${trigger.timezone}\u0000${from.getTime()}`, () => firstFireAfter(trigger, from));
+          nextFires.get(state.scheduleId, `${trigger.cron}\u0000${trigger.timezone}\u0000${from.getTime()}`, () =>
+            firstFireAfter(trigger, from),
+          );
         const hasPending = pending.has(`${state.activityId}/${state.triggerIndex}`);
-        if (needsProcessing({ state, row: rows.get(state.activityId), hasPending, now, nextFireAfter })) due.push(state);
+        if (needsProcessing({ state, row: rows.get(state.activityId), hasPending, now, nextFireAfter }))
+          due.push(state);
         if (index % 500 === 499) await yieldToEventLoop();
       }
       nextFires.retainOnly(new Set(states.map((state) => state.scheduleId)));
       let processed = 0;
       await forEachConcurrently(due, SWEEP_CONCURRENCY, async (state) => {
-        const result = await deps.processor.processDue({ activityId: state.activityId, triggerIndex: state.triggerIndex, origin: 'sweep' });
+        const result = await deps.processor.processDue({
+          activityId: state.activityId,
+          triggerIndex: state.triggerIndex,
+          origin: 'sweep',
+        });
         if (result.status === 'processed') processed++;
       });
       return processed;

@@ -194,7 +194,8 @@ export function explainUnrecordedFire(input: UnrecordedFireInput): string {
   if (triggers.length === 0) return `${at}: the activity has no cron triggers`;
   const states = new Map(input.states.map((state) => [state.triggerIndex, state]));
   for (const { trigger, triggerIndex } of triggers) {
-    const isFireTime = fireTimesBetween(trigger, new Date(scheduledFor.getTime() - 1), scheduledFor, 1).times.length === 1;
+    const isFireTime =
+      fireTimesBetween(trigger, new Date(scheduledFor.getTime() - 1), scheduledFor, 1).times.length === 1;
     if (!isFireTime) continue;
     const state = states.get(triggerIndex);
     if (scheduledFor.getTime() > now.getTime()) return `${at} is in the future: trigger ${triggerIndex} fires then`;
@@ -202,13 +203,16 @@ export function explainUnrecordedFire(input: UnrecordedFireInput): string {
       return `${at} is before trigger ${triggerIndex}'s schedule existed; use a backfill to run it`;
     }
     if (scheduledFor.getTime() > state.processedThrough.getTime()) {
-      if (state.paused) return `${at} passed while the schedule is paused by an operator; resume applies the misfire policy to it`;
+      if (state.paused)
+        return `${at} passed while the schedule is paused by an operator; resume applies the misfire policy to it`;
       if (!activity.enabled) return `${at} passed while the activity is disabled; it will not run`;
       return `${at} is due but not decided yet: no worker has processed its tick (are workers running?)`;
     }
     return `${at} was processed but has no recorded decision (it predates the current trigger definition)`;
   }
-  const previous = triggers.map(({ trigger }) => previousFireTime(trigger, scheduledFor)).filter((time): time is Date => time !== null);
+  const previous = triggers
+    .map(({ trigger }) => previousFireTime(trigger, scheduledFor))
+    .filter((time): time is Date => time !== null);
   const latest = previous.sort((a, b) => b.getTime() - a.getTime())[0];
   return `${at} is not a fire time of any cron trigger of this activity${latest === undefined ? '' : ` (the one before it is ${formatScheduledFor(latest)})`}`;
 }

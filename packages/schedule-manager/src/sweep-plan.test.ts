@@ -40,11 +40,28 @@ const state = (extra: Partial<ScheduleStateRow> = {}): ScheduleStateRow => ({
   ...extra,
 });
 const desired = (cause: Parameters<typeof desiredSchedule>[0]['cause'] = { kind: 'running' }, version = 3) =>
-  desiredSchedule({ row: { id: ACTIVITY, name: 'ten-minutely', version }, trigger: trigger(), triggerIndex: 0, taskQueue: 'q', cause });
+  desiredSchedule({
+    row: { id: ACTIVITY, name: 'ten-minutely', version },
+    trigger: trigger(),
+    triggerIndex: 0,
+    taskQueue: 'q',
+    cause,
+  });
 
 describe('whether Temporal already has a schedule as desired', () => {
-  const described = (want: ReturnType<typeof desired>, extra: { paused?: boolean; note?: string; version?: number; revision?: string } = {}) => ({
-    action: { args: [{ ...want.tickInput, definitionVersion: extra.version ?? want.tickInput.definitionVersion, revision: extra.revision ?? want.revision }] },
+  const described = (
+    want: ReturnType<typeof desired>,
+    extra: { paused?: boolean; note?: string; version?: number; revision?: string } = {},
+  ) => ({
+    action: {
+      args: [
+        {
+          ...want.tickInput,
+          definitionVersion: extra.version ?? want.tickInput.definitionVersion,
+          revision: extra.revision ?? want.revision,
+        },
+      ],
+    },
     state: { paused: extra.paused ?? want.paused, note: extra.note ?? want.note },
   });
 
@@ -78,7 +95,13 @@ describe('whether Temporal already has a schedule as desired', () => {
     expect(listedAsDesired(undefined, want, 'q')).toBe(false);
     expect(listedAsDesired(entry, want, 'other')).toBe(false);
     expect(listedAsDesired({ ...entry, state: { paused: true, note: want.note } }, want, 'q')).toBe(false);
-    expect(listedAsDesired({ ...entry, state: { paused: false, note: want.note.replace(want.revision, '0000000000000000') } }, want, 'q')).toBe(false);
+    expect(
+      listedAsDesired(
+        { ...entry, state: { paused: false, note: want.note.replace(want.revision, '0000000000000000') } },
+        want,
+        'q',
+      ),
+    ).toBe(false);
     expect(listedAsDesired({ ...entry, state: { paused: false } }, want, 'q')).toBe(false);
     // An operator pause changes the note (and the pause state) that is desired.
     expect(listedAsDesired(entry, desired({ kind: 'operator', note: 'vendor maintenance' }), 'q')).toBe(false);
@@ -98,8 +121,20 @@ describe('whether a trigger state is in step with its definition', () => {
 });
 
 describe('whether the sweep has anything to decide for a trigger', () => {
-  const check = (extra: { state?: Partial<ScheduleStateRow>; row?: DefinitionRow | undefined; hasPending?: boolean; now?: Date } = {}) =>
-    needsProcessing({ state: state(extra.state), row: 'row' in extra ? extra.row : row(), hasPending: extra.hasPending ?? false, now: extra.now ?? at(5) });
+  const check = (
+    extra: {
+      state?: Partial<ScheduleStateRow>;
+      row?: DefinitionRow | undefined;
+      hasPending?: boolean;
+      now?: Date;
+    } = {},
+  ) =>
+    needsProcessing({
+      state: state(extra.state),
+      row: 'row' in extra ? extra.row : row(),
+      hasPending: extra.hasPending ?? false,
+      now: extra.now ?? at(5),
+    });
 
   test('has nothing when no fire time passed since processed_through and no start is pending', () => {
     expect(check({ now: at(9, 59) })).toBe(false);
@@ -120,6 +155,17 @@ describe('whether the sweep has anything to decide for a trigger', () => {
     expect(check({ state: { paused: true }, now: at(35) })).toBe(false);
     expect(check({ state: { active: false }, now: at(35) })).toBe(false);
     expect(check({ row: undefined, now: at(35) })).toBe(false);
-    expect(check({ row: row({ definition: { name: 'x', triggers: [{ type: 'event', event_type: 'a.b' }], tasks: [{ type: 'noop' }] } as DefinitionRow['definition'] }), now: at(35) })).toBe(false);
+    expect(
+      check({
+        row: row({
+          definition: {
+            name: 'x',
+            triggers: [{ type: 'event', event_type: 'a.b' }],
+            tasks: [{ type: 'noop' }],
+          } as DefinitionRow['definition'],
+        }),
+        now: at(35),
+      }),
+    ).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The pure decisions that let a sweep over many schedules skip the ones with
- * nothing to do (ADR 0035): whether Temporal already has a schedule as
+ * nothing to do (ADR 0042): whether Temporal already has a schedule as
  * desired — from its description, or from its entry in the schedule listing —
  * and whether a trigger has anything for the fire processor to decide. A
  * trigger for which these say "nothing" is left alone; every other one goes
@@ -46,19 +46,30 @@ export function compareDescription(
  * next sweep corrects.
  */
 export function listedAsDesired(
-  entry: { memo?: Record<string, unknown> | undefined; state: { paused: boolean; note?: string | undefined } } | undefined,
+  entry:
+    { memo?: Record<string, unknown> | undefined; state: { paused: boolean; note?: string | undefined } } | undefined,
   desired: Pick<DesiredSchedule, 'paused' | 'note'>,
   taskQueue: string,
 ): boolean {
   if (entry === undefined) return false;
-  return entry.memo?.managedBy === MANAGED_BY && entry.memo.taskQueue === taskQueue && entry.state.paused === desired.paused && entry.state.note === desired.note;
+  return (
+    entry.memo?.managedBy === MANAGED_BY &&
+    entry.memo.taskQueue === taskQueue &&
+    entry.state.paused === desired.paused &&
+    entry.state.note === desired.note
+  );
 }
 
 /**
  * Whether a trigger's schedule state needs no write to match its definition
  * (what syncing it would change: its trigger, `active`, `processed_through`).
  */
-export function stateInStep(state: ScheduleStateRow | undefined, enabled: boolean, trigger: Parameters<typeof applyDefinitionToState>[2], now: Date): boolean {
+export function stateInStep(
+  state: ScheduleStateRow | undefined,
+  enabled: boolean,
+  trigger: Parameters<typeof applyDefinitionToState>[2],
+  now: Date,
+): boolean {
   if (state === undefined) return false;
   const { patch, fires } = applyDefinitionToState(state, enabled, trigger, now);
   return fires.length === 0 && Object.keys(patch).length === 0;

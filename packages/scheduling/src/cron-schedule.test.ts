@@ -1,6 +1,12 @@
 import { Cron } from 'croner';
 import { describe, expect, test } from 'vitest';
-import { assertValidCronSpec, fireTimesBetween, InvalidCronError, nextFireTimes, previousFireTime } from './cron-schedule';
+import {
+  assertValidCronSpec,
+  fireTimesBetween,
+  InvalidCronError,
+  nextFireTimes,
+  previousFireTime,
+} from './cron-schedule';
 
 const iso = (dates: readonly Date[]): string[] => dates.map((date) => date.toISOString());
 const at = (value: string): Date => new Date(value);
@@ -119,7 +125,9 @@ describe('invalid input', () => {
   test('a negative count, a fractional limit and an invalid date are programming errors', () => {
     const spec = { cron: '0 9 * * *', timezone: UTC };
     expect(() => nextFireTimes(spec, at('2026-01-01T00:00:00Z'), -1)).toThrow(RangeError);
-    expect(() => fireTimesBetween(spec, at('2026-01-01T00:00:00Z'), at('2026-01-02T00:00:00Z'), 1.5)).toThrow(RangeError);
+    expect(() => fireTimesBetween(spec, at('2026-01-01T00:00:00Z'), at('2026-01-02T00:00:00Z'), 1.5)).toThrow(
+      RangeError,
+    );
     expect(() => previousFireTime(spec, new Date(Number.NaN))).toThrow(RangeError);
   });
 });
@@ -177,8 +185,12 @@ describe('daylight saving time (Europe/Paris: 2026-03-29 spring forward at 02:00
 
   test('a sub-hourly trigger skips the missing hour and repeats the doubled one', () => {
     const everyTwentyAtTwo = { cron: '*/20 2 * * *', timezone: PARIS };
-    expect(fireTimesBetween(everyTwentyAtTwo, at('2026-03-28T23:00:00Z'), at('2026-03-29T22:00:00Z'), 10).times).toEqual([]);
-    expect(iso(fireTimesBetween(everyTwentyAtTwo, at('2026-10-24T22:00:00Z'), at('2026-10-25T23:00:00Z'), 10).times)).toEqual([
+    expect(
+      fireTimesBetween(everyTwentyAtTwo, at('2026-03-28T23:00:00Z'), at('2026-03-29T22:00:00Z'), 10).times,
+    ).toEqual([]);
+    expect(
+      iso(fireTimesBetween(everyTwentyAtTwo, at('2026-10-24T22:00:00Z'), at('2026-10-25T23:00:00Z'), 10).times),
+    ).toEqual([
       '2026-10-25T00:00:00.000Z',
       '2026-10-25T00:20:00.000Z',
       '2026-10-25T00:40:00.000Z',
@@ -214,9 +226,9 @@ describe('previous fire time', () => {
   });
 
   test('the previous fire of a weekday trigger on a Monday is the Friday before', () => {
-    expect(previousFireTime({ cron: '0 9 * * MON-FRI', timezone: UTC }, at('2026-03-09T09:00:00Z'))?.toISOString()).toBe(
-      '2026-03-06T09:00:00.000Z',
-    );
+    expect(
+      previousFireTime({ cron: '0 9 * * MON-FRI', timezone: UTC }, at('2026-03-09T09:00:00Z'))?.toISOString(),
+    ).toBe('2026-03-06T09:00:00.000Z');
   });
 
   test('after the skipped spring-forward day, the previous fire of `30 2 * * *` is two days back', () => {
@@ -247,19 +259,22 @@ describe('previous fire time', () => {
     ['15 30 2 * * SUN', 8],
     ['0 9 * * MON-FRI', 4],
     ['0 0,12 * * *', 2],
-  ] as const)('windows tile the timeline across both DST changes for `%s`: each fire is preceded by the fire before it', (cron, days) => {
-    const spec = { cron, timezone: PARIS };
-    for (const change of [SPRING_FORWARD, FALL_BACK]) {
-      const from = new Date(change.getTime() - days * DAY_MS);
-      const to = new Date(change.getTime() + days * DAY_MS);
-      const { times, truncated } = fireTimesBetween(spec, from, to, 500);
-      expect(truncated).toBe(false);
-      expect(times.length).toBeGreaterThan(1);
-      for (let i = 1; i < times.length; i++) {
-        expect(previousFireTime(spec, times[i] as Date)).toEqual(times[i - 1]);
+  ] as const)(
+    'windows tile the timeline across both DST changes for `%s`: each fire is preceded by the fire before it',
+    (cron, days) => {
+      const spec = { cron, timezone: PARIS };
+      for (const change of [SPRING_FORWARD, FALL_BACK]) {
+        const from = new Date(change.getTime() - days * DAY_MS);
+        const to = new Date(change.getTime() + days * DAY_MS);
+        const { times, truncated } = fireTimesBetween(spec, from, to, 500);
+        expect(truncated).toBe(false);
+        expect(times.length).toBeGreaterThan(1);
+        for (let i = 1; i < times.length; i++) {
+          expect(previousFireTime(spec, times[i] as Date)).toEqual(times[i - 1]);
+        }
       }
-    }
-  });
+    },
+  );
 });
 
 describe('fire times in a range', () => {
@@ -279,15 +294,29 @@ describe('fire times in a range', () => {
   });
 
   test('an empty or reversed range holds no fire times', () => {
-    expect(fireTimesBetween(hourly, at('2026-03-02T09:00:00Z'), at('2026-03-02T09:00:00Z'), 10)).toEqual({ times: [], truncated: false });
-    expect(fireTimesBetween(hourly, at('2026-03-02T12:00:00Z'), at('2026-03-02T09:00:00Z'), 10)).toEqual({ times: [], truncated: false });
-    expect(fireTimesBetween(hourly, at('2026-03-02T09:00:01Z'), at('2026-03-02T09:59:59Z'), 10)).toEqual({ times: [], truncated: false });
+    expect(fireTimesBetween(hourly, at('2026-03-02T09:00:00Z'), at('2026-03-02T09:00:00Z'), 10)).toEqual({
+      times: [],
+      truncated: false,
+    });
+    expect(fireTimesBetween(hourly, at('2026-03-02T12:00:00Z'), at('2026-03-02T09:00:00Z'), 10)).toEqual({
+      times: [],
+      truncated: false,
+    });
+    expect(fireTimesBetween(hourly, at('2026-03-02T09:00:01Z'), at('2026-03-02T09:59:59Z'), 10)).toEqual({
+      times: [],
+      truncated: false,
+    });
   });
 
   test('a per-second expression over a whole year stops at the limit and says it was truncated', () => {
     const everySecond = { cron: '* * * * * *', timezone: UTC };
     const started = performance.now();
-    const { times, truncated } = fireTimesBetween(everySecond, at('2026-01-01T00:00:00Z'), at('2027-01-01T00:00:00Z'), 100);
+    const { times, truncated } = fireTimesBetween(
+      everySecond,
+      at('2026-01-01T00:00:00Z'),
+      at('2027-01-01T00:00:00Z'),
+      100,
+    );
     expect(performance.now() - started).toBeLessThan(1_000);
     expect(truncated).toBe(true);
     expect(times).toHaveLength(100);
@@ -303,7 +332,13 @@ describe('fire times in a range', () => {
 
   test('keeping the latest returns the most recent fire times, ascending, when the range is truncated', () => {
     const everySecond = { cron: '* * * * * *', timezone: UTC };
-    const { times, truncated } = fireTimesBetween(everySecond, at('2026-01-01T00:00:00Z'), at('2026-03-02T12:00:00Z'), 3, 'latest');
+    const { times, truncated } = fireTimesBetween(
+      everySecond,
+      at('2026-01-01T00:00:00Z'),
+      at('2026-03-02T12:00:00Z'),
+      3,
+      'latest',
+    );
     expect(truncated).toBe(true);
     expect(iso(times)).toEqual(['2026-03-02T11:59:58.000Z', '2026-03-02T11:59:59.000Z', '2026-03-02T12:00:00.000Z']);
   });
@@ -322,7 +357,10 @@ describe('fire times in a range', () => {
   });
 
   test('a limit of zero returns nothing and reports whether anything was left out', () => {
-    expect(fireTimesBetween(hourly, at('2026-03-02T09:00:00Z'), at('2026-03-02T12:00:00Z'), 0)).toEqual({ times: [], truncated: true });
+    expect(fireTimesBetween(hourly, at('2026-03-02T09:00:00Z'), at('2026-03-02T12:00:00Z'), 0)).toEqual({
+      times: [],
+      truncated: true,
+    });
     expect(fireTimesBetween(hourly, at('2026-03-02T09:00:00Z'), at('2026-03-02T09:30:00Z'), 0, 'latest')).toEqual({
       times: [],
       truncated: false,

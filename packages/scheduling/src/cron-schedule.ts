@@ -83,7 +83,9 @@ export const MAX_CRON_LENGTH = 200;
 
 function splitFields(expression: string): string[] {
   if (expression.length > MAX_CRON_LENGTH) {
-    throw new InvalidCronError(`cron expression is ${expression.length} characters long; the limit is ${MAX_CRON_LENGTH}`);
+    throw new InvalidCronError(
+      `cron expression is ${expression.length} characters long; the limit is ${MAX_CRON_LENGTH}`,
+    );
   }
   const fields = expression.trim().split(/\s+/);
   if (fields.length !== 5 && fields.length !== 6) {
@@ -129,9 +131,9 @@ function assertValidDate(value: Date, name: string): void {
 }
 
 function assertCount(value: number, name: string): void {
-  if (!Number.isInteger(value) || value < 0) throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
+  if (!Number.isInteger(value) || value < 0)
+    throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
 }
-
 
 /**
  * Checks that a trigger's expression and timezone can be evaluated here.

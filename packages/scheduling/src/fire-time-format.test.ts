@@ -39,7 +39,10 @@ describe('fire times for people', () => {
 
   test('the next 5 fire times of a Paris weekday trigger across the spring change read 09:00 locally every day', () => {
     const spec = { cron: '0 9 * * MON-FRI', timezone: 'Europe/Paris' };
-    const views = nextFireTimes(spec, at('2026-03-26T12:00:00Z'), 5).map((time) => ({ utc: formatScheduledFor(time), local: formatLocalTime(time, spec.timezone) }));
+    const views = nextFireTimes(spec, at('2026-03-26T12:00:00Z'), 5).map((time) => ({
+      utc: formatScheduledFor(time),
+      local: formatLocalTime(time, spec.timezone),
+    }));
     expect(views).toEqual([
       { utc: '2026-03-27T08:00:00+00:00', local: '2026-03-27T09:00:00+01:00' },
       { utc: '2026-03-30T07:00:00+00:00', local: '2026-03-30T09:00:00+02:00' },

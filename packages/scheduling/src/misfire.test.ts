@@ -20,11 +20,19 @@ const skips = (plan: MisfirePlan): Array<[string, string]> =>
 
 describe('policy skip', () => {
   test('no missed fires plan nothing', () => {
-    expect(planMisfire({ policy: 'skip', missed: [], maxCatchup: 10, trigger: hourly })).toEqual({ runs: [], skipped: [] });
+    expect(planMisfire({ policy: 'skip', missed: [], maxCatchup: 10, trigger: hourly })).toEqual({
+      runs: [],
+      skipped: [],
+    });
   });
 
   test('one missed fire gets no run and is recorded as skipped', () => {
-    const plan = planMisfire({ policy: 'skip', missed: hours('2026-03-02T10:00:00Z', 1), maxCatchup: 10, trigger: hourly });
+    const plan = planMisfire({
+      policy: 'skip',
+      missed: hours('2026-03-02T10:00:00Z', 1),
+      maxCatchup: 10,
+      trigger: hourly,
+    });
     expect(plan.runs).toEqual([]);
     expect(skips(plan)).toEqual([['2026-03-02T10:00:00.000Z', 'misfire_skip']]);
   });
@@ -39,7 +47,10 @@ describe('policy skip', () => {
 
 describe('policy catchup', () => {
   test('no missed fires plan nothing', () => {
-    expect(planMisfire({ policy: 'catchup', missed: [], maxCatchup: 10, trigger: hourly })).toEqual({ runs: [], skipped: [] });
+    expect(planMisfire({ policy: 'catchup', missed: [], maxCatchup: 10, trigger: hourly })).toEqual({
+      runs: [],
+      skipped: [],
+    });
   });
 
   test('one missed fire runs with the window since the last completed one', () => {
@@ -55,7 +66,12 @@ describe('policy catchup', () => {
   });
 
   test('without lastWindowEnd the oldest run starts its window at the nominal time before it', () => {
-    const plan = planMisfire({ policy: 'catchup', missed: hours('2026-03-02T10:00:00Z', 2), maxCatchup: 10, trigger: hourly });
+    const plan = planMisfire({
+      policy: 'catchup',
+      missed: hours('2026-03-02T10:00:00Z', 2),
+      maxCatchup: 10,
+      trigger: hourly,
+    });
     expect(windows(plan)).toEqual([
       ['2026-03-02T09:00:00.000Z', '2026-03-02T10:00:00.000Z'],
       ['2026-03-02T10:00:00.000Z', '2026-03-02T11:00:00.000Z'],
@@ -104,14 +120,24 @@ describe('policy catchup', () => {
   });
 
   test('catch-up windows follow each other with no gap or overlap', () => {
-    const plan = planMisfire({ policy: 'catchup', missed: hours('2026-03-02T00:00:00Z', 12), maxCatchup: 4, trigger: hourly });
+    const plan = planMisfire({
+      policy: 'catchup',
+      missed: hours('2026-03-02T00:00:00Z', 12),
+      maxCatchup: 4,
+      trigger: hourly,
+    });
     for (let i = 1; i < plan.runs.length; i++) {
       expect(plan.runs[i]?.windowStart).toEqual(plan.runs[i - 1]?.windowEnd);
     }
   });
 
   test('a max_catchup of 1 runs only the latest missed fire', () => {
-    const plan = planMisfire({ policy: 'catchup', missed: hours('2026-03-02T10:00:00Z', 3), maxCatchup: 1, trigger: hourly });
+    const plan = planMisfire({
+      policy: 'catchup',
+      missed: hours('2026-03-02T10:00:00Z', 3),
+      maxCatchup: 1,
+      trigger: hourly,
+    });
     expect(windows(plan)).toEqual([['2026-03-02T11:00:00.000Z', '2026-03-02T12:00:00.000Z']]);
     expect(skips(plan).map(([, reason]) => reason)).toEqual(['catchup_limit', 'catchup_limit']);
   });
@@ -131,22 +157,39 @@ describe('policy catchup', () => {
 
 describe('policy compress', () => {
   test('no missed fires plan nothing', () => {
-    expect(planMisfire({ policy: 'compress', missed: [], maxCatchup: 10, trigger: hourly })).toEqual({ runs: [], skipped: [] });
+    expect(planMisfire({ policy: 'compress', missed: [], maxCatchup: 10, trigger: hourly })).toEqual({
+      runs: [],
+      skipped: [],
+    });
   });
 
   test('one missed fire becomes one ordinary run with nothing compressed', () => {
-    const plan = planMisfire({ policy: 'compress', missed: hours('2026-03-02T10:00:00Z', 1), maxCatchup: 10, trigger: hourly });
+    const plan = planMisfire({
+      policy: 'compress',
+      missed: hours('2026-03-02T10:00:00Z', 1),
+      maxCatchup: 10,
+      trigger: hourly,
+    });
     expect(windows(plan)).toEqual([['2026-03-02T09:00:00.000Z', '2026-03-02T10:00:00.000Z']]);
     expect(plan.skipped).toEqual([]);
   });
 
-  test.each([5, 10, 15])('%i missed fires become exactly one run for the latest, whatever max_catchup says', (count) => {
-    const missed = hours('2026-03-02T10:00:00Z', count);
-    const latest = missed.at(-1) as Date;
-    const plan = planMisfire({ policy: 'compress', missed, maxCatchup: 10, lastWindowEnd: at('2026-03-02T09:00:00Z'), trigger: hourly });
-    expect(plan.runs).toEqual([{ scheduledFor: latest, windowStart: at('2026-03-02T09:00:00Z'), windowEnd: latest }]);
-    expect(plan.skipped).toEqual(missed.slice(0, -1).map((scheduledFor) => ({ scheduledFor, reason: 'compressed' })));
-  });
+  test.each([5, 10, 15])(
+    '%i missed fires become exactly one run for the latest, whatever max_catchup says',
+    (count) => {
+      const missed = hours('2026-03-02T10:00:00Z', count);
+      const latest = missed.at(-1) as Date;
+      const plan = planMisfire({
+        policy: 'compress',
+        missed,
+        maxCatchup: 10,
+        lastWindowEnd: at('2026-03-02T09:00:00Z'),
+        trigger: hourly,
+      });
+      expect(plan.runs).toEqual([{ scheduledFor: latest, windowStart: at('2026-03-02T09:00:00Z'), windowEnd: latest }]);
+      expect(plan.skipped).toEqual(missed.slice(0, -1).map((scheduledFor) => ({ scheduledFor, reason: 'compressed' })));
+    },
+  );
 
   test('the compressed window starts where the last completed window ended when that is known', () => {
     const plan = planMisfire({
@@ -160,7 +203,12 @@ describe('policy compress', () => {
   });
 
   test('without lastWindowEnd the compressed window starts at the nominal time before the oldest missed fire', () => {
-    const plan = planMisfire({ policy: 'compress', missed: hours('2026-03-02T10:00:00Z', 3), maxCatchup: 10, trigger: hourly });
+    const plan = planMisfire({
+      policy: 'compress',
+      missed: hours('2026-03-02T10:00:00Z', 3),
+      maxCatchup: 10,
+      trigger: hourly,
+    });
     expect(windows(plan)).toEqual([['2026-03-02T09:00:00.000Z', '2026-03-02T12:00:00.000Z']]);
   });
 
@@ -182,7 +230,9 @@ describe('every plan accounts for every missed fire exactly once', () => {
       const missed = hours('2026-03-02T00:00:00Z', count);
       const plan = planMisfire({ policy, missed, maxCatchup: 10, trigger: hourly });
       const accounted = [...plan.runs.map((run) => run.scheduledFor), ...plan.skipped.map((skip) => skip.scheduledFor)];
-      expect(accounted.map((date) => date.getTime()).sort((a, b) => a - b)).toEqual(missed.map((date) => date.getTime()));
+      expect(accounted.map((date) => date.getTime()).sort((a, b) => a - b)).toEqual(
+        missed.map((date) => date.getTime()),
+      );
       for (const run of plan.runs) {
         expect(run.windowEnd).toEqual(run.scheduledFor);
         expect(run.windowStart.getTime()).toBeLessThan(run.windowEnd.getTime());
@@ -194,7 +244,9 @@ describe('every plan accounts for every missed fire exactly once', () => {
 describe('invalid misfire input', () => {
   test('missed times out of order are rejected', () => {
     const missed = [at('2026-03-02T11:00:00Z'), at('2026-03-02T10:00:00Z')];
-    expect(() => planMisfire({ policy: 'catchup', missed, maxCatchup: 10, trigger: hourly })).toThrow(/strictly ascending/);
+    expect(() => planMisfire({ policy: 'catchup', missed, maxCatchup: 10, trigger: hourly })).toThrow(
+      /strictly ascending/,
+    );
   });
 
   test('a missed time listed twice is rejected', () => {
@@ -205,7 +257,13 @@ describe('invalid misfire input', () => {
   test('a lastWindowEnd at or after the oldest missed time is rejected: that time was inside a completed window', () => {
     const missed = hours('2026-03-02T10:00:00Z', 2);
     expect(() =>
-      planMisfire({ policy: 'compress', missed, maxCatchup: 10, lastWindowEnd: at('2026-03-02T10:00:00Z'), trigger: hourly }),
+      planMisfire({
+        policy: 'compress',
+        missed,
+        maxCatchup: 10,
+        lastWindowEnd: at('2026-03-02T10:00:00Z'),
+        trigger: hourly,
+      }),
     ).toThrow(/lastWindowEnd/);
   });
 

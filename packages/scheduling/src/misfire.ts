@@ -74,7 +74,8 @@ function validate(input: MisfirePlanInput): void {
   for (const [index, time] of missed.entries()) {
     const ms = time.getTime();
     if (Number.isNaN(ms)) throw new RangeError(`missed[${index}] is not a valid Date`);
-    if (ms <= previous) throw new RangeError(`missed must be strictly ascending; missed[${index}] is not after missed[${index - 1}]`);
+    if (ms <= previous)
+      throw new RangeError(`missed must be strictly ascending; missed[${index}] is not after missed[${index - 1}]`);
     previous = ms;
   }
   if (lastWindowEnd !== undefined) {
@@ -94,7 +95,9 @@ function startBeforeOldest(input: MisfirePlanInput, oldest: Date): Date {
   const previous = previousFireTime(input.trigger, oldest);
   if (previous === null) {
     // Only an expression that never matched before `oldest` gets here, and then `oldest` could not have been missed.
-    throw new RangeError(`no nominal fire time before ${oldest.toISOString()} for "${input.trigger.cron}"; pass lastWindowEnd`);
+    throw new RangeError(
+      `no nominal fire time before ${oldest.toISOString()} for "${input.trigger.cron}"; pass lastWindowEnd`,
+    );
   }
   return previous;
 }
@@ -135,7 +138,9 @@ export function planMisfire(input: MisfirePlanInput): MisfirePlan {
         const windowStart = missed[index - 1] ?? startBeforeOldest(input, oldest);
         return { scheduledFor, windowStart, windowEnd: scheduledFor };
       });
-      const skipped = missed.slice(0, firstRun).map((scheduledFor): SkippedFire => ({ scheduledFor, reason: 'catchup_limit' }));
+      const skipped = missed
+        .slice(0, firstRun)
+        .map((scheduledFor): SkippedFire => ({ scheduledFor, reason: 'catchup_limit' }));
       return { runs, skipped };
     }
 

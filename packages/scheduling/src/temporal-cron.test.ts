@@ -13,7 +13,9 @@ describe('cron strings for Temporal Schedules', () => {
   });
 
   test('values, names, ranges, steps and lists are accepted', () => {
-    expect(toTemporalCronString('*/15 0-30/5 8-18 1,15 JAN-MAR,dec sun,6')).toBe('*/15 0-30/5 8-18 1,15 JAN-MAR,dec sun,6 *');
+    expect(toTemporalCronString('*/15 0-30/5 8-18 1,15 JAN-MAR,dec sun,6')).toBe(
+      '*/15 0-30/5 8-18 1,15 JAN-MAR,dec sun,6 *',
+    );
   });
 
   test.each([

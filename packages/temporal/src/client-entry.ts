@@ -5,9 +5,20 @@
  * imports `@temporalio/worker` or its native core bridge, and
  * test/temporal-entry-points.test.ts keeps it so.
  */
-export { createRunStarter, type RunStarter, type StartOutcome, type StartRunOptions, type StartRunRequest } from './client/run-starter';
+export {
+  createRunStarter,
+  type RunStarter,
+  type StartOutcome,
+  type StartRunOptions,
+  type StartRunRequest,
+} from './client/run-starter';
 export { createRunCanceller, type CancelOutcome, type RunCanceller } from './client/run-canceller';
-export { createRunReconciler, type ReconciledOutcome, type RunReconciler, type RunReconcilerOptions } from './client/run-reconciler';
+export {
+  createRunReconciler,
+  type ReconciledOutcome,
+  type RunReconciler,
+  type RunReconcilerOptions,
+} from './client/run-reconciler';
 export { checkSearchAttributes, MissingSearchAttributesError } from './client/search-attribute-check';
 export { isTemporalUnreachable, StartTimeoutError } from './client/errors';
 export {
@@ -31,4 +42,9 @@ export {
 export type { PayloadCodec } from '@temporalio/common';
 export { startOtlpTracing, startTracing, tracer, TRACER_NAME, type Tracing, type TracingSettings } from './tracing';
 /** The payloads of a schedule tick: what a Temporal Schedule passes its tick workflow, and what the tick activity is asked and answers. */
-export type { ProcessScheduleTick, ProcessScheduleTickInput, ProcessScheduleTickResult, ScheduleTickInput } from './activities/schedule-tick';
+export type {
+  ProcessScheduleTick,
+  ProcessScheduleTickInput,
+  ProcessScheduleTickResult,
+  ScheduleTickInput,
+} from './activities/schedule-tick';

@@ -12,7 +12,14 @@ export const EventIdKey = defineSearchAttributeKey('EventId', SearchAttributeTyp
 /** On re-runs only: the run id of the original run they run again (`RerunOf = "<run_id>"` lists its re-runs). */
 export const RerunOfKey = defineSearchAttributeKey('RerunOf', SearchAttributeType.KEYWORD);
 
-export const SEARCH_ATTRIBUTE_KEYS = [ActivityIdKey, ActivityNameKey, TriggerTypeKey, ScheduledForKey, EventIdKey, RerunOfKey];
+export const SEARCH_ATTRIBUTE_KEYS = [
+  ActivityIdKey,
+  ActivityNameKey,
+  TriggerTypeKey,
+  ScheduledForKey,
+  EventIdKey,
+  RerunOfKey,
+];
 
 export interface RunSearchAttributeValues {
   activityId: string;

@@ -18,7 +18,13 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
-import { AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  AlwaysOnSampler,
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import type { WorkflowClientInterceptor } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client/index.js';
 
@@ -60,11 +66,16 @@ let active: Tracing | undefined;
 export function startTracing(options: { serviceName: string; spanProcessor: SpanProcessor }): Tracing {
   if (active !== undefined) throw new Error('tracing is already started in this process');
   const resource = new Resource({ 'service.name': options.serviceName });
-  const provider = new BasicTracerProvider({ resource, sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }) });
+  const provider = new BasicTracerProvider({
+    resource,
+    sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
+  });
   provider.addSpanProcessor(options.spanProcessor);
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
-  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
+  propagation.setGlobalPropagator(
+    new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+  );
   trace.setGlobalTracerProvider(provider);
   const tracing: Tracing = {
     resource,
@@ -86,5 +97,8 @@ export function startTracing(options: { serviceName: string; spanProcessor: Span
 /** Starts tracing with an OTLP/HTTP exporter, batching spans; for the processes' entry points. */
 export function startOtlpTracing(settings: TracingSettings, defaultServiceName: string): Tracing {
   const exporter = new OTLPTraceExporter({ url: settings.endpoint, headers: { ...settings.headers } });
-  return startTracing({ serviceName: settings.serviceName ?? defaultServiceName, spanProcessor: new BatchSpanProcessor(exporter) });
+  return startTracing({
+    serviceName: settings.serviceName ?? defaultServiceName,
+    spanProcessor: new BatchSpanProcessor(exporter),
+  });
 }

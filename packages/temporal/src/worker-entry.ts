@@ -5,7 +5,14 @@
  * workflows import `@activity-core/temporal/client` instead, and eslint keeps
  * the API, the router and the schedule manager from importing this.
  */
-export { bundleWorkflows, createWorker, WORKFLOW_INTERCEPTOR_MODULES, WORKFLOWS_PATH, type CreateWorkerOptions, type PrebuiltWorkflowBundle } from './worker';
+export {
+  bundleWorkflows,
+  createWorker,
+  WORKFLOW_INTERCEPTOR_MODULES,
+  WORKFLOWS_PATH,
+  type CreateWorkerOptions,
+  type PrebuiltWorkflowBundle,
+} from './worker';
 export { activityTracingInterceptors, workflowTracingSinks } from './worker-tracing';
 export {
   createActivities,

@@ -4,13 +4,20 @@
  * through. Kept apart from tracing.ts so that a process which only starts
  * workflows (the API) never loads worker-side code.
  */
-import { makeWorkflowExporter, OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry/lib/worker/index.js';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry/lib/worker/index.js';
 import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
 import type { Tracing } from './tracing';
 
 /** Traces each activity as a child of the span that scheduled it. */
 export function activityTracingInterceptors(): ActivityInterceptorsFactory {
-  return (ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) });
+  return (ctx) => ({
+    inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
+    outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+  });
 }
 
 const dropSpans = { export: { fn: () => undefined } };
@@ -21,5 +28,7 @@ const dropSpans = { export: { fn: () => undefined } };
  * here, spans of a workflow started by a tracing client are dropped.
  */
 export function workflowTracingSinks(tracing: Tracing | undefined): InjectedSinks<Record<string, never>> {
-  return { exporter: tracing === undefined ? dropSpans : makeWorkflowExporter(tracing.spanProcessor, tracing.resource) } as unknown as InjectedSinks<Record<string, never>>;
+  return {
+    exporter: tracing === undefined ? dropSpans : makeWorkflowExporter(tracing.spanProcessor, tracing.resource),
+  } as unknown as InjectedSinks<Record<string, never>>;
 }

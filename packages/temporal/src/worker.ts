@@ -8,14 +8,20 @@ import { activityTracingInterceptors, workflowTracingSinks } from './worker-trac
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
 /** Workflow interceptors in every bundle: traces, for workflows started with a trace context (see tracing.ts). */
-export const WORKFLOW_INTERCEPTOR_MODULES = [fileURLToPath(new URL('./workflows/tracing-interceptors.ts', import.meta.url))];
+export const WORKFLOW_INTERCEPTOR_MODULES = [
+  fileURLToPath(new URL('./workflows/tracing-interceptors.ts', import.meta.url)),
+];
 
 /**
  * Bundles the workflow code once. Workers created from the same bundle start
  * in milliseconds instead of seconds (tests create many).
  */
 export async function bundleWorkflows(): Promise<{ code: string }> {
-  return await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES, logger: quietBundlerLogger });
+  return await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    workflowInterceptorModules: WORKFLOW_INTERCEPTOR_MODULES,
+    logger: quietBundlerLogger,
+  });
 }
 
 const quietBundlerLogger = {
@@ -48,14 +54,18 @@ export interface CreateWorkerOptions {
 export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
   // A production build (dist/) has no workflow sources to bundle: it must be given dist/worker/workflow-bundle.js.
   if (options.workflowBundle === undefined && !existsSync(WORKFLOWS_PATH)) {
-    throw new Error(`No workflow bundle was given and the workflow sources are not at ${WORKFLOWS_PATH}; a production build loads the one \`npm run build\` writes (dist/worker/workflow-bundle.js)`);
+    throw new Error(
+      `No workflow bundle was given and the workflow sources are not at ${WORKFLOWS_PATH}; a production build loads the one \`npm run build\` writes (dist/worker/workflow-bundle.js)`,
+    );
   }
   return await Worker.create({
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     activities: options.activities,
-    ...(options.workflowBundle === undefined ? { workflowsPath: WORKFLOWS_PATH } : { workflowBundle: options.workflowBundle }),
+    ...(options.workflowBundle === undefined
+      ? { workflowsPath: WORKFLOWS_PATH }
+      : { workflowBundle: options.workflowBundle }),
     interceptors: {
       // A prebuilt bundle has them already (bundleWorkflows()).
       ...(options.workflowBundle === undefined ? { workflowModules: WORKFLOW_INTERCEPTOR_MODULES } : {}),

@@ -31,14 +31,24 @@ async function runHttpTask(stack: TestStack, name: string, url: string) {
   const created = await stack.api.server.inject({
     method: 'POST',
     url: '/v1/activities',
-    payload: { name, triggers: [{ type: 'event', event_type: `${name}.go` }], tasks: [{ type: 'http', config: { method: 'GET', url }, retry: { max_attempts: 3, initial_interval: '100ms' } }] },
+    payload: {
+      name,
+      triggers: [{ type: 'event', event_type: `${name}.go` }],
+      tasks: [{ type: 'http', config: { method: 'GET', url }, retry: { max_attempts: 3, initial_interval: '100ms' } }],
+    },
   });
   expect(created.statusCode, created.body).toBe(201);
   const eventId = `evt_${name}`;
   const posted = await stack.api.server.inject({
     method: 'POST',
     url: '/v1/events',
-    payload: { event_id: eventId, event_type: `${name}.go`, source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: {} },
+    payload: {
+      event_id: eventId,
+      event_type: `${name}.go`,
+      source: 'tests',
+      occurred_at: '2026-03-01T09:00:00Z',
+      data: {},
+    },
   });
   expect(posted.statusCode, posted.body).toBeLessThan(300);
   const workflowId = `activity-${created.json().id as string}:${eventId}`;
@@ -56,26 +66,42 @@ describe('http task egress', () => {
     ['resolved', () => `http://localhost:${port()}/internal/resolved`, 'localhost resolves to'],
     // On an IPv6-only cluster with DNS64/NAT64 this address is 127.0.0.1; it is judged as that.
     ['nat64', () => `http://[64:ff9b::7f00:1]:${port()}/internal/nat64`, 'a loopback (127.0.0.1 via NAT64) address'],
-  ])('by default a task to a loopback address (%s) fails once, without retry, as egress_denied, and the target is never reached', async (name, url, says) => {
-    const { run, text } = await runHttpTask(denying, `egress-denied-${name}`, url());
-    expect(run.status).toBe('failed');
-    expect(run.tasks[0]).toMatchObject({
-      status: 'failed',
-      attempt_count: 1,
-      error: { type: 'egress_denied', message: expect.stringContaining(says) },
-    });
-    expect(run.tasks[0].error.message).toContain('HTTP_TASK_EGRESS_ALLOW');
-    expect(text).not.toContain('do-not-leak');
-    expect(target.requests.filter((request) => request.url.startsWith('/internal/'))).toEqual([]);
-  });
+  ])(
+    'by default a task to a loopback address (%s) fails once, without retry, as egress_denied, and the target is never reached',
+    async (name, url, says) => {
+      const { run, text } = await runHttpTask(denying, `egress-denied-${name}`, url());
+      expect(run.status).toBe('failed');
+      expect(run.tasks[0]).toMatchObject({
+        status: 'failed',
+        attempt_count: 1,
+        error: { type: 'egress_denied', message: expect.stringContaining(says) },
+      });
+      expect(run.tasks[0].error.message).toContain('HTTP_TASK_EGRESS_ALLOW');
+      expect(text).not.toContain('do-not-leak');
+      expect(target.requests.filter((request) => request.url.startsWith('/internal/'))).toEqual([]);
+    },
+  );
 
   test('with loopback allowed, the same tasks reach the target by address and by name', async () => {
-    const byAddress = await runHttpTask(allowing, 'egress-allowed-literal', `http://127.0.0.1:${port()}/allowed/literal`);
-    const byName = await runHttpTask(allowing, 'egress-allowed-resolved', `http://localhost:${port()}/allowed/resolved`);
+    const byAddress = await runHttpTask(
+      allowing,
+      'egress-allowed-literal',
+      `http://127.0.0.1:${port()}/allowed/literal`,
+    );
+    const byName = await runHttpTask(
+      allowing,
+      'egress-allowed-resolved',
+      `http://localhost:${port()}/allowed/resolved`,
+    );
     expect(byAddress.run.status).toBe('succeeded');
     expect(byName.run.status).toBe('succeeded');
     expect(byAddress.run.tasks[0].result).toEqual({ status: 200, body: { internal: 'do-not-leak' } });
-    expect(target.requests.map((request) => request.url).filter((url) => url.startsWith('/allowed/')).sort()).toEqual(['/allowed/literal', '/allowed/resolved']);
+    expect(
+      target.requests
+        .map((request) => request.url)
+        .filter((url) => url.startsWith('/allowed/'))
+        .sort(),
+    ).toEqual(['/allowed/literal', '/allowed/resolved']);
   });
 });
 
@@ -91,7 +117,11 @@ describe('hostile response bodies', () => {
       const { port: deepPort } = server.address() as AddressInfo;
       const { run } = await runHttpTask(allowing, 'deep-body', `http://127.0.0.1:${deepPort}/deep`);
       expect(run.status).toBe('succeeded');
-      expect(run.tasks[0]).toMatchObject({ status: 'succeeded', attempt_count: 1, result: { status: 200, body: deep } });
+      expect(run.tasks[0]).toMatchObject({
+        status: 'succeeded',
+        attempt_count: 1,
+        result: { status: 200, body: deep },
+      });
     } finally {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

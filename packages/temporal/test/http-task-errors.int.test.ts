@@ -16,7 +16,10 @@ const at =
 
 beforeAll(async () => {
   stack = await startStack({ worker: false });
-  worker = await createWorkerApp(stack.config, { logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }, workflowBundle: await workflowBundle() });
+  worker = await createWorkerApp(stack.config, {
+    logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') },
+    workflowBundle: await workflowBundle(),
+  });
   void worker.run();
 });
 afterAll(async () => {
@@ -37,14 +40,24 @@ async function runHttpTask(name: string, url: string) {
   const created = await stack.api.server.inject({
     method: 'POST',
     url: '/v1/activities',
-    payload: { name, triggers: [{ type: 'event', event_type: `${name}.go` }], tasks: [{ type: 'http', config: { url }, retry: { max_attempts: 1 } }] },
+    payload: {
+      name,
+      triggers: [{ type: 'event', event_type: `${name}.go` }],
+      tasks: [{ type: 'http', config: { url }, retry: { max_attempts: 1 } }],
+    },
   });
   expect(created.statusCode, created.body).toBe(201);
   const eventId = `evt_${name}`;
   const posted = await stack.api.server.inject({
     method: 'POST',
     url: '/v1/events',
-    payload: { event_id: eventId, event_type: `${name}.go`, source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: {} },
+    payload: {
+      event_id: eventId,
+      event_type: `${name}.go`,
+      source: 'tests',
+      occurred_at: '2026-03-01T09:00:00Z',
+      data: {},
+    },
   });
   expect(posted.statusCode, posted.body).toBe(202);
   const workflowId = `activity-${created.json().id as string}:${eventId}`;
@@ -57,16 +70,29 @@ describe('http task network failures name their cause', () => {
   test('a host that does not resolve fails the task with ENOTFOUND in its error and in the worker log', async () => {
     const { run } = await runHttpTask('unresolvable', 'http://nonexistent.invalid/hook');
     expect(run.status).toBe('failed');
-    expect(run.tasks[0]).toMatchObject({ status: 'failed', error: { type: 'http_network_error', message: expect.stringContaining('ENOTFOUND') } });
+    expect(run.tasks[0]).toMatchObject({
+      status: 'failed',
+      error: { type: 'http_network_error', message: expect.stringContaining('ENOTFOUND') },
+    });
     expect(run.error.message).toContain('ENOTFOUND');
-    expect(logged).toContainEqual(expect.objectContaining({ level: 'warn', obj: expect.objectContaining({ code: 'ENOTFOUND', url: 'http://nonexistent.invalid/hook' }) }));
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        obj: expect.objectContaining({ code: 'ENOTFOUND', url: 'http://nonexistent.invalid/hook' }),
+      }),
+    );
   });
 
   test('a closed loopback port fails the task with ECONNREFUSED in its error and in the worker log', async () => {
     const port = await closedPort();
     const { run } = await runHttpTask('refused', `http://127.0.0.1:${port}/hook`);
     expect(run.status).toBe('failed');
-    expect(run.tasks[0]).toMatchObject({ status: 'failed', error: { type: 'http_network_error', message: expect.stringContaining('ECONNREFUSED') } });
-    expect(logged).toContainEqual(expect.objectContaining({ level: 'warn', obj: expect.objectContaining({ code: 'ECONNREFUSED' }) }));
+    expect(run.tasks[0]).toMatchObject({
+      status: 'failed',
+      error: { type: 'http_network_error', message: expect.stringContaining('ECONNREFUSED') },
+    });
+    expect(logged).toContainEqual(
+      expect.objectContaining({ level: 'warn', obj: expect.objectContaining({ code: 'ECONNREFUSED' }) }),
+    );
   });
 });

@@ -21,7 +21,10 @@ beforeAll(async () => {
       tasks: [
         {
           type: 'http',
-          config: { url: `${target.url}/api/v1/orders/{{event.data.order_id}}/refund`, headers: { Authorization: 'Bearer {{secrets.ERP}}' } },
+          config: {
+            url: `${target.url}/api/v1/orders/{{event.data.order_id}}/refund`,
+            headers: { Authorization: 'Bearer {{secrets.ERP}}' },
+          },
           retry: { max_attempts: 3, initial_interval: '100ms' },
         },
       ],
@@ -36,11 +39,23 @@ afterAll(async () => {
 });
 
 /** Posts a refund request for `orderId` and waits for its run to end. */
-async function refund(eventId: string, orderId: string): Promise<{ status: string; tasks: Array<{ status: string; attempt_count: number; error?: { type: string; message: string } }> }> {
+async function refund(
+  eventId: string,
+  orderId: string,
+): Promise<{
+  status: string;
+  tasks: Array<{ status: string; attempt_count: number; error?: { type: string; message: string } }>;
+}> {
   const posted = await stack.api.server.inject({
     method: 'POST',
     url: '/v1/events',
-    payload: { event_id: eventId, event_type: 'order.refund_requested', source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: { order_id: orderId } },
+    payload: {
+      event_id: eventId,
+      event_type: 'order.refund_requested',
+      source: 'tests',
+      occurred_at: '2026-03-01T09:00:00Z',
+      data: { order_id: orderId },
+    },
   });
   expect(posted.statusCode, posted.body).toBeLessThan(300);
   const workflowId = `activity-${activityId}:${eventId}`;
@@ -57,31 +72,38 @@ describe('event data in an http task url', () => {
     ['evt_encoded_traversal', '%2e%2e/%2e%2e/admin/users/7/delete?'],
     ['evt_backslash', '..\\..\\admin\\users\\7\\delete'],
     ['evt_query_and_fragment', '7?admin=1&x=2#'],
-  ])('%s: the secret-bearing request lands on the intended path, one segment long, and never on the attacker path', async (eventId, orderId) => {
-    const run = await refund(eventId, orderId);
-    expect(run.status).toBe('succeeded');
+  ])(
+    '%s: the secret-bearing request lands on the intended path, one segment long, and never on the attacker path',
+    async (eventId, orderId) => {
+      const run = await refund(eventId, orderId);
+      expect(run.status).toBe('succeeded');
 
-    const intended = `/api/v1/orders/${encodeURIComponent(orderId)}/refund`;
-    const received = target.requests.filter((request) => request.url === intended);
-    expect(received).toHaveLength(1);
-    expect(received[0]!.headers.authorization).toBe(`Bearer ${ERP_TOKEN}`);
-    // Parsed like a server would: the path keeps its prefix and its suffix, and the value is one segment.
-    const url = new URL(received[0]!.url, 'http://target');
-    expect(url.pathname.split('/')).toEqual(['', 'api', 'v1', 'orders', encodeURIComponent(orderId), 'refund']);
-    expect(decodeURIComponent(url.pathname.split('/')[4]!)).toBe(orderId);
-    expect(url.search).toBe('');
+      const intended = `/api/v1/orders/${encodeURIComponent(orderId)}/refund`;
+      const received = target.requests.filter((request) => request.url === intended);
+      expect(received).toHaveLength(1);
+      expect(received[0]!.headers.authorization).toBe(`Bearer ${ERP_TOKEN}`);
+      // Parsed like a server would: the path keeps its prefix and its suffix, and the value is one segment.
+      const url = new URL(received[0]!.url, 'http://target');
+      expect(url.pathname.split('/')).toEqual(['', 'api', 'v1', 'orders', encodeURIComponent(orderId), 'refund']);
+      expect(decodeURIComponent(url.pathname.split('/')[4]!)).toBe(orderId);
+      expect(url.search).toBe('');
 
-    for (const request of target.requests) {
-      expect(new URL(request.url, 'http://target').pathname.startsWith('/api/v1/orders/'), request.url).toBe(true);
-      expect(request.url).not.toMatch(/^\/api\/admin|^\/admin/);
-    }
-  });
+      for (const request of target.requests) {
+        expect(new URL(request.url, 'http://target').pathname.startsWith('/api/v1/orders/'), request.url).toBe(true);
+        expect(request.url).not.toMatch(/^\/api\/admin|^\/admin/);
+      }
+    },
+  );
 
   test('a value that would make a ".." segment fails the task once, without retry, as template_error, and sends nothing', async () => {
     const before = target.requests.length;
     const run = await refund('evt_dotdot', '..');
     expect(run.status).toBe('failed');
-    expect(run.tasks[0]).toMatchObject({ status: 'failed', attempt_count: 1, error: { type: 'template_error', message: expect.stringContaining('path segment') } });
+    expect(run.tasks[0]).toMatchObject({
+      status: 'failed',
+      attempt_count: 1,
+      error: { type: 'template_error', message: expect.stringContaining('path segment') },
+    });
     expect(target.requests).toHaveLength(before);
   });
 
@@ -89,7 +111,11 @@ describe('event data in an http task url', () => {
     const before = target.requests.length;
     const run = await refund('evt_empty', '');
     expect(run.status).toBe('failed');
-    expect(run.tasks[0]).toMatchObject({ status: 'failed', attempt_count: 1, error: { type: 'template_error', message: expect.stringContaining('empty path segment') } });
+    expect(run.tasks[0]).toMatchObject({
+      status: 'failed',
+      attempt_count: 1,
+      error: { type: 'template_error', message: expect.stringContaining('empty path segment') },
+    });
     expect(target.requests).toHaveLength(before);
   });
 
@@ -100,7 +126,16 @@ describe('event data in an http task url', () => {
       payload: {
         name: 'order-action',
         triggers: [{ type: 'event', event_type: 'order.action_requested' }],
-        tasks: [{ type: 'http', config: { url: `${target.url}/api/v1/orders/{{event.data.order_id}}\\{{event.data.action}}/run`, headers: { Authorization: 'Bearer {{secrets.ERP}}' } }, retry: { max_attempts: 3, initial_interval: '100ms' } }],
+        tasks: [
+          {
+            type: 'http',
+            config: {
+              url: `${target.url}/api/v1/orders/{{event.data.order_id}}\\{{event.data.action}}/run`,
+              headers: { Authorization: 'Bearer {{secrets.ERP}}' },
+            },
+            retry: { max_attempts: 3, initial_interval: '100ms' },
+          },
+        ],
       },
     });
     expect(created.statusCode, created.body).toBe(201);
@@ -108,11 +143,20 @@ describe('event data in an http task url', () => {
       const posted = await stack.api.server.inject({
         method: 'POST',
         url: '/v1/events',
-        payload: { event_id: eventId, event_type: 'order.action_requested', source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: { order_id: '7', action } },
+        payload: {
+          event_id: eventId,
+          event_type: 'order.action_requested',
+          source: 'tests',
+          occurred_at: '2026-03-01T09:00:00Z',
+          data: { order_id: '7', action },
+        },
       });
       expect(posted.statusCode, posted.body).toBeLessThan(300);
       const workflowId = `activity-${created.json().id as string}:${eventId}`;
-      await stack.client.workflow.getHandle(workflowId).result().catch(() => undefined);
+      await stack.client.workflow
+        .getHandle(workflowId)
+        .result()
+        .catch(() => undefined);
       return (await stack.api.server.inject({ method: 'GET', url: `/v1/runs/${runIdFor(workflowId)}` })).json();
     };
 

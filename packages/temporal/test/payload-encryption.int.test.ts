@@ -32,7 +32,9 @@ afterAll(async () => {
 });
 
 /** Every payload of a history, as raw bytes, concatenated: what Temporal's persistence holds. */
-async function rawHistoryBytes(workflowId: string): Promise<{ bytes: Buffer; history: temporal.api.history.v1.IHistory }> {
+async function rawHistoryBytes(
+  workflowId: string,
+): Promise<{ bytes: Buffer; history: temporal.api.history.v1.IHistory }> {
   // The harness's client has no codec: it sees what Temporal stores.
   const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
   return { bytes: Buffer.from(temporal.api.history.v1.History.encode(history).finish()), history };
@@ -49,7 +51,10 @@ describe('payload encryption', () => {
       payload: {
         name: 'encrypted-activity',
         triggers: [{ type: 'event', event_type: 'card.charged' }],
-        tasks: [{ type: 'http', config: { url: `${target.url}/${DEFINITION_SECRET}/{{event.data.card}}`, method: 'POST' } }, { type: 'noop' }],
+        tasks: [
+          { type: 'http', config: { url: `${target.url}/${DEFINITION_SECRET}/{{event.data.card}}`, method: 'POST' } },
+          { type: 'noop' },
+        ],
       },
     });
     expect(registered.statusCode, registered.body).toBe(201);
@@ -59,7 +64,13 @@ describe('payload encryption', () => {
       method: 'POST',
       url: '/v1/events',
       headers: AUTH,
-      payload: { event_id: 'evt_enc_1', event_type: 'card.charged', source: 'shop', occurred_at: '2026-03-01T09:00:00Z', data: { card: EVENT_SECRET } },
+      payload: {
+        event_id: 'evt_enc_1',
+        event_type: 'card.charged',
+        source: 'shop',
+        occurred_at: '2026-03-01T09:00:00Z',
+        data: { card: EVENT_SECRET },
+      },
     });
     expect(posted.statusCode, posted.body).toBe(202);
     workflowId = `activity-${activityId}:evt_enc_1`;
@@ -95,12 +106,19 @@ describe('payload encryption', () => {
     expect(sealed.length).toBeGreaterThan(0);
     const body = {
       payloads: sealed.map((payload) => ({
-        metadata: Object.fromEntries(Object.entries(payload.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+        metadata: Object.fromEntries(
+          Object.entries(payload.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+        ),
         data: Buffer.from(payload.data ?? new Uint8Array()).toString('base64'),
       })),
     };
 
-    const anonymous = await stack.api.server.inject({ method: 'POST', url: '/codec/decode', payload: body, headers: { origin: 'http://localhost:8233' } });
+    const anonymous = await stack.api.server.inject({
+      method: 'POST',
+      url: '/codec/decode',
+      payload: body,
+      headers: { origin: 'http://localhost:8233' },
+    });
     expect(anonymous.statusCode).toBe(401);
     expect(anonymous.headers['access-control-allow-origin']).toBe('http://localhost:8233');
 
@@ -113,9 +131,12 @@ describe('payload encryption', () => {
     expect(decoded.statusCode, decoded.body).toBe(200);
     expect(decoded.headers['access-control-allow-origin']).toBe('http://127.0.0.1:8233');
     expect(decoded.headers['access-control-allow-credentials']).toBe('true');
-    const payloads = (decoded.json() as { payloads: Array<{ metadata: Record<string, string>; data: string }> }).payloads;
+    const payloads = (decoded.json() as { payloads: Array<{ metadata: Record<string, string>; data: string }> })
+      .payloads;
     const input = defaultPayloadConverter.fromPayload({
-      metadata: Object.fromEntries(Object.entries(payloads[0]!.metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+      metadata: Object.fromEntries(
+        Object.entries(payloads[0]!.metadata).map(([k, v]) => [k, Buffer.from(v, 'base64')]),
+      ),
       data: Buffer.from(payloads[0]!.data, 'base64'),
     });
     expect(JSON.stringify(input)).toContain(EVENT_SECRET);
@@ -123,35 +144,70 @@ describe('payload encryption', () => {
     const preflight = await stack.api.server.inject({
       method: 'OPTIONS',
       url: '/codec/decode',
-      headers: { origin: 'http://localhost:8233', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-namespace,authorization' },
+      headers: {
+        origin: 'http://localhost:8233',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type,x-namespace,authorization',
+      },
     });
     expect(preflight.statusCode).toBe(204);
     expect(preflight.headers['access-control-allow-headers']).toMatch(/Authorization/);
-    const foreign = await stack.api.server.inject({ method: 'OPTIONS', url: '/codec/decode', headers: { origin: 'https://evil.example' } });
+    const foreign = await stack.api.server.inject({
+      method: 'OPTIONS',
+      url: '/codec/decode',
+      headers: { origin: 'https://evil.example' },
+    });
     expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
 
     const garbage = await stack.api.server.inject({
       method: 'POST',
       url: '/codec/decode',
       headers: AUTH,
-      payload: { payloads: [{ metadata: { encoding: Buffer.from('binary/encrypted').toString('base64'), 'encryption-key-id': Buffer.from('k1').toString('base64') }, data: 'AAAA' }] },
+      payload: {
+        payloads: [
+          {
+            metadata: {
+              encoding: Buffer.from('binary/encrypted').toString('base64'),
+              'encryption-key-id': Buffer.from('k1').toString('base64'),
+            },
+            data: 'AAAA',
+          },
+        ],
+      },
     });
     expect(garbage.statusCode).toBe(400);
     expect(garbage.headers['content-type']).toMatch(/problem\+json/);
     expect((garbage.json() as { errors: Array<{ path: string }> }).errors[0]?.path).toBe('payloads[0]');
 
     // Worst values: more payloads than one request may carry, and data that is not base64.
-    const tooMany = await stack.api.server.inject({ method: 'POST', url: '/codec/decode', headers: AUTH, payload: { payloads: Array.from({ length: 1_001 }, () => ({ data: '' })) } });
+    const tooMany = await stack.api.server.inject({
+      method: 'POST',
+      url: '/codec/decode',
+      headers: AUTH,
+      payload: { payloads: Array.from({ length: 1_001 }, () => ({ data: '' })) },
+    });
     expect(tooMany.statusCode).toBe(400);
     expect(tooMany.body).toMatch(/payloads/);
-    const notBase64 = await stack.api.server.inject({ method: 'POST', url: '/codec/decode', headers: AUTH, payload: { payloads: [{ data: '../../etc/passwd' }] } });
+    const notBase64 = await stack.api.server.inject({
+      method: 'POST',
+      url: '/codec/decode',
+      headers: AUTH,
+      payload: { payloads: [{ data: '../../etc/passwd' }] },
+    });
     expect(notBase64.statusCode).toBe(400);
   });
 
   test('the encrypted histories replay on the workflow code with the codec on', async () => {
     const { history } = await rawHistoryBytes(workflowId);
     await expect(
-      Worker.runReplayHistory({ workflowBundle: await workflowBundle(), dataConverter: { payloadCodecs: [createEncryptionCodec([{ id: 'k1', key }])] } }, history, workflowId),
+      Worker.runReplayHistory(
+        {
+          workflowBundle: await workflowBundle(),
+          dataConverter: { payloadCodecs: [createEncryptionCodec([{ id: 'k1', key }])] },
+        },
+        history,
+        workflowId,
+      ),
     ).resolves.toBeUndefined();
   });
 });

@@ -17,20 +17,37 @@ afterAll(async () => {
 });
 
 function reconciler() {
-  return createRunReconciler({ client: stack.client, runs: createRunsRepository(database.db), logger: silentLogger, minAgeMs: 0, recheckAfterMs: 60_000 });
+  return createRunReconciler({
+    client: stack.client,
+    runs: createRunsRepository(database.db),
+    logger: silentLogger,
+    minAgeMs: 0,
+    recheckAfterMs: 60_000,
+  });
 }
 
 async function fire(name: string, extra: object): Promise<{ workflowId: string; runId: string }> {
   const created = await stack.api.server.inject({
     method: 'POST',
     url: '/v1/activities',
-    payload: { name, triggers: [{ type: 'event', event_type: `${name}.go` }], tasks: [{ type: 'delay', config: { duration: '1h' } }], ...extra },
+    payload: {
+      name,
+      triggers: [{ type: 'event', event_type: `${name}.go` }],
+      tasks: [{ type: 'delay', config: { duration: '1h' } }],
+      ...extra,
+    },
   });
   expect(created.statusCode, created.body).toBe(201);
   await stack.api.server.inject({
     method: 'POST',
     url: '/v1/events',
-    payload: { event_id: `evt_${name}`, event_type: `${name}.go`, source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: {} },
+    payload: {
+      event_id: `evt_${name}`,
+      event_type: `${name}.go`,
+      source: 'tests',
+      occurred_at: '2026-03-01T09:00:00Z',
+      data: {},
+    },
   });
   const workflowId = `activity-${created.json().id}:evt_${name}`;
   return { workflowId, runId: runIdFor(workflowId) };
@@ -58,7 +75,10 @@ describe('runs that cannot record their own end', () => {
     await expect(stack.client.workflow.getHandle(workflowId).result()).rejects.toThrow();
     const settled = await reconciler().reconcileOnce();
     expect(settled).toContainEqual(expect.objectContaining({ runId, status: 'failed' }));
-    expect(await run(runId)).toMatchObject({ status: 'failed', error: { type: 'timed_out', message: 'the run exceeded its run_timeout' } });
+    expect(await run(runId)).toMatchObject({
+      status: 'failed',
+      error: { type: 'timed_out', message: 'the run exceeded its run_timeout' },
+    });
     // The parent's close asked its task to cancel; the task recorded that itself.
     await expect.poll(async () => (await run(runId)).tasks[0].status, { timeout: 15_000 }).toBe('cancelled');
   });
@@ -71,7 +91,11 @@ describe('runs that cannot record their own end', () => {
     const row = await stack.sql.query('SELECT status, checked_at FROM activity_runs WHERE run_id = $1', [runId]);
     expect(row.rows[0].status).toBe('running');
     expect(row.rows[0].checked_at).not.toBeNull();
-    const due = await createRunsRepository(database.db).listRunningToCheck(new Date(Date.now() - 60_000), new Date(), 100);
+    const due = await createRunsRepository(database.db).listRunningToCheck(
+      new Date(Date.now() - 60_000),
+      new Date(),
+      100,
+    );
     expect(due.map((r) => r.runId)).not.toContain(runId);
   });
 });

@@ -26,7 +26,10 @@ afterAll(async () => {
   await target?.close();
 });
 
-async function register(name: string, tasks: object[]): Promise<{ activityId: string; workflowId: string; runId: string }> {
+async function register(
+  name: string,
+  tasks: object[],
+): Promise<{ activityId: string; workflowId: string; runId: string }> {
   const created = await stack.api.server.inject({
     method: 'POST',
     url: '/v1/activities',
@@ -38,7 +41,13 @@ async function register(name: string, tasks: object[]): Promise<{ activityId: st
   const posted = await stack.api.server.inject({
     method: 'POST',
     url: '/v1/events',
-    payload: { event_id: eventId, event_type: `${name}.go`, source: 'tests', occurred_at: '2026-03-01T09:00:00Z', data: {} },
+    payload: {
+      event_id: eventId,
+      event_type: `${name}.go`,
+      source: 'tests',
+      occurred_at: '2026-03-01T09:00:00Z',
+      data: {},
+    },
   });
   expect(posted.statusCode, posted.body).toBeLessThan(300);
   const workflowId = `activity-${activityId}:${eventId}`;
@@ -56,7 +65,8 @@ async function historyText(workflowId: string): Promise<string> {
     if (value instanceof Uint8Array) parts.push(Buffer.from(value).toString('utf8'));
     else if (typeof value === 'string') parts.push(value);
     else if (Array.isArray(value)) value.forEach(walk);
-    else if (value !== null && typeof value === 'object') for (const key of Object.keys(value)) walk((value as Record<string, unknown>)[key]);
+    else if (value !== null && typeof value === 'object')
+      for (const key of Object.keys(value)) walk((value as Record<string, unknown>)[key]);
   };
   const history = await stack.client.workflow.getHandle(workflowId).fetchHistory();
   walk(history);
@@ -66,7 +76,10 @@ async function historyText(workflowId: string): Promise<string> {
 /** The run's rows in activity_runs and task_instances, as text. */
 async function recordsText(runId: string): Promise<string> {
   const runs = await stack.sql.query('SELECT to_jsonb(r)::text AS row FROM activity_runs r WHERE run_id = $1', [runId]);
-  const tasks = await stack.sql.query('SELECT to_jsonb(t)::text AS row FROM task_instances t WHERE run_id = $1 ORDER BY task_index', [runId]);
+  const tasks = await stack.sql.query(
+    'SELECT to_jsonb(t)::text AS row FROM task_instances t WHERE run_id = $1 ORDER BY task_index',
+    [runId],
+  );
   expect(runs.rows).toHaveLength(1);
   return [...runs.rows, ...tasks.rows].map((r: { row: string }) => r.row).join('\n');
 }
@@ -116,7 +129,9 @@ describe('task secrets', () => {
       authorization: 'Bearer [secret:VENDOR_TOKEN]',
       body: '{"token":"[secret:VENDOR_TOKEN]"}',
     });
-    expect(JSON.parse(target.requests.find((r) => r.url === '/ok/next')!.body).previous.authorization).toBe('Bearer [secret:VENDOR_TOKEN]');
+    expect(JSON.parse(target.requests.find((r) => r.url === '/ok/next')!.body).previous.authorization).toBe(
+      'Bearer [secret:VENDOR_TOKEN]',
+    );
     expectNoSecret(JSON.stringify(run), 'GET /v1/runs/:id');
 
     const runHistory = await historyText(workflowId);
@@ -132,14 +147,23 @@ describe('task secrets', () => {
 
   test('a target answering 404 fails the task with a message that shows the url with the secret redacted', async () => {
     const { workflowId, runId } = await register('secret-gone', [
-      { type: 'http', config: { url: `${target.url}/gone/{{secrets.PATH_TOKEN}}`, headers: { Authorization: 'Bearer {{secrets.VENDOR_TOKEN}}' } } },
+      {
+        type: 'http',
+        config: {
+          url: `${target.url}/gone/{{secrets.PATH_TOKEN}}`,
+          headers: { Authorization: 'Bearer {{secrets.VENDOR_TOKEN}}' },
+        },
+      },
     ]);
     await expect(stack.client.workflow.getHandle(workflowId).result()).rejects.toThrow();
     expect(target.requests.some((r) => r.url === `/gone/${PATH_TOKEN}`)).toBe(true);
 
     const run = await getRun(runId);
     expect(run.status).toBe('failed');
-    expect(run.tasks[0]).toMatchObject({ status: 'failed', error: { type: 'http_status_404', message: `POST ${target.url}/gone/[secret:PATH_TOKEN] answered 404` } });
+    expect(run.tasks[0]).toMatchObject({
+      status: 'failed',
+      error: { type: 'http_status_404', message: `POST ${target.url}/gone/[secret:PATH_TOKEN] answered 404` },
+    });
     expect(run.error.message).toContain('[secret:PATH_TOKEN]');
     expectNoSecret(JSON.stringify(run), 'GET /v1/runs/:id');
     expectNoSecret(await historyText(workflowId), 'the run workflow history');
@@ -149,7 +173,11 @@ describe('task secrets', () => {
 
   test('a secret the worker does not have fails the task at once with secret_missing, naming the variable to set', async () => {
     const { workflowId, runId } = await register('secret-missing', [
-      { type: 'http', config: { url: `${target.url}/ok/missing`, headers: { Authorization: 'Bearer {{secrets.NOT_CONFIGURED}}' } }, retry: { max_attempts: 5, initial_interval: '100ms' } },
+      {
+        type: 'http',
+        config: { url: `${target.url}/ok/missing`, headers: { Authorization: 'Bearer {{secrets.NOT_CONFIGURED}}' } },
+        retry: { max_attempts: 5, initial_interval: '100ms' },
+      },
     ]);
     await expect(stack.client.workflow.getHandle(workflowId).result()).rejects.toThrow();
     expect(target.requests.some((r) => r.url === '/ok/missing')).toBe(false);
@@ -165,18 +193,38 @@ describe('task secrets', () => {
     const inEvent = await stack.api.server.inject({
       method: 'POST',
       url: '/v1/activities',
-      payload: { name: 'secret-emit', tasks: [{ type: 'emit_event', config: { event_type: 'leak.attempt', data: { token: '{{secrets.VENDOR_TOKEN}}' } } }] },
+      payload: {
+        name: 'secret-emit',
+        tasks: [
+          { type: 'emit_event', config: { event_type: 'leak.attempt', data: { token: '{{secrets.VENDOR_TOKEN}}' } } },
+        ],
+      },
     });
     expect(inEvent.statusCode).toBe(400);
     expect(inEvent.headers['content-type']).toContain('application/problem+json');
-    expect(inEvent.json().errors).toEqual([expect.objectContaining({ path: 'tasks[0].config.data.token', message: expect.stringContaining('http task') })]);
+    expect(inEvent.json().errors).toEqual([
+      expect.objectContaining({ path: 'tasks[0].config.data.token', message: expect.stringContaining('http task') }),
+    ]);
 
     const badName = await stack.api.server.inject({
       method: 'POST',
       url: '/v1/activities',
-      payload: { name: 'secret-bad-name', tasks: [{ type: 'http', config: { url: `${target.url}/ok`, headers: { Authorization: 'Bearer {{secrets.vendor-token}}' } } }] },
+      payload: {
+        name: 'secret-bad-name',
+        tasks: [
+          {
+            type: 'http',
+            config: { url: `${target.url}/ok`, headers: { Authorization: 'Bearer {{secrets.vendor-token}}' } },
+          },
+        ],
+      },
     });
     expect(badName.statusCode).toBe(400);
-    expect(badName.json().errors).toEqual([expect.objectContaining({ path: 'tasks[0].config.headers.Authorization', message: expect.stringContaining('not a valid secret reference') })]);
+    expect(badName.json().errors).toEqual([
+      expect.objectContaining({
+        path: 'tasks[0].config.headers.Authorization',
+        message: expect.stringContaining('not a valid secret reference'),
+      }),
+    ]);
   });
 });

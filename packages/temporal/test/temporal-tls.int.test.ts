@@ -48,7 +48,11 @@ describe('a Temporal behind TLS that requires a client certificate', () => {
       const registered = await api.server.inject({
         method: 'POST',
         url: '/v1/activities',
-        payload: { name: 'over-mtls', triggers: [{ type: 'event', event_type: 'tls.checked' }], tasks: [{ type: 'noop' }, { type: 'noop' }] },
+        payload: {
+          name: 'over-mtls',
+          triggers: [{ type: 'event', event_type: 'tls.checked' }],
+          tasks: [{ type: 'noop' }, { type: 'noop' }],
+        },
       });
       expect(registered.statusCode, registered.body).toBe(201);
       const activityId = (registered.json() as { id: string }).id;
@@ -56,7 +60,13 @@ describe('a Temporal behind TLS that requires a client certificate', () => {
       const posted = await api.server.inject({
         method: 'POST',
         url: '/v1/events',
-        payload: { event_id: 'evt_tls_1', event_type: 'tls.checked', source: 'test', occurred_at: '2026-03-01T09:00:00Z', data: {} },
+        payload: {
+          event_id: 'evt_tls_1',
+          event_type: 'tls.checked',
+          source: 'test',
+          occurred_at: '2026-03-01T09:00:00Z',
+          data: {},
+        },
       });
       expect(posted.statusCode, posted.body).toBe(202);
       const runId = runIdFor(`activity-${activityId}:evt_tls_1`);
@@ -80,9 +90,16 @@ describe('a Temporal behind TLS that requires a client certificate', () => {
   });
 
   test('a worker with a client certificate from another CA fails at start-up naming the setting, without waiting out its connect timeout', async () => {
-    const config = testConfig(database.url, mtls({ TEMPORAL_TLS_CLIENT_CERT_PATH: stranger.clientCert, TEMPORAL_TLS_CLIENT_KEY_PATH: stranger.clientKey }));
+    const config = testConfig(
+      database.url,
+      mtls({ TEMPORAL_TLS_CLIENT_CERT_PATH: stranger.clientCert, TEMPORAL_TLS_CLIENT_KEY_PATH: stranger.clientKey }),
+    );
     const started = Date.now();
-    const failure = await createWorkerApp(config, { logger: silentLogger, workflowBundle: await workflowBundle(), connectTimeoutMs: 60_000 }).then(
+    const failure = await createWorkerApp(config, {
+      logger: silentLogger,
+      workflowBundle: await workflowBundle(),
+      connectTimeoutMs: 60_000,
+    }).then(
       () => undefined,
       (error: unknown) => error,
     );
@@ -107,8 +124,14 @@ describe('a Temporal behind TLS that requires a client certificate', () => {
   });
 
   test('a worker without a client certificate is told the server requires one', async () => {
-    const config = testConfig(database.url, { TEMPORAL_ADDRESS: proxy.address, TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.caCert });
-    const failure = await createWorkerApp(config, { logger: silentLogger, workflowBundle: await workflowBundle() }).then(
+    const config = testConfig(database.url, {
+      TEMPORAL_ADDRESS: proxy.address,
+      TEMPORAL_TLS_SERVER_CA_CERT_PATH: pki.caCert,
+    });
+    const failure = await createWorkerApp(config, {
+      logger: silentLogger,
+      workflowBundle: await workflowBundle(),
+    }).then(
       () => undefined,
       (error: unknown) => error,
     );
@@ -118,7 +141,10 @@ describe('a Temporal behind TLS that requires a client certificate', () => {
 
   test('a worker with TLS off against the TLS endpoint is told to turn TLS on', async () => {
     const config = testConfig(database.url, { TEMPORAL_ADDRESS: proxy.address });
-    const failure = await createWorkerApp(config, { logger: silentLogger, workflowBundle: await workflowBundle() }).then(
+    const failure = await createWorkerApp(config, {
+      logger: silentLogger,
+      workflowBundle: await workflowBundle(),
+    }).then(
       () => undefined,
       (error: unknown) => error,
     );
@@ -128,6 +154,8 @@ describe('a Temporal behind TLS that requires a client certificate', () => {
 
   test('a certificate file that cannot be read fails the start naming the setting and the path', async () => {
     const config = testConfig(database.url, mtls({ TEMPORAL_TLS_CLIENT_KEY_PATH: `${pki.dir}/missing.key` }));
-    await expect(createApiApp(config, { logger: false })).rejects.toThrow(/^TEMPORAL_TLS_CLIENT_KEY_PATH: cannot read .*missing\.key \(ENOENT\)/);
+    await expect(createApiApp(config, { logger: false })).rejects.toThrow(
+      /^TEMPORAL_TLS_CLIENT_KEY_PATH: cannot read .*missing\.key \(ENOENT\)/,
+    );
   });
 });

@@ -22,14 +22,95 @@ function openssl(dir: string, args: string[]): void {
 /** A CA and, signed by it, a server certificate for 127.0.0.1/localhost and a client certificate. */
 export function makePki(name: string, dir = mkdtempSync(join(tmpdir(), `pki-${name}-`))): TestPki {
   const file = (base: string) => join(dir, base);
-  openssl(dir, ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', `/CN=${name} test CA`]);
+  openssl(dir, [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '2',
+    '-subj',
+    `/CN=${name} test CA`,
+  ]);
   writeFileSync(file('server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
-  openssl(dir, ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost']);
-  openssl(dir, ['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'server.ext']);
+  openssl(dir, [
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'server.key',
+    '-out',
+    'server.csr',
+    '-subj',
+    '/CN=localhost',
+  ]);
+  openssl(dir, [
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'server.pem',
+    '-days',
+    '2',
+    '-extfile',
+    'server.ext',
+  ]);
   writeFileSync(file('client.ext'), 'extendedKeyUsage=clientAuth\n');
-  openssl(dir, ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'client.key', '-out', 'client.csr', '-subj', `/CN=${name} worker`]);
-  openssl(dir, ['x509', '-req', '-in', 'client.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'client.pem', '-days', '2', '-extfile', 'client.ext']);
-  return { dir, caCert: file('ca.pem'), serverCert: file('server.pem'), serverKey: file('server.key'), clientCert: file('client.pem'), clientKey: file('client.key') };
+  openssl(dir, [
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'client.key',
+    '-out',
+    'client.csr',
+    '-subj',
+    `/CN=${name} worker`,
+  ]);
+  openssl(dir, [
+    'x509',
+    '-req',
+    '-in',
+    'client.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'client.pem',
+    '-days',
+    '2',
+    '-extfile',
+    'client.ext',
+  ]);
+  return {
+    dir,
+    caCert: file('ca.pem'),
+    serverCert: file('server.pem'),
+    serverKey: file('server.key'),
+    clientCert: file('client.pem'),
+    clientKey: file('client.key'),
+  };
 }
 
 export interface TlsProxy {
@@ -48,7 +129,10 @@ export interface TlsProxy {
  * TLS-terminating load balancer in front of a Temporal frontend does.
  */
 export async function startTlsProxy(pki: TestPki, target: string): Promise<TlsProxy> {
-  const [targetHost, targetPort] = [target.slice(0, target.lastIndexOf(':')), Number(target.slice(target.lastIndexOf(':') + 1))];
+  const [targetHost, targetPort] = [
+    target.slice(0, target.lastIndexOf(':')),
+    Number(target.slice(target.lastIndexOf(':') + 1)),
+  ];
   const sockets = new Set<Socket>();
   const state = { refused: 0, accepted: 0 };
   const server: Server = createServer(

@@ -5,7 +5,12 @@ const lint = async (code: string): Promise<string[]> => {
   // The real config, minus type-aware parsing (the file is virtual, so no tsconfig owns it).
   const eslint = new ESLint({
     cwd: process.cwd(),
-    overrideConfig: [{ languageOptions: { parserOptions: { projectService: false } }, rules: { '@typescript-eslint/no-floating-promises': 'off' } }],
+    overrideConfig: [
+      {
+        languageOptions: { parserOptions: { projectService: false } },
+        rules: { '@typescript-eslint/no-floating-promises': 'off' },
+      },
+    ],
   });
   const [result] = await eslint.lintText(code, { filePath: 'packages/temporal/src/workflows/example.ts' });
   return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
@@ -19,12 +24,16 @@ describe('the workflow sandbox is enforced by lint', () => {
   });
 
   test('the database package cannot be imported into workflow code at runtime', async () => {
-    expect(await lint("import { createDatabase } from '@activity-core/db';\nexport const x = createDatabase;\n")).toHaveLength(1);
+    expect(
+      await lint("import { createDatabase } from '@activity-core/db';\nexport const x = createDatabase;\n"),
+    ).toHaveLength(1);
   });
 
   test('type-only imports of activities and contracts are allowed', async () => {
     expect(
-      await lint("import type { Activities } from '../activities';\nimport type { Task } from '@activity-core/contracts';\nexport type X = [Activities, Task];\n"),
+      await lint(
+        "import type { Activities } from '../activities';\nimport type { Task } from '@activity-core/contracts';\nexport type X = [Activities, Task];\n",
+      ),
     ).toEqual([]);
   });
 });

@@ -54,16 +54,23 @@ const INDEXED_TYPE: Record<string, temporal.api.enums.v1.IndexedValueType> = {
 export async function startWorkflowTestEnvironment(activities: Activities): Promise<WorkflowTestEnvironment> {
   const server = inject('temporalTestServer');
   if (server === '') {
-    throw new Error('Temporal\'s test server is not installed: run `npm test` once (scripts/bootstrap.mjs installs it into .tools/temporal-test-server) or set TEMPORAL_TEST_SERVER_PATH');
+    throw new Error(
+      "Temporal's test server is not installed: run `npm test` once (scripts/bootstrap.mjs installs it into .tools/temporal-test-server) or set TEMPORAL_TEST_SERVER_PATH",
+    );
   }
   try {
     // Workflow failures are what these tests provoke; the worker would log each one as a warning, and
     // core warns that the test server advertises fewer capabilities than a real one.
-    Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
+    Runtime.install({
+      logger: new DefaultLogger('ERROR'),
+      telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } },
+    });
   } catch (error) {
     if (!(error instanceof IllegalStateError)) throw error;
   }
-  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: server } } });
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: { type: 'existing-path', path: server } },
+  });
   try {
     // Every run carries these (the run starter sets them); the test server, like a real one, wants them registered.
     await env.connection.operatorService.addSearchAttributes({
@@ -100,7 +107,11 @@ export async function startWorkflowTestEnvironment(activities: Activities): Prom
  * Time is not skipped meanwhile: the test server skips only while a test
  * waits on a result (`handle.result()`, `client.workflow.execute()`).
  */
-export async function until<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -11,11 +11,7 @@
  *   past (a possible replay) or in the future.
  */
 export type WebhookVerificationErrorCode =
-  | 'missing_signature'
-  | 'invalid_signature'
-  | 'missing_header'
-  | 'invalid_header'
-  | 'stale_timestamp';
+  'missing_signature' | 'invalid_signature' | 'missing_header' | 'invalid_header' | 'stale_timestamp';
 
 /**
  * A delivery failed signature verification. The message is safe to return to
@@ -46,11 +42,7 @@ export class WebhookVerificationError extends Error {
  * - `invalid_event_id`: an event id was found but is not a valid event id.
  */
 export type WebhookPayloadErrorCode =
-  | 'invalid_json'
-  | 'not_an_object'
-  | 'missing_event_type'
-  | 'invalid_event_type'
-  | 'invalid_event_id';
+  'invalid_json' | 'not_an_object' | 'missing_event_type' | 'invalid_event_type' | 'invalid_event_id';
 
 /** A verified delivery's content cannot become an event envelope. Message is safe to return. */
 export class WebhookPayloadError extends Error {

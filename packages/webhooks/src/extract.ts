@@ -1,4 +1,11 @@
-import { EventId, EventType, parseIdempotencyKey, webhookEventId, type EventEnvelopeInput, type EventIdOrigin } from '@activity-core/contracts';
+import {
+  EventId,
+  EventType,
+  parseIdempotencyKey,
+  webhookEventId,
+  type EventEnvelopeInput,
+  type EventIdOrigin,
+} from '@activity-core/contracts';
 import { z } from 'zod';
 import { WebhookPayloadError } from './errors';
 import { headerValues, type WebhookHeaders } from './headers';
@@ -67,9 +74,13 @@ function parseBody(rawBody: Buffer | string): JsonObject {
 function readEventType(location: EventTypeLocation, headers: WebhookHeaders, body: JsonObject): string {
   const base = readLocation(location.from, headers, body);
   if (base === undefined) {
-    throw new WebhookPayloadError('missing_event_type', `no event type: expected a string at ${describe(location.from)}`);
+    throw new WebhookPayloadError(
+      'missing_event_type',
+      `no event type: expected a string at ${describe(location.from)}`,
+    );
   }
-  if (typeof base !== 'string') throw new WebhookPayloadError('invalid_event_type', `${describe(location.from)} must be a single string`);
+  if (typeof base !== 'string')
+    throw new WebhookPayloadError('invalid_event_type', `${describe(location.from)} must be a single string`);
 
   let eventType = base;
   if (location.suffix !== undefined) {

@@ -23,7 +23,9 @@ describe('GitHub verification', () => {
 
   test("GitHub's documented test vector verifies", () => {
     const vectorConfig = WebhookSourceConfig.parse({ scheme: 'github', name: 'github', secret: VECTOR.secret });
-    expect(() => verifyWebhook(vectorConfig, { 'x-hub-signature-256': VECTOR.signature }, Buffer.from(VECTOR.payload), NOW)).not.toThrow();
+    expect(() =>
+      verifyWebhook(vectorConfig, { 'x-hub-signature-256': VECTOR.signature }, Buffer.from(VECTOR.payload), NOW),
+    ).not.toThrow();
   });
 
   test('a delivery signed with signGithub verifies, as a string or as bytes', () => {
@@ -34,7 +36,9 @@ describe('GitHub verification', () => {
 
   test('a GitHub delivery with a tampered body is refused as invalid_signature', () => {
     const headers = signGithub(SECRET, BODY);
-    expect(verificationError(() => verifyWebhook(config, headers, BODY.replace('7', '8'), NOW)).code).toBe('invalid_signature');
+    expect(verificationError(() => verifyWebhook(config, headers, BODY.replace('7', '8'), NOW)).code).toBe(
+      'invalid_signature',
+    );
   });
 
   test('a GitHub delivery signed with another secret is refused as invalid_signature', () => {
@@ -51,29 +55,39 @@ describe('GitHub verification', () => {
   });
 
   test('a GitHub delivery without X-Hub-Signature-256 is refused as missing_signature, even with the legacy SHA-1 header', () => {
-    const error = verificationError(() => verifyWebhook(config, { 'x-hub-signature': 'sha1=0123456789abcdef0123456789abcdef01234567' }, BODY, NOW));
+    const error = verificationError(() =>
+      verifyWebhook(config, { 'x-hub-signature': 'sha1=0123456789abcdef0123456789abcdef01234567' }, BODY, NOW),
+    );
     expect(error.code).toBe('missing_signature');
     expect(error.header).toBe('X-Hub-Signature-256');
   });
 
   test('a signature without the sha256= prefix is refused as invalid_signature', () => {
     const bare = signGithub(SECRET, BODY)['X-Hub-Signature-256'].slice('sha256='.length);
-    expect(verificationError(() => verifyWebhook(config, { 'x-hub-signature-256': bare }, BODY, NOW)).code).toBe('invalid_signature');
+    expect(verificationError(() => verifyWebhook(config, { 'x-hub-signature-256': bare }, BODY, NOW)).code).toBe(
+      'invalid_signature',
+    );
   });
 
   test('a truncated signature is refused as invalid_signature rather than throwing from timingSafeEqual', () => {
     const truncated = signGithub(SECRET, BODY)['X-Hub-Signature-256'].slice(0, -2);
-    expect(verificationError(() => verifyWebhook(config, { 'x-hub-signature-256': truncated }, BODY, NOW)).code).toBe('invalid_signature');
+    expect(verificationError(() => verifyWebhook(config, { 'x-hub-signature-256': truncated }, BODY, NOW)).code).toBe(
+      'invalid_signature',
+    );
   });
 
   test('a signature with an extra byte is refused as invalid_signature', () => {
     const extended = `${signGithub(SECRET, BODY)['X-Hub-Signature-256']}00`;
-    expect(verificationError(() => verifyWebhook(config, { 'x-hub-signature-256': extended }, BODY, NOW)).code).toBe('invalid_signature');
+    expect(verificationError(() => verifyWebhook(config, { 'x-hub-signature-256': extended }, BODY, NOW)).code).toBe(
+      'invalid_signature',
+    );
   });
 
   test('a signature that is not hex is refused as invalid_signature', () => {
     const notHex = `sha256=${'zz'.repeat(32)}`;
-    expect(verificationError(() => verifyWebhook(config, { 'x-hub-signature-256': notHex }, BODY, NOW)).code).toBe('invalid_signature');
+    expect(verificationError(() => verifyWebhook(config, { 'x-hub-signature-256': notHex }, BODY, NOW)).code).toBe(
+      'invalid_signature',
+    );
   });
 
   test('header names are matched case-insensitively and the hex digest in any case', () => {

@@ -17,10 +17,18 @@ export function verifyGithub(config: GithubSourceConfig, headers: WebhookHeaders
   const header = requireHeader(headers, SIGNATURE_HEADER, 'missing_signature');
   const provided = header.startsWith(PREFIX) ? decodeHex(header.slice(PREFIX.length)) : undefined;
   if (provided === undefined) {
-    throw new WebhookVerificationError('invalid_signature', `the ${SIGNATURE_HEADER} header must be sha256= followed by a hex digest`, SIGNATURE_HEADER);
+    throw new WebhookVerificationError(
+      'invalid_signature',
+      `the ${SIGNATURE_HEADER} header must be sha256= followed by a hex digest`,
+      SIGNATURE_HEADER,
+    );
   }
   if (!digestsEqual(expected, provided)) {
-    throw new WebhookVerificationError('invalid_signature', `the ${SIGNATURE_HEADER} signature does not match the body`, SIGNATURE_HEADER);
+    throw new WebhookVerificationError(
+      'invalid_signature',
+      `the ${SIGNATURE_HEADER} signature does not match the body`,
+      SIGNATURE_HEADER,
+    );
   }
 }
 

@@ -37,7 +37,11 @@ export function requireHeader(
   const [value] = values;
   if (value === undefined) throw new WebhookVerificationError(missingCode, `the ${name} header is missing`, name);
   if (values.length > 1) {
-    throw new WebhookVerificationError('invalid_header', `the ${name} header was sent more than once with different values`, name);
+    throw new WebhookVerificationError(
+      'invalid_header',
+      `the ${name} header was sent more than once with different values`,
+      name,
+    );
   }
   return value;
 }

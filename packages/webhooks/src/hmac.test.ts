@@ -36,7 +36,9 @@ describe('generic HMAC verification', () => {
 
   test('an HMAC delivery with a tampered body is refused as invalid_signature', () => {
     const headers = signHmac(plain, BODY);
-    expect(verificationError(() => verifyWebhook(plain, headers, BODY.replace('100', '1000'), NOW)).code).toBe('invalid_signature');
+    expect(verificationError(() => verifyWebhook(plain, headers, BODY.replace('100', '1000'), NOW)).code).toBe(
+      'invalid_signature',
+    );
   });
 
   test('an HMAC delivery signed with another secret is refused as invalid_signature', () => {
@@ -55,20 +57,26 @@ describe('generic HMAC verification', () => {
 
   test('a truncated HMAC signature is refused as invalid_signature', () => {
     const truncated = signHmac(plain, BODY)['X-Signature']!.slice(0, 32);
-    expect(verificationError(() => verifyWebhook(plain, { 'x-signature': truncated }, BODY, NOW)).code).toBe('invalid_signature');
+    expect(verificationError(() => verifyWebhook(plain, { 'x-signature': truncated }, BODY, NOW)).code).toBe(
+      'invalid_signature',
+    );
   });
 
   test('a configured signature prefix is required', () => {
     const signed = signHmac(timestamped, BODY, NOW);
     const bare = signed['X-Billing-Signature']!.slice('sha256='.length);
     expect(signed['X-Billing-Signature']).toMatch(/^sha256=[0-9a-f]{64}$/);
-    expect(verificationError(() => verifyWebhook(timestamped, { ...signed, 'X-Billing-Signature': bare }, BODY, NOW)).code).toBe(
-      'invalid_signature',
-    );
+    expect(
+      verificationError(() => verifyWebhook(timestamped, { ...signed, 'X-Billing-Signature': bare }, BODY, NOW)).code,
+    ).toBe('invalid_signature');
   });
 
   test('header names are matched case-insensitively, whichever case the config uses', () => {
-    const lowerConfig = WebhookSourceConfig.parse({ ...timestamped, signature_header: 'x-billing-signature', timestamp_header: 'x-billing-timestamp' });
+    const lowerConfig = WebhookSourceConfig.parse({
+      ...timestamped,
+      signature_header: 'x-billing-signature',
+      timestamp_header: 'x-billing-timestamp',
+    });
     const signed = signHmac(timestamped, BODY, NOW);
     const shouted = {
       'X-BILLING-SIGNATURE': signed['X-Billing-Signature'],
@@ -80,9 +88,9 @@ describe('generic HMAC verification', () => {
 
   test('a signature header sent twice with different values is refused as invalid_header', () => {
     const signed = signHmac(plain, BODY)['X-Signature']!;
-    expect(verificationError(() => verifyWebhook(plain, { 'x-signature': [signed, 'ab'.repeat(32)] }, BODY, NOW)).code).toBe(
-      'invalid_header',
-    );
+    expect(
+      verificationError(() => verifyWebhook(plain, { 'x-signature': [signed, 'ab'.repeat(32)] }, BODY, NOW)).code,
+    ).toBe('invalid_header');
   });
 });
 
@@ -90,7 +98,10 @@ describe('generic HMAC verification with a timestamp header', () => {
   test('the signed content is the timestamp, a dot, then the body', () => {
     const seconds = String(NOW.getTime() / 1000);
     const expected = createHmac('sha256', SECRET).update(`${seconds}.${BODY}`).digest('hex');
-    expect(signHmac(timestamped, BODY, NOW)).toEqual({ 'X-Billing-Timestamp': seconds, 'X-Billing-Signature': `sha256=${expected}` });
+    expect(signHmac(timestamped, BODY, NOW)).toEqual({
+      'X-Billing-Timestamp': seconds,
+      'X-Billing-Signature': `sha256=${expected}`,
+    });
   });
 
   test('a delivery signed within the tolerance verifies', () => {

@@ -12,16 +12,29 @@ import { assertFresh, parseUnixSeconds } from './timestamp';
  * before any header is checked (a missing timestamp signs as empty), so every
  * delivery costs the same work whatever its headers (see verifyDelivery).
  */
-export function verifyHmac(config: HmacSha256SourceConfig, headers: WebhookHeaders, rawBody: Buffer | string, now: Date): void {
-  const sentTimestamp = config.timestamp_header === undefined ? undefined : (headerValues(headers, config.timestamp_header)[0] ?? '');
+export function verifyHmac(
+  config: HmacSha256SourceConfig,
+  headers: WebhookHeaders,
+  rawBody: Buffer | string,
+  now: Date,
+): void {
+  const sentTimestamp =
+    config.timestamp_header === undefined ? undefined : (headerValues(headers, config.timestamp_header)[0] ?? '');
   const expected = hmacSha256(config.secret, sentTimestamp === undefined ? [rawBody] : [`${sentTimestamp}.`, rawBody]);
   const header = requireHeader(headers, config.signature_header, 'missing_signature');
   if (config.timestamp_header !== undefined) {
     // Checked to be the single value sent, so it is the one the HMAC above covered.
     const timestamp = requireHeader(headers, config.timestamp_header, 'missing_header');
-    assertFresh(config.timestamp_header, parseUnixSeconds(config.timestamp_header, timestamp), now, parseDurationMs(config.tolerance));
+    assertFresh(
+      config.timestamp_header,
+      parseUnixSeconds(config.timestamp_header, timestamp),
+      now,
+      parseDurationMs(config.tolerance),
+    );
   }
-  const provided = header.startsWith(config.signature_prefix) ? decodeHex(header.slice(config.signature_prefix.length)) : undefined;
+  const provided = header.startsWith(config.signature_prefix)
+    ? decodeHex(header.slice(config.signature_prefix.length))
+    : undefined;
   if (provided === undefined) {
     throw new WebhookVerificationError(
       'invalid_signature',
@@ -30,7 +43,11 @@ export function verifyHmac(config: HmacSha256SourceConfig, headers: WebhookHeade
     );
   }
   if (!digestsEqual(expected, provided)) {
-    throw new WebhookVerificationError('invalid_signature', `the ${config.signature_header} signature does not match the body`, config.signature_header);
+    throw new WebhookVerificationError(
+      'invalid_signature',
+      `the ${config.signature_header} signature does not match the body`,
+      config.signature_header,
+    );
   }
 }
 
@@ -54,7 +71,9 @@ export function signHmac(
   at: Date = new Date(),
 ): Record<string, string> {
   if (config.timestamp_header === undefined) {
-    return { [config.signature_header]: `${config.signature_prefix}${hmacSha256(config.secret, [body]).toString('hex')}` };
+    return {
+      [config.signature_header]: `${config.signature_prefix}${hmacSha256(config.secret, [body]).toString('hex')}`,
+    };
   }
   const timestamp = String(Math.floor(at.getTime() / 1000));
   return {

@@ -20,7 +20,13 @@ export {
   WebhookSourceConfig,
   WebhookSourceName,
 } from './source-config';
-export { refuseUnknownSource, unverifiedDelivery, verifyDelivery, verifyWebhook, type VerifiedDelivery } from './verify';
+export {
+  refuseUnknownSource,
+  unverifiedDelivery,
+  verifyDelivery,
+  verifyWebhook,
+  type VerifiedDelivery,
+} from './verify';
 export {
   MIN_HMAC_SECRET_CHARACTERS,
   MIN_STANDARD_WEBHOOKS_SECRET_BYTES,

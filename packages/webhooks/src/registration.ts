@@ -20,7 +20,8 @@ export const MIN_STANDARD_WEBHOOKS_SECRET_BYTES = 24;
  * then canonical base64 (padding optional) of at least
  * MIN_STANDARD_WEBHOOKS_SECRET_BYTES bytes — 32 characters or more.
  */
-export const STANDARD_WEBHOOKS_SECRET_PATTERN = '^(?:whsec_)?(?:[A-Za-z0-9+/]{4}){8,}(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$';
+export const STANDARD_WEBHOOKS_SECRET_PATTERN =
+  '^(?:whsec_)?(?:[A-Za-z0-9+/]{4}){8,}(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$';
 
 function standardWebhooksSecretBytes(secret: string): number {
   return Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64').length;
@@ -47,14 +48,24 @@ export function registrationIssues(config: WebhookSourceConfig): RegistrationIss
   if (config.scheme === 'standard_webhooks') {
     const bytes = standardWebhooksSecretBytes(config.secret);
     if (bytes < MIN_STANDARD_WEBHOOKS_SECRET_BYTES) {
-      issues.push({ path: 'secret', message: `a Standard Webhooks secret must decode to at least ${MIN_STANDARD_WEBHOOKS_SECRET_BYTES} bytes; this one has ${bytes}` });
+      issues.push({
+        path: 'secret',
+        message: `a Standard Webhooks secret must decode to at least ${MIN_STANDARD_WEBHOOKS_SECRET_BYTES} bytes; this one has ${bytes}`,
+      });
     } else if (!new RegExp(STANDARD_WEBHOOKS_SECRET_PATTERN).test(config.secret)) {
-      issues.push({ path: 'secret', message: 'a Standard Webhooks secret is whsec_ followed by canonical base64 (A-Z a-z 0-9 + /, padding optional)' });
+      issues.push({
+        path: 'secret',
+        message:
+          'a Standard Webhooks secret is whsec_ followed by canonical base64 (A-Z a-z 0-9 + /, padding optional)',
+      });
     }
   } else {
     const characters = [...config.secret].length;
     if (characters < MIN_HMAC_SECRET_CHARACTERS) {
-      issues.push({ path: 'secret', message: `the secret must be at least ${MIN_HMAC_SECRET_CHARACTERS} characters; this one has ${characters}` });
+      issues.push({
+        path: 'secret',
+        message: `the secret must be at least ${MIN_HMAC_SECRET_CHARACTERS} characters; this one has ${characters}`,
+      });
     }
   }
   if (readsHeader(config.event_type) && !config.event_type_from_unsigned_header) {
@@ -96,12 +107,19 @@ const eventTypeRule = (defaultReadsHeader: boolean) => ({
   anyOf: [
     { properties: { event_type_from_unsigned_header: { const: true } }, required: ['event_type_from_unsigned_header'] },
     {
-      properties: { event_type: { properties: { from: { not: { required: ['header'] } }, suffix: { not: { required: ['header'] } } } } },
+      properties: {
+        event_type: {
+          properties: { from: { not: { required: ['header'] } }, suffix: { not: { required: ['header'] } } },
+        },
+      },
       ...(defaultReadsHeader ? { required: ['event_type'] } : {}),
     },
   ],
 });
-const replayOptIn = { properties: { allow_replay_without_timestamp: { const: true } }, required: ['allow_replay_without_timestamp'] };
+const replayOptIn = {
+  properties: { allow_replay_without_timestamp: { const: true } },
+  required: ['allow_replay_without_timestamp'],
+};
 const hmacSecret = { properties: { secret: { minLength: MIN_HMAC_SECRET_CHARACTERS } } };
 
 /**
@@ -111,10 +129,18 @@ const hmacSecret = { properties: { secret: { minLength: MIN_HMAC_SECRET_CHARACTE
  */
 export const REGISTRATION_SCHEMA_RULES: Record<WebhookSourceConfig['scheme'], object[]> = {
   standard_webhooks: [{ properties: { secret: { pattern: STANDARD_WEBHOOKS_SECRET_PATTERN } } }, eventTypeRule(false)],
-  github: [hmacSecret, eventTypeRule(true), { description: 'GitHub signs no timestamp: allow_replay_without_timestamp must be true.', ...replayOptIn }],
+  github: [
+    hmacSecret,
+    eventTypeRule(true),
+    { description: 'GitHub signs no timestamp: allow_replay_without_timestamp must be true.', ...replayOptIn },
+  ],
   hmac_sha256: [
     hmacSecret,
     eventTypeRule(false),
-    { description: 'Without timestamp_header the signature covers no time: set it, or allow_replay_without_timestamp: true.', anyOf: [{ required: ['timestamp_header'] }, replayOptIn] },
+    {
+      description:
+        'Without timestamp_header the signature covers no time: set it, or allow_replay_without_timestamp: true.',
+      anyOf: [{ required: ['timestamp_header'] }, replayOptIn],
+    },
   ],
 };

@@ -33,12 +33,15 @@ describe('webhook secrets at rest', () => {
     expect(() => box.open({ ...sealed, ct: ct.toString('base64') }, 'shop')).toThrow(SecretBoxError);
   });
 
-  test.each([4, 8, 12, 15])('a tag truncated to %i bytes does not open, even where GCM would check only that much', (bytes) => {
-    const box = createSecretBox([key()]);
-    const sealed = box.seal('secret-value', 'shop');
-    const short = Buffer.from(sealed.tag, 'base64').subarray(0, bytes).toString('base64');
-    expect(() => box.open({ ...sealed, tag: short }, 'shop')).toThrow(SecretBoxError);
-  });
+  test.each([4, 8, 12, 15])(
+    'a tag truncated to %i bytes does not open, even where GCM would check only that much',
+    (bytes) => {
+      const box = createSecretBox([key()]);
+      const sealed = box.seal('secret-value', 'shop');
+      const short = Buffer.from(sealed.tag, 'base64').subarray(0, bytes).toString('base64');
+      expect(() => box.open({ ...sealed, tag: short }, 'shop')).toThrow(SecretBoxError);
+    },
+  );
 
   test('after rotation the new key seals and the old key still opens what it sealed', () => {
     const [oldKey, newKey] = [key(), key()];

@@ -66,15 +66,25 @@ export function createSecretBox(base64Keys: readonly string[]): SecretBox {
       const cipher = createCipheriv(ALGORITHM, sealing.key, iv, { authTagLength: TAG_BYTES });
       cipher.setAAD(Buffer.from(context, 'utf8'));
       const ct = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-      return { v: 1, kid: sealing.id, iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), ct: ct.toString('base64') };
+      return {
+        v: 1,
+        kid: sealing.id,
+        iv: iv.toString('base64'),
+        tag: cipher.getAuthTag().toString('base64'),
+        ct: ct.toString('base64'),
+      };
     },
     open(sealed, context) {
       const key = byId.get(sealed.kid);
-      if (key === undefined) throw new SecretBoxError(`the secret was sealed with key ${sealed.kid}, which is not configured`);
+      if (key === undefined)
+        throw new SecretBoxError(`the secret was sealed with key ${sealed.kid}, which is not configured`);
       const tag = Buffer.from(sealed.tag, 'base64');
-      if (tag.length !== TAG_BYTES) throw new SecretBoxError(`the sealed secret's tag is ${tag.length} bytes, not ${TAG_BYTES}: it was altered`);
+      if (tag.length !== TAG_BYTES)
+        throw new SecretBoxError(`the sealed secret's tag is ${tag.length} bytes, not ${TAG_BYTES}: it was altered`);
       try {
-        const decipher = createDecipheriv(ALGORITHM, key, Buffer.from(sealed.iv, 'base64'), { authTagLength: TAG_BYTES });
+        const decipher = createDecipheriv(ALGORITHM, key, Buffer.from(sealed.iv, 'base64'), {
+          authTagLength: TAG_BYTES,
+        });
         decipher.setAAD(Buffer.from(context, 'utf8'));
         decipher.setAuthTag(tag);
         return Buffer.concat([decipher.update(Buffer.from(sealed.ct, 'base64')), decipher.final()]).toString('utf8');

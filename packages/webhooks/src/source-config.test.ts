@@ -3,7 +3,13 @@ import { WebhookSourceConfig } from './source-config';
 
 describe('webhook source configs', () => {
   test('a minimal Standard Webhooks source gets the Standard Webhooks defaults', () => {
-    expect(WebhookSourceConfig.parse({ scheme: 'standard_webhooks', name: 'billing', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' })).toEqual({
+    expect(
+      WebhookSourceConfig.parse({
+        scheme: 'standard_webhooks',
+        name: 'billing',
+        secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      }),
+    ).toEqual({
       scheme: 'standard_webhooks',
       name: 'billing',
       secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
@@ -44,12 +50,19 @@ describe('webhook source configs', () => {
   test('defaults are fresh objects, so mutating one parsed config cannot leak into another', () => {
     const first = WebhookSourceConfig.parse({ scheme: 'github', name: 'a', secret: 's' });
     first.event_id.push({ body: 'id' });
-    expect(WebhookSourceConfig.parse({ scheme: 'github', name: 'b', secret: 's' }).event_id).toEqual([{ header: 'X-GitHub-Delivery' }]);
+    expect(WebhookSourceConfig.parse({ scheme: 'github', name: 'b', secret: 's' }).event_id).toEqual([
+      { header: 'X-GitHub-Delivery' },
+    ]);
   });
 
-  test.each(['whsec_', 'whsec_abc', 'whsec_not base64!', 'plain-text-password'])('a Standard Webhooks secret %j is rejected', (secret) => {
-    expect(WebhookSourceConfig.safeParse({ scheme: 'standard_webhooks', name: 'billing', secret }).success).toBe(false);
-  });
+  test.each(['whsec_', 'whsec_abc', 'whsec_not base64!', 'plain-text-password'])(
+    'a Standard Webhooks secret %j is rejected',
+    (secret) => {
+      expect(WebhookSourceConfig.safeParse({ scheme: 'standard_webhooks', name: 'billing', secret }).success).toBe(
+        false,
+      );
+    },
+  );
 
   test('a rejected secret is not echoed in the validation issues', () => {
     const secret = 'whsec_definitely*not*base64';
@@ -59,16 +72,25 @@ describe('webhook source configs', () => {
 
   test('a Standard Webhooks tolerance above the five minutes of the library is rejected', () => {
     const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-    expect(WebhookSourceConfig.safeParse({ scheme: 'standard_webhooks', name: 'b', secret, tolerance: '10m' }).success).toBe(false);
-    expect(WebhookSourceConfig.safeParse({ scheme: 'standard_webhooks', name: 'b', secret, tolerance: '300s' }).success).toBe(true);
+    expect(
+      WebhookSourceConfig.safeParse({ scheme: 'standard_webhooks', name: 'b', secret, tolerance: '10m' }).success,
+    ).toBe(false);
+    expect(
+      WebhookSourceConfig.safeParse({ scheme: 'standard_webhooks', name: 'b', secret, tolerance: '300s' }).success,
+    ).toBe(true);
   });
 
-  test.each(['Billing', 'has space', '-leading', 'a/b', ''])('a source name %j that is not a URL slug is rejected', (name) => {
-    expect(WebhookSourceConfig.safeParse({ scheme: 'github', name, secret: 's' }).success).toBe(false);
-  });
+  test.each(['Billing', 'has space', '-leading', 'a/b', ''])(
+    'a source name %j that is not a URL slug is rejected',
+    (name) => {
+      expect(WebhookSourceConfig.safeParse({ scheme: 'github', name, secret: 's' }).success).toBe(false);
+    },
+  );
 
   test('unknown fields are rejected rather than silently ignored', () => {
-    expect(WebhookSourceConfig.safeParse({ scheme: 'github', name: 'gh', secret: 's', signature_header: 'X-Sig' }).success).toBe(false);
+    expect(
+      WebhookSourceConfig.safeParse({ scheme: 'github', name: 'gh', secret: 's', signature_header: 'X-Sig' }).success,
+    ).toBe(false);
   });
 
   test('an event id location must be a header or a body path, not both', () => {

@@ -50,10 +50,16 @@ export const WebhookSourceName = z
   .string()
   .min(1)
   .max(64)
-  .regex(/^[a-z0-9][a-z0-9_-]*$/, 'name may contain lowercase letters, digits, _ and - and must start with a letter or digit');
+  .regex(
+    /^[a-z0-9][a-z0-9_-]*$/,
+    'name may contain lowercase letters, digits, _ and - and must start with a letter or digit',
+  );
 
 /** A value that is not a duration at all is reported by Duration's pattern; the range checks pass it by. */
-const ToleranceDuration = Duration.refine((value) => (tryParseDurationMs(value) ?? Infinity) >= 1_000, 'tolerance must be at least 1s').meta({
+const ToleranceDuration = Duration.refine(
+  (value) => (tryParseDurationMs(value) ?? Infinity) >= 1_000,
+  'tolerance must be at least 1s',
+).meta({
   pattern: durationPattern({ min: '1s' }),
 });
 
@@ -114,7 +120,10 @@ export const StandardWebhooksSourceConfig = z
      * Where the event id is read from; the first location with a value wins.
      * @default [{ header: 'webhook-id' }] — the Standard Webhooks idempotency key, stable across retries.
      */
-    event_id: z.array(FieldLocation).max(5).default(() => [{ header: 'webhook-id' }]),
+    event_id: z
+      .array(FieldLocation)
+      .max(5)
+      .default(() => [{ header: 'webhook-id' }]),
     /**
      * Where the event type is read from.
      * @default { from: { body: 'type' } } — the payload shape Standard Webhooks recommends.
@@ -143,7 +152,10 @@ export const GithubSourceConfig = z
      * @default [{ header: 'X-GitHub-Delivery' }] — GitHub keeps it on redelivery.
      * Bodies carry resource ids (issue, repository), never an event id, so the body is not consulted.
      */
-    event_id: z.array(FieldLocation).max(5).default(() => [{ header: 'X-GitHub-Delivery' }]),
+    event_id: z
+      .array(FieldLocation)
+      .max(5)
+      .default(() => [{ header: 'X-GitHub-Delivery' }]),
     /**
      * @default { from: { header: 'X-GitHub-Event' }, suffix: { body: 'action' } } —
      * `pull_request.opened`; events without an action stay as they are (`push`).
@@ -198,7 +210,10 @@ export const HmacSha256SourceConfig = z
      * @default [{ body: 'id' }, { header: 'Idempotency-Key' }] — the product's id
      * precedence: the body's own id, else the sender's idempotency key.
      */
-    event_id: z.array(FieldLocation).max(5).default(() => [{ body: 'id' }, { header: 'Idempotency-Key' }]),
+    event_id: z
+      .array(FieldLocation)
+      .max(5)
+      .default(() => [{ body: 'id' }, { header: 'Idempotency-Key' }]),
     /** @default { from: { body: 'type' } } */
     event_type: EventTypeLocation.default(() => ({ from: { body: 'type' } })),
   })

@@ -44,7 +44,9 @@ describe('Standard Webhooks verification', () => {
   test('a signature header listing a rotated-out signature and a matching one verifies', () => {
     const headers = signStandardWebhook(SECRET, BODY, { id: 'msg_4', at: NOW });
     const old = new Webhook(OTHER_SECRET).sign('msg_4', NOW, BODY);
-    expect(() => verifyWebhook(config, { ...headers, 'webhook-signature': `${old} ${headers['webhook-signature']}` }, BODY, NOW)).not.toThrow();
+    expect(() =>
+      verifyWebhook(config, { ...headers, 'webhook-signature': `${old} ${headers['webhook-signature']}` }, BODY, NOW),
+    ).not.toThrow();
   });
 
   test('a delivery with a tampered body is refused as invalid_signature', () => {
@@ -55,7 +57,9 @@ describe('Standard Webhooks verification', () => {
 
   test('a delivery whose webhook-id was changed after signing is refused as invalid_signature', () => {
     const headers = signStandardWebhook(SECRET, BODY, { id: 'msg_6', at: NOW });
-    expect(verificationError(() => verifyWebhook(config, { ...headers, 'webhook-id': 'msg_7' }, BODY, NOW)).code).toBe('invalid_signature');
+    expect(verificationError(() => verifyWebhook(config, { ...headers, 'webhook-id': 'msg_7' }, BODY, NOW)).code).toBe(
+      'invalid_signature',
+    );
   });
 
   test('a delivery signed with another secret is refused as invalid_signature', () => {
@@ -84,7 +88,12 @@ describe('Standard Webhooks verification', () => {
   });
 
   test('a tolerance tighter than five minutes is enforced against now', () => {
-    const strict = WebhookSourceConfig.parse({ scheme: 'standard_webhooks', name: 'billing', secret: SECRET, tolerance: '1m' });
+    const strict = WebhookSourceConfig.parse({
+      scheme: 'standard_webhooks',
+      name: 'billing',
+      secret: SECRET,
+      tolerance: '1m',
+    });
     const headers = signStandardWebhook(SECRET, BODY, { id: 'msg_12', at: new Date(NOW.getTime() - 2 * 60_000) });
     expect(() => verifyWebhook(config, headers, BODY, NOW)).not.toThrow();
     expect(verificationError(() => verifyWebhook(strict, headers, BODY, NOW)).code).toBe('stale_timestamp');
@@ -104,25 +113,30 @@ describe('Standard Webhooks verification', () => {
 
   test('an empty webhook-signature is refused as missing_signature', () => {
     const headers = signStandardWebhook(SECRET, BODY, { id: 'msg_14', at: NOW });
-    expect(verificationError(() => verifyWebhook(config, { ...headers, 'webhook-signature': '' }, BODY, NOW)).code).toBe(
-      'missing_signature',
-    );
+    expect(
+      verificationError(() => verifyWebhook(config, { ...headers, 'webhook-signature': '' }, BODY, NOW)).code,
+    ).toBe('missing_signature');
   });
 
-  test.each(['webhook-id', 'webhook-timestamp'] as const)('a delivery without %s is refused as missing_header naming it', (name) => {
-    const headers: Record<string, string | undefined> = { ...signStandardWebhook(SECRET, BODY, { id: 'msg_15', at: NOW }) };
-    headers[name] = undefined;
-    const error = verificationError(() => verifyWebhook(config, headers, BODY, NOW));
-    expect(error.code).toBe('missing_header');
-    expect(error.header).toBe(name);
-  });
+  test.each(['webhook-id', 'webhook-timestamp'] as const)(
+    'a delivery without %s is refused as missing_header naming it',
+    (name) => {
+      const headers: Record<string, string | undefined> = {
+        ...signStandardWebhook(SECRET, BODY, { id: 'msg_15', at: NOW }),
+      };
+      headers[name] = undefined;
+      const error = verificationError(() => verifyWebhook(config, headers, BODY, NOW));
+      expect(error.code).toBe('missing_header');
+      expect(error.header).toBe(name);
+    },
+  );
 
   test('a webhook-timestamp that is not whole Unix seconds is refused as invalid_header', () => {
     const headers = signStandardWebhook(SECRET, BODY, { id: 'msg_16', at: NOW });
     const timestamp = new Date(NOW).toISOString();
-    expect(verificationError(() => verifyWebhook(config, { ...headers, 'webhook-timestamp': timestamp }, BODY, NOW)).code).toBe(
-      'invalid_header',
-    );
+    expect(
+      verificationError(() => verifyWebhook(config, { ...headers, 'webhook-timestamp': timestamp }, BODY, NOW)).code,
+    ).toBe('invalid_header');
   });
 
   test('header names are matched case-insensitively', () => {

@@ -43,7 +43,9 @@ export function verifyStandardWebhook(
 ): void {
   const sentId = headerValues(headers, ID_HEADER)[0] ?? '';
   const sentTimestamp = headerValues(headers, TIMESTAMP_HEADER)[0] ?? '';
-  const expected = Buffer.from(`v1,${hmacSha256(secretKey(config.secret), [`${sentId}.${sentTimestamp}.`, rawBody]).toString('base64')}`);
+  const expected = Buffer.from(
+    `v1,${hmacSha256(secretKey(config.secret), [`${sentId}.${sentTimestamp}.`, rawBody]).toString('base64')}`,
+  );
   // Each checked to be the single value sent, so the ones the HMAC above covered.
   const signature = requireHeader(headers, SIGNATURE_HEADER, 'missing_signature');
   requireHeader(headers, ID_HEADER, 'missing_header');
@@ -56,7 +58,12 @@ export function verifyStandardWebhook(
   for (const candidate of signature.split(' ')) {
     if (digestsEqual(expected, Buffer.from(candidate))) matched = true;
   }
-  if (!matched) throw new WebhookVerificationError('invalid_signature', `no signature in the ${SIGNATURE_HEADER} header matches the body`, SIGNATURE_HEADER);
+  if (!matched)
+    throw new WebhookVerificationError(
+      'invalid_signature',
+      `no signature in the ${SIGNATURE_HEADER} header matches the body`,
+      SIGNATURE_HEADER,
+    );
 }
 
 /**

@@ -11,5 +11,6 @@ export function thrown<E extends Error>(errorClass: new (...args: never[]) => E,
   throw new Error(`expected a ${errorClass.name}, but nothing was thrown`);
 }
 
-export const verificationError = (action: () => unknown): WebhookVerificationError => thrown(WebhookVerificationError, action);
+export const verificationError = (action: () => unknown): WebhookVerificationError =>
+  thrown(WebhookVerificationError, action);
 export const payloadError = (action: () => unknown): WebhookPayloadError => thrown(WebhookPayloadError, action);

@@ -22,9 +22,17 @@ export function tryParseUnixSeconds(value: string | undefined): Date | undefined
 export function assertFresh(header: string, signedAt: Date, now: Date, toleranceMs: number): void {
   const skewMs = now.getTime() - signedAt.getTime();
   if (skewMs > toleranceMs) {
-    throw new WebhookVerificationError('stale_timestamp', `the ${header} timestamp is older than the allowed tolerance`, header);
+    throw new WebhookVerificationError(
+      'stale_timestamp',
+      `the ${header} timestamp is older than the allowed tolerance`,
+      header,
+    );
   }
   if (-skewMs > toleranceMs) {
-    throw new WebhookVerificationError('stale_timestamp', `the ${header} timestamp is further in the future than the allowed tolerance`, header);
+    throw new WebhookVerificationError(
+      'stale_timestamp',
+      `the ${header} timestamp is further in the future than the allowed tolerance`,
+      header,
+    );
   }
 }

@@ -17,13 +17,23 @@ describe('what verification proves', () => {
     const config = WebhookSourceConfig.parse({ scheme: 'github', name: 'gh', secret: 'github-secret-0123456789' });
     const headers = { ...signGithub(config.secret, body), 'x-github-event': 'issues', 'x-github-delivery': 'd1' };
     const first = verifyWebhook(config, headers, body, NOW);
-    const replayed = verifyWebhook(config, { ...headers, 'x-github-event': 'push', 'x-github-delivery': 'd2' }, body, NOW);
+    const replayed = verifyWebhook(
+      config,
+      { ...headers, 'x-github-event': 'push', 'x-github-delivery': 'd2' },
+      body,
+      NOW,
+    );
     expect(first.signedSha256).toBe(sha256(body));
     expect(replayed.signedSha256).toBe(first.signedSha256);
   });
 
   test('for HMAC with a timestamp the signed bytes are the timestamp, a dot and the body', () => {
-    const config = HmacSha256SourceConfig.parse({ scheme: 'hmac_sha256', name: 'shop', secret: 'hmac-secret-0123456789', timestamp_header: 'X-Timestamp' });
+    const config = HmacSha256SourceConfig.parse({
+      scheme: 'hmac_sha256',
+      name: 'shop',
+      secret: 'hmac-secret-0123456789',
+      timestamp_header: 'X-Timestamp',
+    });
     const headers = signHmac(config, body, NOW);
     expect(verifyWebhook(config, headers, body, NOW).signedSha256).toBe(sha256(`${headers['X-Timestamp']}.${body}`));
   });
@@ -33,7 +43,9 @@ describe('what verification proves', () => {
     const config = WebhookSourceConfig.parse({ scheme: 'standard_webhooks', name: 'sw', secret });
     const now = new Date();
     const headers = signStandardWebhook(secret, body, { id: 'msg_1', at: now });
-    expect(verifyWebhook(config, headers, body, now).signedSha256).toBe(sha256(`msg_1.${headers['webhook-timestamp']}.${body}`));
+    expect(verifyWebhook(config, headers, body, now).signedSha256).toBe(
+      sha256(`msg_1.${headers['webhook-timestamp']}.${body}`),
+    );
   });
 });
 
@@ -53,7 +65,12 @@ describe('the work a refusal costs', () => {
   afterEach(() => stopObserving?.());
 
   /** The sizes of the HMACs one verification computed, and whether it verified. */
-  function work(config: WebhookSourceConfig | undefined, headers: Record<string, string>, rawBody: Buffer, now: Date): number[] {
+  function work(
+    config: WebhookSourceConfig | undefined,
+    headers: Record<string, string>,
+    rawBody: Buffer,
+    now: Date,
+  ): number[] {
     const sizes: number[] = [];
     stopObserving = observeHmac((bytes) => sizes.push(bytes));
     try {
@@ -69,14 +86,35 @@ describe('the work a refusal costs', () => {
   const now = new Date();
   const known = {
     github: WebhookSourceConfig.parse({ scheme: 'github', name: 'gh', secret: 'github-secret-0123456789' }),
-    hmac: WebhookSourceConfig.parse({ scheme: 'hmac_sha256', name: 'shop', secret: 'hmac-secret-0123456789', timestamp_header: 'X-Timestamp' }),
-    standard: WebhookSourceConfig.parse({ scheme: 'standard_webhooks', name: 'sw', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
+    hmac: WebhookSourceConfig.parse({
+      scheme: 'hmac_sha256',
+      name: 'shop',
+      secret: 'hmac-secret-0123456789',
+      timestamp_header: 'X-Timestamp',
+    }),
+    standard: WebhookSourceConfig.parse({
+      scheme: 'standard_webhooks',
+      name: 'sw',
+      secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    }),
   };
   const headerSets: Record<string, Record<string, string>> = {
     none: {},
     'GitHub-shaped': signGithub('another-secret-0123456789', big),
-    'HMAC-shaped': signHmac({ secret: 'another-secret-0123456789', signature_header: 'X-Signature', signature_prefix: '', timestamp_header: 'X-Timestamp' }, big, now),
-    'Standard-Webhooks-shaped': signStandardWebhook('whsec_c2VjcmV0LWZyb20tYW5vdGhlci1zZW5kZXI=', big, { id: 'msg_1', at: now }),
+    'HMAC-shaped': signHmac(
+      {
+        secret: 'another-secret-0123456789',
+        signature_header: 'X-Signature',
+        signature_prefix: '',
+        timestamp_header: 'X-Timestamp',
+      },
+      big,
+      now,
+    ),
+    'Standard-Webhooks-shaped': signStandardWebhook('whsec_c2VjcmV0LWZyb20tYW5vdGhlci1zZW5kZXI=', big, {
+      id: 'msg_1',
+      at: now,
+    }),
   };
 
   test('every refused delivery costs one HMAC over its whole body, whether or not the source exists and whatever headers it sent', () => {

@@ -18,18 +18,33 @@ import { verifyStandardWebhook } from './standard-webhooks';
  * @param now the receive time that signed timestamps are checked against.
  * @throws {WebhookVerificationError} with a `code` saying why; the message is safe to return.
  */
-export function verifyWebhook(config: WebhookSourceConfig, headers: WebhookHeaders, rawBody: Buffer | string, now: Date): VerifiedDelivery {
+export function verifyWebhook(
+  config: WebhookSourceConfig,
+  headers: WebhookHeaders,
+  rawBody: Buffer | string,
+  now: Date,
+): VerifiedDelivery {
   switch (config.scheme) {
     case 'standard_webhooks':
       verifyStandardWebhook(config, headers, rawBody, now);
       // Verified, so each of these headers is present exactly once.
-      return verified([headerValues(headers, 'webhook-id')[0] ?? '', '.', headerValues(headers, 'webhook-timestamp')[0] ?? '', '.', rawBody]);
+      return verified([
+        headerValues(headers, 'webhook-id')[0] ?? '',
+        '.',
+        headerValues(headers, 'webhook-timestamp')[0] ?? '',
+        '.',
+        rawBody,
+      ]);
     case 'github':
       verifyGithub(config, headers, rawBody);
       return verified([rawBody]);
     case 'hmac_sha256':
       verifyHmac(config, headers, rawBody, now);
-      return verified(config.timestamp_header === undefined ? [rawBody] : [headerValues(headers, config.timestamp_header)[0] ?? '', '.', rawBody]);
+      return verified(
+        config.timestamp_header === undefined
+          ? [rawBody]
+          : [headerValues(headers, config.timestamp_header)[0] ?? '', '.', rawBody],
+      );
     default: {
       const unknown: never = config;
       throw new Error(`unknown webhook scheme: ${(unknown as { scheme: string }).scheme}`);
@@ -81,7 +96,12 @@ export function refuseUnknownSource(rawBody: Buffer | string): never {
  *
  * @throws {WebhookVerificationError} unknown source (always the one refusal), or why the delivery does not verify
  */
-export function verifyDelivery(config: WebhookSourceConfig | undefined, headers: WebhookHeaders, rawBody: Buffer | string, now: Date): VerifiedDelivery {
+export function verifyDelivery(
+  config: WebhookSourceConfig | undefined,
+  headers: WebhookHeaders,
+  rawBody: Buffer | string,
+  now: Date,
+): VerifiedDelivery {
   if (config === undefined) return refuseUnknownSource(rawBody);
   return verifyWebhook(config, headers, rawBody, now);
 }

@@ -93,7 +93,9 @@ export interface AuthOptions {
 function tooManyFailures(reply: FastifyReply, limit: { max: number; windowMs: number }, waitSeconds: number): Error {
   reply.header('retry-after', String(waitSeconds));
   return Object.assign(
-    new Error(`too many failed API key attempts from this address (limit ${limit.max} per ${Math.round(limit.windowMs / 1000)} s); retry in ${waitSeconds} s`),
+    new Error(
+      `too many failed API key attempts from this address (limit ${limit.max} per ${Math.round(limit.windowMs / 1000)} s); retry in ${waitSeconds} s`,
+    ),
     { statusCode: 429 },
   );
 }

@@ -35,6 +35,9 @@ function ipv6Groups(address: string): number[] {
   const [head = '', tail] = text.split('::');
   const headGroups = head === '' ? [] : head.split(':');
   const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':');
-  const all = tail === undefined ? headGroups : [...headGroups, ...Array<string>(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups];
+  const all =
+    tail === undefined
+      ? headGroups
+      : [...headGroups, ...Array<string>(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups];
   return all.map((group) => parseInt(group, 16));
 }

@@ -25,12 +25,20 @@ import { PROBLEM_TYPES } from './problem';
 const SAMPLES: Record<DomainErrorCode, DomainError> = {
   invalid_input: new InvalidInputError('not a valid event envelope', [{ path: 'source', message: 'required' }]),
   unauthorized: new UnauthorizedError('missing bearer key'),
-  forbidden: new ForbiddenError('ingest key k1 may not send this event', [{ path: 'source', message: 'outside scope' }]),
+  forbidden: new ForbiddenError('ingest key k1 may not send this event', [
+    { path: 'source', message: 'outside scope' },
+  ]),
   not_found: new NotFoundError('event', 'e1'),
   conflict: new ConflictError('activity a1 was deleted'),
-  payload_too_large: new PayloadTooLargeError('data is over 262144 bytes', [{ path: 'data', message: 'at most 262144 bytes' }]),
+  payload_too_large: new PayloadTooLargeError('data is over 262144 bytes', [
+    { path: 'data', message: 'at most 262144 bytes' },
+  ]),
   event_id_reused: new EventIdReusedError('e1'),
-  unsupported_media_type: new UnsupportedMediaTypeError('text/csv is not accepted', ['application/json'], [{ path: 'header.content-type', message: 'send application/json' }]),
+  unsupported_media_type: new UnsupportedMediaTypeError(
+    'text/csv is not accepted',
+    ['application/json'],
+    [{ path: 'header.content-type', message: 'send application/json' }],
+  ),
   unavailable: new UnavailableError('Temporal is unreachable'),
 };
 
@@ -64,17 +72,23 @@ async function batchItemAnswer(error: DomainError) {
     },
   };
   const service = createEventService({ ingest, events: { get: async () => undefined } });
-  const [result] = await service.acceptBatch([{ event_id: 'e1', event_type: 'order.paid', source: 'shop', occurred_at: '2026-03-01T09:00:00Z', data: {} }], {
-    receivedAt: new Date('2026-03-01T09:00:01Z'),
-  });
+  const [result] = await service.acceptBatch(
+    [{ event_id: 'e1', event_type: 'order.paid', source: 'shop', occurred_at: '2026-03-01T09:00:00Z', data: {} }],
+    {
+      receivedAt: new Date('2026-03-01T09:00:01Z'),
+    },
+  );
   return result!;
 }
 
 describe('the domain error table', () => {
-  test.each(Object.keys(EXPECTED_STATUS) as DomainErrorCode[])('%s has its documented status and a problem type of its own', (code) => {
-    expect(httpStatusOf(SAMPLES[code])).toBe(EXPECTED_STATUS[code]);
-    expect(PROBLEM_TYPES[DOMAIN_ERROR_ANSWERS[code].kind]).toMatch(/^urn:activity-core:problem:/);
-  });
+  test.each(Object.keys(EXPECTED_STATUS) as DomainErrorCode[])(
+    '%s has its documented status and a problem type of its own',
+    (code) => {
+      expect(httpStatusOf(SAMPLES[code])).toBe(EXPECTED_STATUS[code]);
+      expect(PROBLEM_TYPES[DOMAIN_ERROR_ANSWERS[code].kind]).toMatch(/^urn:activity-core:problem:/);
+    },
+  );
 
   test('errors translated from Postgres answer through the same table: unreachable is 503, unstorable text is 400', () => {
     expect(httpStatusOf(new DatabaseUnreachableError())).toBe(503);

@@ -1,4 +1,12 @@
-import { type DomainError, type DomainErrorCode, type FieldIssue, ForbiddenError, InvalidInputError, PayloadTooLargeError, UnsupportedMediaTypeError } from '@activity-core/contracts';
+import {
+  type DomainError,
+  type DomainErrorCode,
+  type FieldIssue,
+  ForbiddenError,
+  InvalidInputError,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+} from '@activity-core/contracts';
 import { problem, type ProblemBody, type ProblemKind } from './problem';
 
 /** How the HTTP edge answers one domain error code. */
@@ -35,7 +43,10 @@ export function httpStatusOf(error: DomainError): number {
 
 /** The field-level issues a domain error carries (invalid input, forbidden, too large, unsupported media type); undefined for the others. */
 export function fieldIssuesOf(error: DomainError): FieldIssue[] | undefined {
-  return error instanceof InvalidInputError || error instanceof ForbiddenError || error instanceof PayloadTooLargeError || error instanceof UnsupportedMediaTypeError
+  return error instanceof InvalidInputError ||
+    error instanceof ForbiddenError ||
+    error instanceof PayloadTooLargeError ||
+    error instanceof UnsupportedMediaTypeError
     ? error.issues
     : undefined;
 }

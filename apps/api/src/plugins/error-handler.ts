@@ -20,7 +20,11 @@ function send(reply: FastifyReply, request: FastifyRequest, body: ProblemBody): 
  */
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) =>
-    send(reply, request, problem('not_found', 404, 'Not found', `no route ${request.method} ${request.url.split('?')[0]}`)),
+    send(
+      reply,
+      request,
+      problem('not_found', 404, 'Not found', `no route ${request.method} ${request.url.split('?')[0]}`),
+    ),
   );
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -28,7 +32,11 @@ export function registerErrorHandler(app: FastifyInstance): void {
       const where = error.validationContext ?? 'body';
       const errors = error.validation.map((issue) => {
         const path = formatPath(issue.instancePath);
-        return { path: path === '' ? where : `${where === 'body' ? '' : `${where}.`}${path}`, message: issue.message ?? 'invalid', code: issue.keyword };
+        return {
+          path: path === '' ? where : `${where === 'body' ? '' : `${where}.`}${path}`,
+          message: issue.message ?? 'invalid',
+          code: issue.keyword,
+        };
       });
       const detail = errors.map((e) => `${e.path}: ${e.message}`).join('; ');
       return send(reply, request, problem('validation', 400, 'Invalid request', detail, errors));
@@ -36,9 +44,11 @@ export function registerErrorHandler(app: FastifyInstance): void {
     // A Postgres fault no service translated (a repository call that failed) becomes its domain error here.
     const domain = translatePgError(error);
     if (domain instanceof DomainError) {
-      if (domain instanceof DatabaseUnreachableError && domain !== error) request.log.error({ err: error }, 'dependency unreachable');
+      if (domain instanceof DatabaseUnreachableError && domain !== error)
+        request.log.error({ err: error }, 'dependency unreachable');
       if (domain instanceof UnavailableError) reply.header('retry-after', String(domain.retryAfterSeconds));
-      if (domain instanceof EventIdReusedError) request.log.info({ eventId: domain.eventId }, 'event id reused with different content');
+      if (domain instanceof EventIdReusedError)
+        request.log.info({ eventId: domain.eventId }, 'event id reused with different content');
       if (domain.code === 'unauthorized') reply.header('www-authenticate', 'Bearer realm="activity-core"');
       // The media types the endpoint does read, in the registered Accept-Post header (a 415 should say what would work).
       if (domain instanceof UnsupportedMediaTypeError) reply.header('accept-post', domain.accepted.join(', '));
@@ -46,15 +56,34 @@ export function registerErrorHandler(app: FastifyInstance): void {
     }
     if (error instanceof WebhookVerificationError) {
       // Nothing was stored; the message names headers and rules, never the secret.
-      request.log.info({ code: error.code, source: (request.params as { source?: string }).source }, 'webhook delivery refused');
+      request.log.info(
+        { code: error.code, source: (request.params as { source?: string }).source },
+        'webhook delivery refused',
+      );
       const path = error.header === undefined ? 'headers' : `header.${error.header.toLowerCase()}`;
-      return send(reply, request, problem('invalid_signature', 401, 'Webhook signature not verified', error.message, [{ path, message: error.message, code: error.code }]));
+      return send(
+        reply,
+        request,
+        problem('invalid_signature', 401, 'Webhook signature not verified', error.message, [
+          { path, message: error.message, code: error.code },
+        ]),
+      );
     }
     if (error instanceof WebhookPayloadError) {
-      return send(reply, request, problem('invalid_webhook_payload', 400, 'Webhook payload not usable', error.message, [{ path: 'body', message: error.message, code: error.code }]));
+      return send(
+        reply,
+        request,
+        problem('invalid_webhook_payload', 400, 'Webhook payload not usable', error.message, [
+          { path: 'body', message: error.message, code: error.code },
+        ]),
+      );
     }
     if (error instanceof DefinitionNameTakenError) {
-      return send(reply, request, problem('conflict', 409, 'Name already in use', error.message, [{ path: 'name', message: error.message }]));
+      return send(
+        reply,
+        request,
+        problem('conflict', 409, 'Name already in use', error.message, [{ path: 'name', message: error.message }]),
+      );
     }
     switch (error.code) {
       case 'FST_ERR_CTP_INVALID_JSON_BODY':
@@ -67,7 +96,13 @@ export function registerErrorHandler(app: FastifyInstance): void {
         if (request.method === 'POST') reply.header('accept-post', 'application/json');
         const sent = request.headers['content-type'] ?? '(none)';
         const detail = `Content-Type ${sent.slice(0, 100)} is not accepted; send application/json`;
-        return send(reply, request, problem('unsupported_media_type', 415, 'Unsupported media type', detail, [{ path: 'header.content-type', message: 'accepted: application/json' }]));
+        return send(
+          reply,
+          request,
+          problem('unsupported_media_type', 415, 'Unsupported media type', detail, [
+            { path: 'header.content-type', message: 'accepted: application/json' },
+          ]),
+        );
       }
       default:
         break;
@@ -77,8 +112,13 @@ export function registerErrorHandler(app: FastifyInstance): void {
     }
     const status = error.statusCode ?? 500;
     if (status === 429) return send(reply, request, problem('rate_limited', 429, 'Too many requests', error.message));
-    if (status >= 400 && status < 500) return send(reply, request, problem('bad_request', status, 'Bad request', error.message));
+    if (status >= 400 && status < 500)
+      return send(reply, request, problem('bad_request', status, 'Bad request', error.message));
     request.log.error({ err: error }, 'unhandled error');
-    return send(reply, request, problem('internal', 500, 'Internal error', `something went wrong; quote request id ${request.id}`));
+    return send(
+      reply,
+      request,
+      problem('internal', 500, 'Internal error', `something went wrong; quote request id ${request.id}`),
+    );
   });
 }

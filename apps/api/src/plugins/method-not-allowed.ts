@@ -33,7 +33,8 @@ export function createMethodIndex() {
       const exact = routes.get(path);
       if (exact !== undefined && !isTemplated(path)) return { methods: [...exact.methods].sort(), concrete: true };
       const methods = new Set<string>();
-      for (const [url, { matcher, methods: taken }] of routes) if (isTemplated(url) && matcher.test(path)) for (const method of taken) methods.add(method);
+      for (const [url, { matcher, methods: taken }] of routes)
+        if (isTemplated(url) && matcher.test(path)) for (const method of taken) methods.add(method);
       return { methods: [...methods].sort(), concrete: false };
     },
   };
@@ -57,7 +58,12 @@ export function registerMethodNotAllowed(app: FastifyInstance): void {
     if (allowed.length === 0 || allowed.includes(request.method)) return;
     // A templated route took the request (the router's choice); only a concrete path overrules it.
     if (!request.is404 && !concrete) return;
-    const body = problem('method_not_allowed', 405, 'Method not allowed', `${path} takes ${allowed.join(', ')}, not ${request.method}`);
+    const body = problem(
+      'method_not_allowed',
+      405,
+      'Method not allowed',
+      `${path} takes ${allowed.join(', ')}, not ${request.method}`,
+    );
     return reply
       .status(405)
       .header('allow', allowed.join(', '))

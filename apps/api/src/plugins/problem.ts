@@ -34,7 +34,13 @@ export interface ProblemBody {
   event_id?: string;
 }
 
-export function problem(kind: ProblemKind, status: number, title: string, detail?: string, errors?: FieldIssue[]): ProblemBody {
+export function problem(
+  kind: ProblemKind,
+  status: number,
+  title: string,
+  detail?: string,
+  errors?: FieldIssue[],
+): ProblemBody {
   return {
     type: PROBLEM_TYPES[kind],
     title,
@@ -47,5 +53,8 @@ export function problem(kind: ProblemKind, status: number, title: string, detail
 /** `/a/0/b` or ['a', 0, 'b'] → `a[0].b`, the form field errors use. */
 export function formatPath(path: ReadonlyArray<PropertyKey> | string): string {
   const segments = typeof path === 'string' ? path.split('/').filter((s) => s.length > 0) : path.map(String);
-  return segments.reduce<string>((out, segment) => (/^\d+$/.test(segment) ? `${out}[${segment}]` : out === '' ? segment : `${out}.${segment}`), '');
+  return segments.reduce<string>(
+    (out, segment) => (/^\d+$/.test(segment) ? `${out}[${segment}]` : out === '' ? segment : `${out}.${segment}`),
+    '',
+  );
 }

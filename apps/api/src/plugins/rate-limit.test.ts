@@ -24,7 +24,10 @@ describe('fixed-window counters', () => {
 
 describe('webhook limits', () => {
   test('unverified deliveries block their address, never the source; verified ones spend the source budget', () => {
-    const limits = createWebhookLimits({ perSource: { max: 1, windowMs: 60_000 }, failuresPerAddress: { max: 2, windowMs: 60_000 } });
+    const limits = createWebhookLimits({
+      perSource: { max: 1, windowMs: 60_000 },
+      failuresPerAddress: { max: 2, windowMs: 60_000 },
+    });
     limits.unverified('203.0.113.7');
     limits.unverified('203.0.113.7');
     expect(() => limits.unverified('203.0.113.7')).toThrow(RateLimitedError);
@@ -43,7 +46,10 @@ describe('webhook limits', () => {
   });
 
   test('failures and replays from anywhere in one IPv6 /64 count together, other /64s apart', () => {
-    const limits = createWebhookLimits({ perSource: { max: 1, windowMs: 60_000 }, failuresPerAddress: { max: 2, windowMs: 60_000 } });
+    const limits = createWebhookLimits({
+      perSource: { max: 1, windowMs: 60_000 },
+      failuresPerAddress: { max: 2, windowMs: 60_000 },
+    });
     limits.unverified('2001:db8:1:2::1');
     limits.repeated('2001:db8:1:2::2');
     expect(() => limits.unverified('2001:db8:1:2:ffff::3')).toThrow(RateLimitedError);
@@ -51,7 +57,10 @@ describe('webhook limits', () => {
   });
 
   test('replays count against the address and never spend the source budget', () => {
-    const limits = createWebhookLimits({ perSource: { max: 1, windowMs: 60_000 }, failuresPerAddress: { max: 2, windowMs: 60_000 } });
+    const limits = createWebhookLimits({
+      perSource: { max: 1, windowMs: 60_000 },
+      failuresPerAddress: { max: 2, windowMs: 60_000 },
+    });
     for (let i = 0; i < 5; i++) limits.repeated('203.0.113.9');
     expect(() => limits.verified('shop')).not.toThrow();
     expect(() => limits.unverified('203.0.113.9')).toThrow(RateLimitedError);

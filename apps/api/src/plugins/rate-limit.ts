@@ -41,9 +41,14 @@ export async function registerRateLimit(app: FastifyInstance, options: RateLimit
     // Health checks and the OpenAPI document are never limited; webhook deliveries are limited once verified.
     allowList: (request) => ['public', 'webhook'].includes(request.routeOptions.config.auth ?? 'public'),
     errorResponseBuilder: (_request, context) =>
-      Object.assign(new Error(`rate limit of ${context.max} requests per ${Math.round(options.windowMs / 1000)} s exceeded; retry in ${context.after}`), {
-        statusCode: context.statusCode,
-      }),
+      Object.assign(
+        new Error(
+          `rate limit of ${context.max} requests per ${Math.round(options.windowMs / 1000)} s exceeded; retry in ${context.after}`,
+        ),
+        {
+          statusCode: context.statusCode,
+        },
+      ),
   });
 }
 
@@ -150,7 +155,10 @@ export function createWebhookLimits(options: { perSource: RateLimitOptions; fail
     verified(source: string): void {
       const wait = sources.hit(source);
       if (wait !== undefined) {
-        throw new RateLimitedError(`rate limit of ${options.perSource.max} deliveries per ${window(options.perSource.windowMs)} for this source exceeded; retry in ${wait} s`, wait);
+        throw new RateLimitedError(
+          `rate limit of ${options.perSource.max} deliveries per ${window(options.perSource.windowMs)} for this source exceeded; retry in ${wait} s`,
+          wait,
+        );
       }
     },
     /** Counts work already done for a source (a retry whose first attempt died), without refusing it. */

@@ -16,7 +16,14 @@ export function registerTracing(app: FastifyInstance): void {
     const span = tracer().startSpan(
       // Renamed to the route template at the end (bounded names).
       request.method,
-      { kind: SpanKind.SERVER, attributes: { 'http.request.method': request.method, 'url.path': request.url.split('?')[0] ?? '', 'activity_core.request_id': request.id } },
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          'http.request.method': request.method,
+          'url.path': request.url.split('?')[0] ?? '',
+          'activity_core.request_id': request.id,
+        },
+      },
       parent,
     );
     spans.set(request, span);

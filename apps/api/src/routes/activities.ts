@@ -8,19 +8,32 @@ const IdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }).transform(
 const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().optional(),
-  enabled: z.enum(['true', 'false']).transform((v) => v === 'true').optional(),
+  enabled: z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional(),
 });
 const errors = { 400: Problem, 401: Problem, 404: Problem, 409: Problem };
 
-export const activityRoutes = (service: ActivityService): FastifyPluginAsyncZod =>
+export const activityRoutes =
+  (service: ActivityService): FastifyPluginAsyncZod =>
   async (app) => {
     const config = { auth: 'management' as const };
     const tags = ['activities'];
 
     app.post(
       '/v1/activities',
-      { config, schema: { tags, summary: 'Register an activity', body: ActivityDefinition, response: { 201: ActivityRecord, ...errors } } },
-      async (request, reply) => reply.status(201).send(await service.create(request.body, credentialLabel(request.credential))),
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Register an activity',
+          body: ActivityDefinition,
+          response: { 201: ActivityRecord, ...errors },
+        },
+      },
+      async (request, reply) =>
+        reply.status(201).send(await service.create(request.body, credentialLabel(request.credential))),
     );
 
     app.put(
@@ -36,36 +49,70 @@ export const activityRoutes = (service: ActivityService): FastifyPluginAsyncZod 
         },
       },
       async (request, reply) => {
-        const { record, created } = await service.put(request.params.id, request.body, credentialLabel(request.credential));
+        const { record, created } = await service.put(
+          request.params.id,
+          request.body,
+          credentialLabel(request.credential),
+        );
         return reply.status(created ? 201 : 200).send(record);
       },
     );
 
     app.get(
       '/v1/activities/:id',
-      { config, schema: { tags, summary: 'Get an activity', params: IdParams, response: { 200: ActivityRecord, ...errors } } },
+      {
+        config,
+        schema: { tags, summary: 'Get an activity', params: IdParams, response: { 200: ActivityRecord, ...errors } },
+      },
       async (request) => await service.get(request.params.id),
     );
 
     app.get(
       '/v1/activities',
-      { config, schema: { tags, summary: 'List activities, newest first', querystring: ListQuery, response: { 200: Page(ActivityRecord), ...errors } } },
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'List activities, newest first',
+          querystring: ListQuery,
+          response: { 200: Page(ActivityRecord), ...errors },
+        },
+      },
       async (request) => await service.list(request.query),
     );
 
     app.delete(
       '/v1/activities/:id',
-      { config, schema: { tags, summary: 'Delete an activity and its schedules; run history stays', params: IdParams, response: { 204: z.null(), ...errors } } },
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Delete an activity and its schedules; run history stays',
+          params: IdParams,
+          response: { 204: z.null(), ...errors },
+        },
+      },
       async (request, reply) => {
         await service.remove(request.params.id, credentialLabel(request.credential));
         return reply.status(204).send(null);
       },
     );
 
-    for (const [action, enabled] of [['enable', true], ['disable', false]] as const) {
+    for (const [action, enabled] of [
+      ['enable', true],
+      ['disable', false],
+    ] as const) {
       app.post(
         `/v1/activities/:id/${action}`,
-        { config, schema: { tags, summary: `${action === 'enable' ? 'Enable' : 'Disable'} an activity (idempotent)`, params: IdParams, response: { 200: ActivityRecord, ...errors } } },
+        {
+          config,
+          schema: {
+            tags,
+            summary: `${action === 'enable' ? 'Enable' : 'Disable'} an activity (idempotent)`,
+            params: IdParams,
+            response: { 200: ActivityRecord, ...errors },
+          },
+        },
         async (request) => await service.setEnabled(request.params.id, enabled, credentialLabel(request.credential)),
       );
     }

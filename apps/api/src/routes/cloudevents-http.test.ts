@@ -1,6 +1,15 @@
 import { InvalidInputError, UnsupportedMediaTypeError } from '@activity-core/contracts';
 import { describe, expect, test } from 'vitest';
-import { binaryFieldPath, cloudEventFromBinary, contentModeOf, decodeHeaderValue, EVENT_MEDIA_TYPES, MAX_CE_HEADER_LENGTH, MAX_CE_HEADERS, mediaTypeEssence } from './cloudevents-http';
+import {
+  binaryFieldPath,
+  cloudEventFromBinary,
+  contentModeOf,
+  decodeHeaderValue,
+  EVENT_MEDIA_TYPES,
+  MAX_CE_HEADER_LENGTH,
+  MAX_CE_HEADERS,
+  mediaTypeEssence,
+} from './cloudevents-http';
 
 /** A request as Node hands it over: the header map and the raw name/value list. */
 function request(headers: Array<[string, string]>) {
@@ -101,7 +110,16 @@ describe('header values', () => {
 
 describe('a binary-mode request as a CloudEvent', () => {
   test('every ce-* header is an attribute, the Content-Type is datacontenttype and the body is data', () => {
-    const event = cloudEventFromBinary(request([...REQUIRED, ['ce-subject', 'orders%2F42'], ['CE-Traceparent', '00-abc'], ['content-type', 'application/json'], ['x-other', 'y']]), { a: 1 });
+    const event = cloudEventFromBinary(
+      request([
+        ...REQUIRED,
+        ['ce-subject', 'orders%2F42'],
+        ['CE-Traceparent', '00-abc'],
+        ['content-type', 'application/json'],
+        ['x-other', 'y'],
+      ]),
+      { a: 1 },
+    );
     expect(event).toEqual({
       specversion: '1.0',
       id: 'evt-1',
@@ -115,29 +133,44 @@ describe('a binary-mode request as a CloudEvent', () => {
   });
 
   test('without a body there is no data and no datacontenttype', () => {
-    expect(cloudEventFromBinary(request(REQUIRED), undefined)).toEqual({ specversion: '1.0', id: 'evt-1', source: '/shop', type: 'order.paid' });
+    expect(cloudEventFromBinary(request(REQUIRED), undefined)).toEqual({
+      specversion: '1.0',
+      id: 'evt-1',
+      source: '/shop',
+      type: 'order.paid',
+    });
   });
 
   test('a header sent twice is refused naming it, not joined into one value', () => {
     const error = refusal(() => cloudEventFromBinary(request([...REQUIRED, ['ce-source', '/other']]), {}));
-    expect(error.issues).toEqual([expect.objectContaining({ path: 'header.ce-source', message: expect.stringContaining('more than once') })]);
+    expect(error.issues).toEqual([
+      expect.objectContaining({ path: 'header.ce-source', message: expect.stringContaining('more than once') }),
+    ]);
   });
 
   test('ce-datacontenttype and ce-data are refused: binary mode takes them from the Content-Type and the body', () => {
-    const error = refusal(() => cloudEventFromBinary(request([...REQUIRED, ['ce-datacontenttype', 'application/json'], ['ce-data', '{}']]), {}));
+    const error = refusal(() =>
+      cloudEventFromBinary(request([...REQUIRED, ['ce-datacontenttype', 'application/json'], ['ce-data', '{}']]), {}),
+    );
     expect(error.issues.map((issue) => issue.path)).toEqual(['header.ce-datacontenttype', 'header.ce-data']);
   });
 
   test('too many ce-* headers, a value too long and a badly encoded value are refused, each naming the header', () => {
     const many = Array.from({ length: MAX_CE_HEADERS }, (_, i): [string, string] => [`ce-ext${i}`, 'x']);
     const tooMany = refusal(() => cloudEventFromBinary(request([...REQUIRED, ...many]), {}));
-    expect(tooMany.issues).toEqual([expect.objectContaining({ path: 'headers', message: expect.stringContaining(String(MAX_CE_HEADERS)) })]);
+    expect(tooMany.issues).toEqual([
+      expect.objectContaining({ path: 'headers', message: expect.stringContaining(String(MAX_CE_HEADERS)) }),
+    ]);
 
-    const long = refusal(() => cloudEventFromBinary(request([...REQUIRED, ['ce-subject', 'x'.repeat(MAX_CE_HEADER_LENGTH + 1)]]), {}));
+    const long = refusal(() =>
+      cloudEventFromBinary(request([...REQUIRED, ['ce-subject', 'x'.repeat(MAX_CE_HEADER_LENGTH + 1)]]), {}),
+    );
     expect(long.issues).toEqual([expect.objectContaining({ path: 'header.ce-subject', code: 'too_big' })]);
 
     const bad = refusal(() => cloudEventFromBinary(request([...REQUIRED, ['ce-subject', '%C0%A0']]), {}));
-    expect(bad.issues).toEqual([expect.objectContaining({ path: 'header.ce-subject', message: expect.stringContaining('UTF-8') })]);
+    expect(bad.issues).toEqual([
+      expect.objectContaining({ path: 'header.ce-subject', message: expect.stringContaining('UTF-8') }),
+    ]);
   });
 
   test('problems with attributes are reported on the header they came from; data problems on data', () => {

@@ -1,4 +1,9 @@
-import { InvalidInputError, isJsonMediaType, UnsupportedMediaTypeError, type FieldIssue } from '@activity-core/contracts';
+import {
+  InvalidInputError,
+  isJsonMediaType,
+  UnsupportedMediaTypeError,
+  type FieldIssue,
+} from '@activity-core/contracts';
 
 /**
  * CloudEvents 1.0 over HTTP on `POST /v1/events`: which content mode a
@@ -125,7 +130,9 @@ export function decodeHeaderValue(raw: string): string {
       bytes[length++] = Number.parseInt(high + low, 16);
       i += 2;
     } else if (code < 0x20 || code > 0x7e) {
-      throw new Error(`character ${code < 0x20 || code === 0x7f ? `0x${code.toString(16).padStart(2, '0')}` : JSON.stringify(text[i])} at position ${i} must be percent-encoded (UTF-8)`);
+      throw new Error(
+        `character ${code < 0x20 || code === 0x7f ? `0x${code.toString(16).padStart(2, '0')}` : JSON.stringify(text[i])} at position ${i} must be percent-encoded (UTF-8)`,
+      );
     } else {
       bytes[length++] = code;
     }
@@ -138,7 +145,8 @@ export function decodeHeaderValue(raw: string): string {
   }
   for (let i = 0; i < decoded.length; i++) {
     const code = decoded.charCodeAt(i);
-    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) throw new Error(`the value contains a control character (U+${code.toString(16).toUpperCase().padStart(4, '0')})`);
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f))
+      throw new Error(`the value contains a control character (U+${code.toString(16).toUpperCase().padStart(4, '0')})`);
   }
   return decoded;
 }
@@ -197,7 +205,11 @@ export function cloudEventFromBinary(request: BinaryRequest, body: unknown): Rec
       continue;
     }
     if (raw.length > MAX_CE_HEADER_LENGTH) {
-      issues.push({ path, message: `at most ${MAX_CE_HEADER_LENGTH} characters (percent-encoded), got ${raw.length}`, code: 'too_big' });
+      issues.push({
+        path,
+        message: `at most ${MAX_CE_HEADER_LENGTH} characters (percent-encoded), got ${raw.length}`,
+        code: 'too_big',
+      });
       continue;
     }
     try {
@@ -206,7 +218,11 @@ export function cloudEventFromBinary(request: BinaryRequest, body: unknown): Rec
       issues.push({ path, message: `not a valid CloudEvents header value: ${(error as Error).message}` });
     }
   }
-  if (issues.length > 0) throw new InvalidInputError(`not a valid binary-mode CloudEvent: ${issues.map((issue) => issue.path).join(', ')}`, issues);
+  if (issues.length > 0)
+    throw new InvalidInputError(
+      `not a valid binary-mode CloudEvent: ${issues.map((issue) => issue.path).join(', ')}`,
+      issues,
+    );
   const contentType = request.headers['content-type'];
   if (typeof contentType === 'string' && body !== undefined) event.datacontenttype = contentType;
   if (body !== undefined) event.data = body;

@@ -7,8 +7,13 @@ import { z } from 'zod';
 /** Most payloads one request may carry (a history page holds far fewer). */
 export const MAX_CODEC_PAYLOADS = 1_000;
 
-const Base64 = z.string().max(16 * 1024 * 1024).regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'must be base64');
-const JsonPayloadSchema = z.object({ metadata: z.record(z.string().max(200), Base64).optional(), data: Base64.optional() }).meta({ id: 'CodecPayload' });
+const Base64 = z
+  .string()
+  .max(16 * 1024 * 1024)
+  .regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'must be base64');
+const JsonPayloadSchema = z
+  .object({ metadata: z.record(z.string().max(200), Base64).optional(), data: Base64.optional() })
+  .meta({ id: 'CodecPayload' });
 const Payloads = z
   .object({ payloads: z.array(JsonPayloadSchema).max(MAX_CODEC_PAYLOADS) })
   .meta({ description: 'Temporal remote codec protocol: payloads as proto3 JSON, every bytes value base64.' });
@@ -26,7 +31,8 @@ export interface CodecRouteOptions {
  * CLI sends one with `--codec-auth`; the UI with "pass access token"); CORS
  * for the configured UI origins, credentials included.
  */
-export const codecRoutes = (options: CodecRouteOptions): FastifyPluginAsyncZod =>
+export const codecRoutes =
+  (options: CodecRouteOptions): FastifyPluginAsyncZod =>
   async (app) => {
     const allowed = new Set(options.allowedOrigins);
     const cors = (request: FastifyRequest, reply: FastifyReply): void => {
@@ -42,17 +48,13 @@ export const codecRoutes = (options: CodecRouteOptions): FastifyPluginAsyncZod =
       return payload;
     });
 
-    app.options(
-      '/codec/:operation',
-      { config: { auth: 'public' }, schema: { hide: true } },
-      async (request, reply) => {
-        cors(request, reply);
-        reply.header('access-control-allow-methods', 'POST, OPTIONS');
-        reply.header('access-control-allow-headers', 'Content-Type, X-Namespace, Authorization');
-        reply.header('access-control-max-age', '600');
-        return reply.status(204).send();
-      },
-    );
+    app.options('/codec/:operation', { config: { auth: 'public' }, schema: { hide: true } }, async (request, reply) => {
+      cors(request, reply);
+      reply.header('access-control-allow-methods', 'POST, OPTIONS');
+      reply.header('access-control-allow-headers', 'Content-Type, X-Namespace, Authorization');
+      reply.header('access-control-max-age', '600');
+      return reply.status(204).send();
+    });
 
     for (const operation of ['decode', 'encode'] as const) {
       app.post(
@@ -61,9 +63,12 @@ export const codecRoutes = (options: CodecRouteOptions): FastifyPluginAsyncZod =
           config: { auth: 'management' },
           schema: {
             tags: ['codec'],
-            summary: operation === 'decode' ? 'Decrypt payloads for the Temporal UI and CLI' : 'Encrypt payloads for the Temporal UI and CLI',
+            summary:
+              operation === 'decode'
+                ? 'Decrypt payloads for the Temporal UI and CLI'
+                : 'Encrypt payloads for the Temporal UI and CLI',
             description:
-              'Temporal\'s remote codec protocol. Configure the UI\'s codec endpoint as `<api>/codec`. Payloads that are not encrypted are returned unchanged by decode.',
+              "Temporal's remote codec protocol. Configure the UI's codec endpoint as `<api>/codec`. Payloads that are not encrypted are returned unchanged by decode.",
             headers: z.object({ 'x-namespace': z.string().max(200).optional() }),
             body: Payloads,
             response: { 200: Payloads, 400: Problem, 401: Problem, 413: Problem, 429: Problem },
@@ -78,7 +83,13 @@ export const codecRoutes = (options: CodecRouteOptions): FastifyPluginAsyncZod =
               results.push(payloadToJson(result!));
             } catch (error) {
               throw new InvalidInputError(`payload ${index} could not be ${operation}d: ${(error as Error).message}`, [
-                { path: `payloads[${index}]`, message: operation === 'decode' ? 'not a payload this service sealed, or sealed with a key it does not have' : 'could not be encrypted' },
+                {
+                  path: `payloads[${index}]`,
+                  message:
+                    operation === 'decode'
+                      ? 'not a payload this service sealed, or sealed with a key it does not have'
+                      : 'could not be encrypted',
+                },
               ]);
             }
           }

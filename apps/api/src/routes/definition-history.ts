@@ -1,4 +1,11 @@
-import { ActivityVersion, ActivityVersionPage, DefinitionDiff, integerRangePattern, MAX_DEFINITION_VERSION, Problem } from '@activity-core/contracts';
+import {
+  ActivityVersion,
+  ActivityVersionPage,
+  DefinitionDiff,
+  integerRangePattern,
+  MAX_DEFINITION_VERSION,
+  Problem,
+} from '@activity-core/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { DefinitionHistoryService } from '../services/definition-history-service';
@@ -15,7 +22,11 @@ const VersionNumber = z
   .regex(/^[1-9][0-9]{0,9}$/, VERSION_MESSAGE)
   .transform(Number)
   .refine((version) => version <= MAX_DEFINITION_VERSION, VERSION_MESSAGE)
-  .meta({ description: `A version number, 1 to ${MAX_DEFINITION_VERSION}.`, example: '3', pattern: `^(?:${integerRangePattern(1, MAX_DEFINITION_VERSION)})$` });
+  .meta({
+    description: `A version number, 1 to ${MAX_DEFINITION_VERSION}.`,
+    example: '3',
+    pattern: `^(?:${integerRangePattern(1, MAX_DEFINITION_VERSION)})$`,
+  });
 
 const IdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
 const VersionParams = IdParams.extend({ version: VersionNumber });
@@ -24,12 +35,15 @@ const ListQuery = z.object({
   cursor: z.string().max(100, 'a cursor is at most 100 characters').optional(),
 });
 const DiffQuery = z.object({
-  from: VersionNumber.optional().meta({ description: 'The version the patch starts from. Default: the version before `to`.' }),
+  from: VersionNumber.optional().meta({
+    description: 'The version the patch starts from. Default: the version before `to`.',
+  }),
   to: VersionNumber.optional().meta({ description: 'The version the patch leads to. Default: the current version.' }),
 });
 const errors = { 400: Problem, 401: Problem, 404: Problem, 503: Problem };
 
-export const definitionHistoryRoutes = (service: DefinitionHistoryService): FastifyPluginAsyncZod =>
+export const definitionHistoryRoutes =
+  (service: DefinitionHistoryService): FastifyPluginAsyncZod =>
   async (app) => {
     const config = { auth: 'management' as const };
     const tags = ['activities'];
@@ -53,7 +67,12 @@ export const definitionHistoryRoutes = (service: DefinitionHistoryService): Fast
       '/v1/activities/:id/versions/:version',
       {
         config,
-        schema: { tags, summary: 'One version of an activity with its definition, who wrote it and when', params: VersionParams, response: { 200: ActivityVersion, ...errors } },
+        schema: {
+          tags,
+          summary: 'One version of an activity with its definition, who wrote it and when',
+          params: VersionParams,
+          response: { 200: ActivityVersion, ...errors },
+        },
       },
       async (request) => await service.get(request.params.id, request.params.version),
     );

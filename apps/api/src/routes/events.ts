@@ -1,9 +1,25 @@
-import { CloudEvent, EventAcceptedResponse, EventEnvelopeInput, InvalidInputError, parseIdempotencyKey, Problem, StoredEvent } from '@activity-core/contracts';
+import {
+  CloudEvent,
+  EventAcceptedResponse,
+  EventEnvelopeInput,
+  InvalidInputError,
+  parseIdempotencyKey,
+  Problem,
+  StoredEvent,
+} from '@activity-core/contracts';
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { EventService } from '../services/event-service';
-import { BATCH_MEDIA_TYPE, binaryFieldPath, cloudEventFromBinary, contentModeOf, MAX_CE_HEADERS, STRUCTURED_MEDIA_TYPE, unsupportedEventMediaType } from './cloudevents-http';
+import {
+  BATCH_MEDIA_TYPE,
+  binaryFieldPath,
+  cloudEventFromBinary,
+  contentModeOf,
+  MAX_CE_HEADERS,
+  STRUCTURED_MEDIA_TYPE,
+  unsupportedEventMediaType,
+} from './cloudevents-http';
 
 /** Largest batch `POST /v1/events` takes. */
 export const MAX_BATCH = 100;
@@ -14,18 +30,35 @@ const JSON_SUFFIX_MEDIA_TYPE = /^application\/[a-z0-9!#$&^_.-]+\+json(?:;|$)/;
 const EventsBody = z.union([
   EventEnvelopeInput,
   CloudEvent,
-  z.array(z.unknown()).min(1, 'a batch needs at least one event').max(MAX_BATCH, `a batch holds at most ${MAX_BATCH} events`),
+  z
+    .array(z.unknown())
+    .min(1, 'a batch needs at least one event')
+    .max(MAX_BATCH, `a batch holds at most ${MAX_BATCH} events`),
 ]);
 const Headers = z.object({ 'idempotency-key': z.string().min(1).max(200).optional() });
 /** The headers as documented: binary-mode attributes too (validated per event by the service, naming the header). */
 const DocumentedHeaders = Headers.extend({
-  'ce-specversion': z.literal('1.0').optional().meta({ description: 'CloudEvents binary mode: its presence makes the headers the event\'s attributes and the JSON body its `data`.' }),
-  'ce-id': z.string().optional().meta({ description: 'Binary mode: the event id (required). Header values are percent-encoded UTF-8.' }),
+  'ce-specversion': z.literal('1.0').optional().meta({
+    description:
+      "CloudEvents binary mode: its presence makes the headers the event's attributes and the JSON body its `data`.",
+  }),
+  'ce-id': z
+    .string()
+    .optional()
+    .meta({ description: 'Binary mode: the event id (required). Header values are percent-encoded UTF-8.' }),
   'ce-source': z.string().optional().meta({ description: 'Binary mode: the source (required).' }),
   'ce-type': z.string().optional().meta({ description: 'Binary mode: the event type (required).' }),
-  'ce-time': z.string().optional().meta({ description: 'Binary mode: RFC 3339 time of the occurrence; the receive time when absent.' }),
+  'ce-time': z
+    .string()
+    .optional()
+    .meta({ description: 'Binary mode: RFC 3339 time of the occurrence; the receive time when absent.' }),
   'ce-subject': z.string().optional().meta({ description: 'Binary mode: the subject.' }),
-  'ce-dataschema': z.string().optional().meta({ description: `Binary mode: checked, not kept; as are other ce-* extension attributes (at most ${MAX_CE_HEADERS} ce-* headers).` }),
+  'ce-dataschema': z
+    .string()
+    .optional()
+    .meta({
+      description: `Binary mode: checked, not kept; as are other ce-* extension attributes (at most ${MAX_CE_HEADERS} ce-* headers).`,
+    }),
 });
 /**
  * Items are CloudEvents, checked one by one like a JSON batch's: an invalid
@@ -33,7 +66,12 @@ const DocumentedHeaders = Headers.extend({
  * item; the CloudEvent schema is what an item must be to be accepted.
  */
 const CloudEventBatch = z
-  .array(z.unknown().meta({ description: 'A CloudEvent (components.schemas.CloudEventInput); an item that is not one is refused in its own result.' }))
+  .array(
+    z.unknown().meta({
+      description:
+        'A CloudEvent (components.schemas.CloudEventInput); an item that is not one is refused in its own result.',
+    }),
+  )
   .max(MAX_BATCH, `a batch holds at most ${MAX_BATCH} events`);
 
 const BatchItem = z.union([
@@ -45,14 +83,18 @@ const BatchItem = z.union([
     title: z.string(),
     detail: z.string(),
     errors: z.array(z.object({ path: z.string(), message: z.string(), code: z.string().optional() })).optional(),
-    event_id: z.string().optional().meta({ description: 'The id the item has (given, derived from Idempotency-Key, or assigned): resend the item with it so a retry cannot double it.' }),
+    event_id: z.string().optional().meta({
+      description:
+        'The id the item has (given, derived from Idempotency-Key, or assigned): resend the item with it so a retry cannot double it.',
+    }),
   }),
 ]);
 
+const credentialOf = (request: FastifyRequest) =>
+  request.credential === undefined ? {} : { credential: request.credential };
 
-const credentialOf = (request: FastifyRequest) => (request.credential === undefined ? {} : { credential: request.credential });
-
-export const eventRoutes = (service: EventService): FastifyPluginAsyncZod =>
+export const eventRoutes =
+  (service: EventService): FastifyPluginAsyncZod =>
   async (app) => {
     const tags = ['events'];
     // Besides application/json (the server's parser): the CloudEvents media types and binary mode's `+json` data types,
@@ -69,7 +111,10 @@ export const eventRoutes = (service: EventService): FastifyPluginAsyncZod =>
       void parseJson(request, body as string, done);
     });
     app.addContentTypeParser('*', (request, _payload, done) => {
-      done(unsupportedEventMediaType(request.headers['content-type'], request.headers['ce-specversion'] !== undefined), undefined);
+      done(
+        unsupportedEventMediaType(request.headers['content-type'], request.headers['ce-specversion'] !== undefined),
+        undefined,
+      );
     });
 
     app.post(
@@ -79,17 +124,24 @@ export const eventRoutes = (service: EventService): FastifyPluginAsyncZod =>
         // The body schemas document the endpoint; validation happens per item in
         // the service, so a bad single event gets field-level errors and a bad
         // batch item does not reject its neighbours.
-        validatorCompiler: ({ httpPart }) => (data) => (httpPart === 'headers' ? Headers.safeParse(data).success ? { value: data } : { error: new Error('invalid Idempotency-Key header (1 to 200 characters)') } : { value: data }),
+        validatorCompiler:
+          ({ httpPart }) =>
+          (data) =>
+            httpPart === 'headers'
+              ? Headers.safeParse(data).success
+                ? { value: data }
+                : { error: new Error('invalid Idempotency-Key header (1 to 200 characters)') }
+              : { value: data },
         schema: {
           tags,
           summary: 'Send one event (envelope or CloudEvent) or a batch',
           description:
             'The event is stored before the answer; every matching activity gets exactly one run `activity-{activity_id}:{event_id}`. ' +
             'Redeliveries answer `duplicate`; the same id with different content answers 422. ' +
-            'Reserved sources (`webhook:*`, `activity-core`, `activity-core:*`, a webhook source\'s custom event_source) answer 400; a scoped ingest key outside its scope answers 403. ' +
+            "Reserved sources (`webhook:*`, `activity-core`, `activity-core:*`, a webhook source's custom event_source) answer 400; a scoped ingest key outside its scope answers 403. " +
             'A batch is answered per item (202) once anything may be stored; with an Idempotency-Key, items without an event_id get `{key}#{index}`. ' +
             `CloudEvents 1.0 in every content mode: structured (\`${STRUCTURED_MEDIA_TYPE}\`), batched (\`${BATCH_MEDIA_TYPE}\`, 0 to ${MAX_BATCH} events) ` +
-            'and binary (`ce-specversion: 1.0` and the other `ce-*` headers, percent-encoded; the body is the event\'s `data`, as `application/json` or any `+json` type). ' +
+            "and binary (`ce-specversion: 1.0` and the other `ce-*` headers, percent-encoded; the body is the event's `data`, as `application/json` or any `+json` type). " +
             'Event data is a JSON object in every mode; other content types answer 415 with `Accept-Post`.',
           headers: DocumentedHeaders,
           body: {
@@ -117,21 +169,33 @@ export const eventRoutes = (service: EventService): FastifyPluginAsyncZod =>
         const header = request.headers['idempotency-key'];
         const idempotencyKey = header === undefined ? undefined : parseIdempotencyKey(header);
         const body: unknown = request.body;
-        const options = { ...(idempotencyKey === undefined ? {} : { idempotencyKey }), receivedAt, ...credentialOf(request) };
+        const options = {
+          ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+          receivedAt,
+          ...credentialOf(request),
+        };
         switch (contentModeOf(request.headers['content-type'], request.headers['ce-specversion'] !== undefined)) {
           case 'binary': {
             const event = cloudEventFromBinary(request.raw, body);
-            return reply.status(202).send(await service.accept(event, { ...options, cloudEvent: { fieldPath: binaryFieldPath } }));
+            return reply
+              .status(202)
+              .send(await service.accept(event, { ...options, cloudEvent: { fieldPath: binaryFieldPath } }));
           }
           case 'structured':
             if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-              throw new InvalidInputError(`${STRUCTURED_MEDIA_TYPE} carries one CloudEvent object; send a batch as ${BATCH_MEDIA_TYPE}`, [{ path: 'body', message: `expected one CloudEvent object; a batch is ${BATCH_MEDIA_TYPE}` }]);
+              throw new InvalidInputError(
+                `${STRUCTURED_MEDIA_TYPE} carries one CloudEvent object; send a batch as ${BATCH_MEDIA_TYPE}`,
+                [{ path: 'body', message: `expected one CloudEvent object; a batch is ${BATCH_MEDIA_TYPE}` }],
+              );
             }
             return reply.status(202).send(await service.accept(body, { ...options, cloudEvent: {} }));
           case 'batched':
             if (!Array.isArray(body) || body.length > MAX_BATCH) {
               const got = Array.isArray(body) ? `${body.length} events` : 'no array';
-              throw new InvalidInputError(`${BATCH_MEDIA_TYPE} carries an array of 0 to ${MAX_BATCH} CloudEvents, got ${got}`, [{ path: 'body', message: `expected an array of at most ${MAX_BATCH} CloudEvents` }]);
+              throw new InvalidInputError(
+                `${BATCH_MEDIA_TYPE} carries an array of 0 to ${MAX_BATCH} CloudEvents, got ${got}`,
+                [{ path: 'body', message: `expected an array of at most ${MAX_BATCH} CloudEvents` }],
+              );
             }
             // The CloudEvents batch format allows an empty batch: nothing to accept, nothing to refuse.
             if (body.length === 0) return reply.status(202).send({ results: [] });
@@ -140,11 +204,15 @@ export const eventRoutes = (service: EventService): FastifyPluginAsyncZod =>
             break;
         }
         if (typeof body !== 'object' || body === null) {
-          throw new InvalidInputError('the body must be an event object or an array of events', [{ path: 'body', message: 'expected an object or an array' }]);
+          throw new InvalidInputError('the body must be an event object or an array of events', [
+            { path: 'body', message: 'expected an object or an array' },
+          ]);
         }
         if (Array.isArray(body)) {
           if (body.length === 0 || body.length > MAX_BATCH) {
-            throw new InvalidInputError(`a batch holds 1 to ${MAX_BATCH} events, got ${body.length}`, [{ path: 'body', message: `expected 1 to ${MAX_BATCH} items` }]);
+            throw new InvalidInputError(`a batch holds 1 to ${MAX_BATCH} events, got ${body.length}`, [
+              { path: 'body', message: `expected 1 to ${MAX_BATCH} items` },
+            ]);
           }
           // Per-item answers from here on: once an item may be stored, the request as a whole never fails.
           const results = await service.acceptBatch(body, options);

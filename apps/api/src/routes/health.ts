@@ -11,16 +11,27 @@ export interface ReadinessProbe {
  * One dependency's verdict, public: `reason` is a fixed class, never the
  * driver's message (which names hosts, ports, users). The detail is logged.
  */
-const Check = z.object({ status: z.enum(['ok', 'failing']), reason: z.enum(['unreachable', 'timeout', 'error']).optional() });
+const Check = z.object({
+  status: z.enum(['ok', 'failing']),
+  reason: z.enum(['unreachable', 'timeout', 'error']).optional(),
+});
 
 /** A probe slower than this fails as `timeout` (a load balancer's own probe timeout is usually 5 s or more). */
 const PROBE_TIMEOUT_MS = 3_000;
 
-export const healthRoutes = (probes: ReadinessProbe[]): FastifyPluginAsyncZod =>
+export const healthRoutes =
+  (probes: ReadinessProbe[]): FastifyPluginAsyncZod =>
   async (app) => {
     app.get(
       '/healthz',
-      { config: { auth: 'public' }, schema: { tags: ['health'], summary: 'The process is up', response: { 200: z.object({ status: z.literal('ok') }) } } },
+      {
+        config: { auth: 'public' },
+        schema: {
+          tags: ['health'],
+          summary: 'The process is up',
+          response: { 200: z.object({ status: z.literal('ok') }) },
+        },
+      },
       async () => ({ status: 'ok' as const }),
     );
 
@@ -31,8 +42,12 @@ export const healthRoutes = (probes: ReadinessProbe[]): FastifyPluginAsyncZod =>
         schema: {
           tags: ['health'],
           summary: 'Postgres and Temporal are reachable',
-          description: 'Each check is `ok` or `failing` with a coarse `reason` (unreachable, timeout, error); the underlying error is in the API log.',
-          response: { 200: z.object({ status: z.literal('ready'), checks: z.record(z.string(), Check) }), 503: z.object({ status: z.literal('not_ready'), checks: z.record(z.string(), Check) }) },
+          description:
+            'Each check is `ok` or `failing` with a coarse `reason` (unreachable, timeout, error); the underlying error is in the API log.',
+          response: {
+            200: z.object({ status: z.literal('ready'), checks: z.record(z.string(), Check) }),
+            503: z.object({ status: z.literal('not_ready'), checks: z.record(z.string(), Check) }),
+          },
         },
       },
       async (request, reply) => {
@@ -43,7 +58,11 @@ export const healthRoutes = (probes: ReadinessProbe[]): FastifyPluginAsyncZod =>
               await Promise.race([
                 probe.check(),
                 new Promise((_, reject) => {
-                  timer = setTimeout(() => reject(Object.assign(new Error(`timed out after ${PROBE_TIMEOUT_MS} ms`), { code: 'ETIMEDOUT' })), PROBE_TIMEOUT_MS);
+                  timer = setTimeout(
+                    () =>
+                      reject(Object.assign(new Error(`timed out after ${PROBE_TIMEOUT_MS} ms`), { code: 'ETIMEDOUT' })),
+                    PROBE_TIMEOUT_MS,
+                  );
                 }),
               ]);
               return [probe.name, { status: 'ok' as const }] as const;

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { ApiMetrics } from '../metrics';
 
 /** Prometheus scrape endpoint. Management keys only: it describes the whole installation. */
-export const metricsRoutes = (metrics: ApiMetrics): FastifyPluginAsyncZod =>
+export const metricsRoutes =
+  (metrics: ApiMetrics): FastifyPluginAsyncZod =>
   async (app) => {
     app.get(
       '/metrics',
@@ -16,7 +17,12 @@ export const metricsRoutes = (metrics: ApiMetrics): FastifyPluginAsyncZod =>
             'Counters of this API process (requests, ingested events, routing outcomes) and gauges of the shared state read from Postgres ' +
             '(events waiting for routing, running runs, unconfirmed cron decisions). Scrape with the management key as a bearer token.',
           // Sent as text (the handler sets the exposition format's type), never serialised as JSON.
-          response: { 200: { description: 'The Prometheus text exposition format (version 0.0.4).', content: { 'text/plain': { schema: z.string() } } } },
+          response: {
+            200: {
+              description: 'The Prometheus text exposition format (version 0.0.4).',
+              content: { 'text/plain': { schema: z.string() } },
+            },
+          },
         },
       },
       async (_request, reply) => {

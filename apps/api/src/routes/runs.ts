@@ -1,4 +1,17 @@
-import { BulkRerunDryRun, BulkRerunRecord, BulkRerunRequest, Page, Problem, RerunLink, RerunRequest, RerunResponse, RunRecord, RunStatus, RunWithTasks, TriggerType } from '@activity-core/contracts';
+import {
+  BulkRerunDryRun,
+  BulkRerunRecord,
+  BulkRerunRequest,
+  Page,
+  Problem,
+  RerunLink,
+  RerunRequest,
+  RerunResponse,
+  RunRecord,
+  RunStatus,
+  RunWithTasks,
+  TriggerType,
+} from '@activity-core/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RunService } from '../services/run-service';
@@ -7,7 +20,10 @@ const RunParams = z.object({ run_id: z.uuid({ message: 'must be a UUID' }).trans
 const ListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().optional(),
-  activity_id: z.uuid().transform((id) => id.toLowerCase()).optional(),
+  activity_id: z
+    .uuid()
+    .transform((id) => id.toLowerCase())
+    .optional(),
   status: RunStatus.optional(),
   trigger_type: TriggerType.optional(),
   event_id: z.string().min(1).optional(),
@@ -34,14 +50,23 @@ const RunWithChain = RunWithTasks.extend({
   reruns: z.array(RerunLink),
 });
 
-export const runRoutes = (service: RunService): FastifyPluginAsyncZod =>
+export const runRoutes =
+  (service: RunService): FastifyPluginAsyncZod =>
   async (app) => {
     const config = { auth: 'management' as const };
     const tags = ['runs'];
 
     app.get(
       '/v1/runs',
-      { config, schema: { tags, summary: 'List runs, newest first, with filters and cursor pagination', querystring: ListQuery, response: { 200: Page(RunRecord), ...errors } } },
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'List runs, newest first, with filters and cursor pagination',
+          querystring: ListQuery,
+          response: { 200: Page(RunRecord), ...errors },
+        },
+      },
       async (request) => await service.list(request.query),
     );
 
@@ -49,7 +74,12 @@ export const runRoutes = (service: RunService): FastifyPluginAsyncZod =>
       '/v1/runs/:run_id',
       {
         config,
-        schema: { tags, summary: 'A run with its task instances and its re-run chain', params: RunParams, response: { 200: RunWithChain, ...errors } },
+        schema: {
+          tags,
+          summary: 'A run with its task instances and its re-run chain',
+          params: RunParams,
+          response: { 200: RunWithChain, ...errors },
+        },
       },
       async (request) => await service.get(request.params.run_id),
     );
@@ -60,14 +90,18 @@ export const runRoutes = (service: RunService): FastifyPluginAsyncZod =>
         config,
         schema: {
           tags,
-          summary: 'Re-run a run, from the start or from its failed task (rerun-{run_id}:{n}); the same Idempotency-Key names the same re-run',
+          summary:
+            'Re-run a run, from the start or from its failed task (rerun-{run_id}:{n}); the same Idempotency-Key names the same re-run',
           params: RunParams,
           headers: KeyHeaders,
           body: OptionalRerunRequest,
           response: { 202: RerunResponse, ...rerunErrors },
         },
       },
-      async (request, reply) => reply.status(202).send(await service.rerun(request.params.run_id, request.body.from, request.headers['idempotency-key'])),
+      async (request, reply) =>
+        reply
+          .status(202)
+          .send(await service.rerun(request.params.run_id, request.body.from, request.headers['idempotency-key'])),
     );
 
     app.post(
@@ -91,7 +125,15 @@ export const runRoutes = (service: RunService): FastifyPluginAsyncZod =>
 
     app.get(
       '/v1/runs/rerun/:id',
-      { config, schema: { tags, summary: 'The progress of a bulk re-run', params: BulkParams, response: { 200: BulkRerunRecord, ...errors } } },
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'The progress of a bulk re-run',
+          params: BulkParams,
+          response: { 200: BulkRerunRecord, ...errors },
+        },
+      },
       async (request) => await service.getBulkRerun(request.params.id),
     );
 

@@ -16,7 +16,10 @@ import { z } from 'zod';
 import type { ScheduleService } from '../services/schedule-service';
 
 const IdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
-const Rfc3339 = z.iso.datetime({ offset: true, message: 'must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z' });
+const Rfc3339 = z.iso.datetime({
+  offset: true,
+  message: 'must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z',
+});
 const FireParams = IdParams.extend({ scheduled_for: Rfc3339 });
 const FiresQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
@@ -38,7 +41,8 @@ const TriggerHeaders = z.object({
 const OptionalNote = PauseScheduleRequest.nullish().transform((body) => body ?? {});
 const errors = { 400: Problem, 401: Problem, 404: Problem, 409: Problem, 503: Problem };
 
-export const scheduleRoutes = (service: ScheduleService): FastifyPluginAsyncZod =>
+export const scheduleRoutes =
+  (service: ScheduleService): FastifyPluginAsyncZod =>
   async (app) => {
     const config = { auth: 'management' as const };
     const tags = ['schedules'];
@@ -47,7 +51,12 @@ export const scheduleRoutes = (service: ScheduleService): FastifyPluginAsyncZod 
       '/v1/activities/:id/schedules',
       {
         config,
-        schema: { tags, summary: 'The Temporal Schedules of an activity\'s cron triggers, their state and next fire times', params: IdParams, response: { 200: ActivitySchedules, ...errors } },
+        schema: {
+          tags,
+          summary: "The Temporal Schedules of an activity's cron triggers, their state and next fire times",
+          params: IdParams,
+          response: { 200: ActivitySchedules, ...errors },
+        },
       },
       async (request) => await service.describe(request.params.id),
     );
@@ -58,7 +67,7 @@ export const scheduleRoutes = (service: ScheduleService): FastifyPluginAsyncZod 
         config,
         schema: {
           tags,
-          summary: 'Pause the activity\'s schedules with a note (kept across reconciliation; idempotent)',
+          summary: "Pause the activity's schedules with a note (kept across reconciliation; idempotent)",
           params: IdParams,
           body: OptionalNote,
           response: { 200: ActivitySchedules, ...errors },
@@ -94,7 +103,8 @@ export const scheduleRoutes = (service: ScheduleService): FastifyPluginAsyncZod 
           response: { 202: TriggerNowResponse, ...errors },
         },
       },
-      async (request, reply) => reply.status(202).send(await service.trigger(request.params.id, request.headers['idempotency-key'])),
+      async (request, reply) =>
+        reply.status(202).send(await service.trigger(request.params.id, request.headers['idempotency-key'])),
     );
 
     app.post(
@@ -118,7 +128,8 @@ export const scheduleRoutes = (service: ScheduleService): FastifyPluginAsyncZod 
         config,
         schema: {
           tags,
-          summary: 'Every decision about the activity\'s cron fire times, newest first: which ran, which did not, and why',
+          summary:
+            "Every decision about the activity's cron fire times, newest first: which ran, which did not, and why",
           params: IdParams,
           querystring: FiresQuery,
           response: { 200: Page(FireRecord), ...errors },
@@ -133,7 +144,7 @@ export const scheduleRoutes = (service: ScheduleService): FastifyPluginAsyncZod 
         config,
         schema: {
           tags,
-          summary: 'Why did (or didn\'t) this nominal fire time run?',
+          summary: "Why did (or didn't) this nominal fire time run?",
           params: FireParams,
           response: { 200: FireExplanation, ...errors },
         },
@@ -147,7 +158,8 @@ export const scheduleRoutes = (service: ScheduleService): FastifyPluginAsyncZod 
         config,
         schema: {
           tags,
-          summary: 'Make Temporal Schedules match Postgres now (also done at start-up and periodically by workers; idempotent)',
+          summary:
+            'Make Temporal Schedules match Postgres now (also done at start-up and periodically by workers; idempotent)',
           response: { 200: ReconcileResponse, 401: Problem, 503: Problem },
         },
       },

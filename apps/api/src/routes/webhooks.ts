@@ -15,7 +15,10 @@ const NameParams = z.object({ name: WebhookSourceName });
 const SourceParams = z.object({ source: WebhookSourceName });
 
 const shown = {
-  secret_hint: z.string().nullable().meta({ description: 'The last four characters of the secret (null for secrets under 16 characters); the secret itself is never returned.' }),
+  secret_hint: z.string().nullable().meta({
+    description:
+      'The last four characters of the secret (null for secrets under 16 characters); the secret itself is never returned.',
+  }),
   secret_encrypted: z.boolean().meta({ description: 'Whether the secret is stored encrypted (WEBHOOK_SECRET_KEYS).' }),
   created_at: z.string(),
   updated_at: z.string(),
@@ -31,7 +34,8 @@ const WebhookSourceRecord = z
   .meta({ id: 'WebhookSource' });
 
 /** A source config as a write takes it: the registration rules (registrationIssues) stated in its schema. */
-const registering = <T extends z.ZodObject>(config: T, scheme: keyof typeof REGISTRATION_SCHEMA_RULES): T => config.meta({ allOf: REGISTRATION_SCHEMA_RULES[scheme] });
+const registering = <T extends z.ZodObject>(config: T, scheme: keyof typeof REGISTRATION_SCHEMA_RULES): T =>
+  config.meta({ allOf: REGISTRATION_SCHEMA_RULES[scheme] });
 const WebhookSourceBody = z.discriminatedUnion('scheme', [
   registering(StandardWebhooksSourceConfig, 'standard_webhooks'),
   registering(GithubSourceConfig, 'github'),
@@ -49,7 +53,8 @@ const WebhookSourcePutBody = z.discriminatedUnion('scheme', [
 const errors = { 400: Problem, 401: Problem, 404: Problem, 409: Problem, 429: Problem };
 
 /** Management of webhook sources: management API keys only. */
-export const webhookSourceRoutes = (service: WebhookService): FastifyPluginAsyncZod =>
+export const webhookSourceRoutes =
+  (service: WebhookService): FastifyPluginAsyncZod =>
   async (app) => {
     const config = { auth: 'management' as const };
     const tags = ['webhooks'];
@@ -95,13 +100,28 @@ export const webhookSourceRoutes = (service: WebhookService): FastifyPluginAsync
 
     app.get(
       '/v1/webhook-sources',
-      { config, schema: { tags, summary: 'List webhook sources', response: { 200: z.object({ items: z.array(WebhookSourceRecord) }), ...errors } } },
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'List webhook sources',
+          response: { 200: z.object({ items: z.array(WebhookSourceRecord) }), ...errors },
+        },
+      },
       async () => ({ items: await service.list() }),
     );
 
     app.get(
       '/v1/webhook-sources/:name',
-      { config, schema: { tags, summary: 'Get a webhook source (without its secret)', params: NameParams, response: { 200: WebhookSourceRecord, ...errors } } },
+      {
+        config,
+        schema: {
+          tags,
+          summary: 'Get a webhook source (without its secret)',
+          params: NameParams,
+          response: { 200: WebhookSourceRecord, ...errors },
+        },
+      },
       async (request) => await service.get(request.params.name),
     );
 
@@ -109,7 +129,12 @@ export const webhookSourceRoutes = (service: WebhookService): FastifyPluginAsync
       '/v1/webhook-sources/:name',
       {
         config,
-        schema: { tags, summary: 'Remove a webhook source; its deliveries are refused from then on', params: NameParams, response: { 204: z.null(), ...errors } },
+        schema: {
+          tags,
+          summary: 'Remove a webhook source; its deliveries are refused from then on',
+          params: NameParams,
+          response: { 204: z.null(), ...errors },
+        },
       },
       async (request, reply) => {
         await service.remove(request.params.name);
@@ -124,7 +149,8 @@ export const webhookSourceRoutes = (service: WebhookService): FastifyPluginAsync
  * because a signature covers the exact bytes sent — re-serialised JSON would
  * not verify.
  */
-export const webhookIngestRoutes = (service: WebhookService): FastifyPluginAsyncZod =>
+export const webhookIngestRoutes =
+  (service: WebhookService): FastifyPluginAsyncZod =>
   async (app) => {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
@@ -137,12 +163,20 @@ export const webhookIngestRoutes = (service: WebhookService): FastifyPluginAsync
           tags: ['webhooks'],
           summary: 'Receive a webhook delivery from a configured source',
           description:
-            'The raw body is verified against the source\'s signature scheme (Standard Webhooks, GitHub, or HMAC-SHA256) before anything is stored; ' +
+            "The raw body is verified against the source's signature scheme (Standard Webhooks, GitHub, or HMAC-SHA256) before anything is stored; " +
             'a bad or missing signature, and an unknown source, get the same 401. The event id is `wh:{source}:{delivery id}`, so redeliveries answer `duplicate`; ' +
             'so does the same signed content re-sent under another delivery id (pointing at the first event). ' +
-            'Verified deliveries count against the source\'s rate limit; failed ones against the client address (429 with Retry-After).',
+            "Verified deliveries count against the source's rate limit; failed ones against the client address (429 with Retry-After).",
           params: SourceParams,
-          response: { 202: EventAcceptedResponse, 400: Problem, 401: Problem, 413: Problem, 422: Problem, 429: Problem, 503: Problem },
+          response: {
+            202: EventAcceptedResponse,
+            400: Problem,
+            401: Problem,
+            413: Problem,
+            422: Problem,
+            429: Problem,
+            503: Problem,
+          },
         },
       },
       async (request, reply) => {

@@ -6,13 +6,19 @@ const definition = (source?: string) =>
   ActivityDefinition.parse({
     name: 'emitter',
     triggers: [{ type: 'event', event_type: 'order.paid' }],
-    tasks: [{ type: 'noop' }, { type: 'emit_event', config: { event_type: 'order.synced', ...(source === undefined ? {} : { source }) } }],
+    tasks: [
+      { type: 'noop' },
+      { type: 'emit_event', config: { event_type: 'order.synced', ...(source === undefined ? {} : { source }) } },
+    ],
   });
 
 describe('emitted event sources', () => {
   test('an emit_event task cannot stamp a webhook: source, which triggers trust as a verified delivery', () => {
     expect(emitSourceIssues(definition('webhook:github'))).toEqual([
-      { path: 'tasks[1].config.source', message: expect.stringContaining('reserved for verified webhook deliveries') as unknown as string },
+      {
+        path: 'tasks[1].config.source',
+        message: expect.stringContaining('reserved for verified webhook deliveries') as unknown as string,
+      },
     ]);
   });
 
@@ -23,7 +29,10 @@ describe('emitted event sources', () => {
       tasks: [{ type: 'emit_event', config: { event_type: 'activity_core.run.failed' } }],
     });
     expect(emitSourceIssues(forged)).toEqual([
-      { path: 'tasks[0].config.event_type', message: expect.stringContaining('reserved for the service\'s system events') as unknown as string },
+      {
+        path: 'tasks[0].config.event_type',
+        message: expect.stringContaining("reserved for the service's system events") as unknown as string,
+      },
     ]);
   });
 

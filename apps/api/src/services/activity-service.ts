@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { NotFoundError, type ActivityDefinition, type ActivityRecord } from '@activity-core/contracts';
-import { decodeCursor, DefinitionIdTakenError, encodeCursor, type ChangedBy, type DefinitionRow, type DefinitionsRepository } from '@activity-core/db';
+import {
+  decodeCursor,
+  DefinitionIdTakenError,
+  encodeCursor,
+  type ChangedBy,
+  type DefinitionRow,
+  type DefinitionsRepository,
+} from '@activity-core/db';
 import { keysetPage, type Page } from './pagination';
 import { InvalidInputError, SYSTEM_EVENT_TYPE_PREFIX, type FieldIssue } from '@activity-core/contracts';
 import { selfTriggerIssues } from '@activity-core/router';
@@ -31,11 +38,18 @@ export function emitSourceIssues(definition: Pick<ActivityDefinition, 'tasks'>):
     if (task.type !== 'emit_event') return [];
     const issues: FieldIssue[] = [];
     if (task.config.source.startsWith('webhook:')) {
-      issues.push({ path: `tasks[${index}].config.source`, message: 'sources starting with "webhook:" are reserved for verified webhook deliveries; emitted events cannot claim one' });
+      issues.push({
+        path: `tasks[${index}].config.source`,
+        message:
+          'sources starting with "webhook:" are reserved for verified webhook deliveries; emitted events cannot claim one',
+      });
     }
     // System events (activity_core.run.failed, …) are the service's own announcements: a definition cannot forge one.
     if (task.config.event_type.startsWith(SYSTEM_EVENT_TYPE_PREFIX)) {
-      issues.push({ path: `tasks[${index}].config.event_type`, message: `event types starting with "${SYSTEM_EVENT_TYPE_PREFIX}" are reserved for the service's system events; emitted events cannot claim one` });
+      issues.push({
+        path: `tasks[${index}].config.event_type`,
+        message: `event types starting with "${SYSTEM_EVENT_TYPE_PREFIX}" are reserved for the service's system events; emitted events cannot claim one`,
+      });
     }
     return issues;
   });
@@ -55,8 +69,13 @@ export function createActivityService(deps: {
 }) {
   const observers = deps.observers ?? [];
   const validate = (definition: ActivityDefinition): void => {
-    const issues = [...selfTriggerIssues(definition), ...emitSourceIssues(definition), ...(deps.validators ?? []).flatMap((check) => check(definition))];
-    if (issues.length > 0) throw new InvalidInputError(issues.map((issue) => `${issue.path}: ${issue.message}`).join('; '), issues);
+    const issues = [
+      ...selfTriggerIssues(definition),
+      ...emitSourceIssues(definition),
+      ...(deps.validators ?? []).flatMap((check) => check(definition)),
+    ];
+    if (issues.length > 0)
+      throw new InvalidInputError(issues.map((issue) => `${issue.path}: ${issue.message}`).join('; '), issues);
   };
   const changed = async (row: DefinitionRow): Promise<void> => {
     for (const observer of observers) await observer.onChanged(row);
@@ -78,7 +97,11 @@ export function createActivityService(deps: {
     },
 
     /** PUT: creates the activity with this id, or replaces it. Repeating it changes nothing. */
-    async put(id: string, definition: ActivityDefinition, changedBy: ChangedBy): Promise<{ record: ActivityRecord; created: boolean }> {
+    async put(
+      id: string,
+      definition: ActivityDefinition,
+      changedBy: ChangedBy,
+    ): Promise<{ record: ActivityRecord; created: boolean }> {
       validate(definition);
       // Two passes at most: an identical PUT racing us may create the id between our replace and our insert.
       for (let pass = 0; ; pass++) {
@@ -109,7 +132,11 @@ export function createActivityService(deps: {
         decode: decodeCursor,
         encode: (last: DefinitionRow) => encodeCursor({ createdAt: last.createdAt, id: last.id }),
         fetch: ({ limit, cursor }) =>
-          deps.definitions.list({ limit, ...(cursor ? { cursor } : {}), ...(query.enabled === undefined ? {} : { enabled: query.enabled }) }),
+          deps.definitions.list({
+            limit,
+            ...(cursor ? { cursor } : {}),
+            ...(query.enabled === undefined ? {} : { enabled: query.enabled }),
+          }),
         toItem: toActivityRecord,
       });
     },

@@ -4,12 +4,23 @@ import { decodeVersionCursor, diffRange, encodeVersionCursor } from './definitio
 
 describe('version cursors', () => {
   test('a cursor names the version a page ended at and decodes back to it', () => {
-    for (const version of [1, 2, 49, 2_147_483_647]) expect(decodeVersionCursor(encodeVersionCursor(version))).toBe(version);
+    for (const version of [1, 2, 49, 2_147_483_647])
+      expect(decodeVersionCursor(encodeVersionCursor(version))).toBe(version);
   });
 
   test('anything the API did not issue decodes to nothing', () => {
     const forged = (text: string) => Buffer.from(text).toString('base64url');
-    for (const cursor of ['', 'garbage', forged('version:0'), forged('version:-1'), forged('version:01'), forged('version:1e3'), forged('version:2147483648'), forged('version:99999999999'), forged('v:3')]) {
+    for (const cursor of [
+      '',
+      'garbage',
+      forged('version:0'),
+      forged('version:-1'),
+      forged('version:01'),
+      forged('version:1e3'),
+      forged('version:2147483648'),
+      forged('version:99999999999'),
+      forged('v:3'),
+    ]) {
       expect(decodeVersionCursor(cursor), cursor).toBeUndefined();
     }
   });
@@ -27,7 +38,10 @@ describe('which versions a diff compares', () => {
   });
 
   test('version 1 has no version before it, so leaving out from is a 400 naming querystring.from', () => {
-    for (const [query, current] of [[{}, 1], [{ to: 1 }, 5]] as const) {
+    for (const [query, current] of [
+      [{}, 1],
+      [{ to: 1 }, 5],
+    ] as const) {
       const error = (() => {
         try {
           diffRange(query, current);

@@ -70,7 +70,10 @@ export function createDefinitionHistoryService(deps: { definitions: DefinitionsR
         decode: decodeVersionCursor,
         encode: (last: DefinitionVersionRow) => encodeVersionCursor(last.version),
         fetch: async ({ limit, cursor }) => {
-          const history = await deps.definitions.history(id, { limit, ...(cursor === undefined ? {} : { before: cursor }) });
+          const history = await deps.definitions.history(id, {
+            limit,
+            ...(cursor === undefined ? {} : { before: cursor }),
+          });
           if (history === undefined) throw unknownActivity(id);
           head = history.head;
           return history.versions;
@@ -105,7 +108,12 @@ export function createDefinitionHistoryService(deps: { definitions: DefinitionsR
       const to = rows.find((row) => row.version === range.to);
       if (from === undefined) throw unknownVersion(id, range.from, 'from');
       if (to === undefined) throw unknownVersion(id, range.to, 'to');
-      return { activity_id: id, from: toSummary(from), to: toSummary(to), patch: diffJson(from.definition, to.definition) };
+      return {
+        activity_id: id,
+        from: toSummary(from),
+        to: toSummary(to),
+        patch: diffJson(from.definition, to.definition),
+      };
     },
   };
 }

@@ -5,7 +5,13 @@ import { StoreUnreachableError, type IngestOrigin } from '@activity-core/router'
 import { describe, expect, test } from 'vitest';
 import { createEventService, credentialLabel, reservedSourceReason, scopePatternMatches } from './event-service';
 
-const event = (fields: Partial<EventEnvelope> = {}) => ({ event_type: 'order.paid', source: 'shop', occurred_at: '2026-03-01T09:00:00Z', data: {}, ...fields });
+const event = (fields: Partial<EventEnvelope> = {}) => ({
+  event_type: 'order.paid',
+  source: 'shop',
+  occurred_at: '2026-03-01T09:00:00Z',
+  data: {},
+  ...fields,
+});
 const receivedAt = new Date('2026-03-01T09:00:01Z');
 
 function recordingIngest(fail?: (envelope: EventEnvelope) => Error | undefined) {
@@ -13,11 +19,21 @@ function recordingIngest(fail?: (envelope: EventEnvelope) => Error | undefined) 
   return {
     calls,
     ingest: {
-      async ingest(envelope: EventEnvelope, idOrigin: EventIdOrigin, origin?: IngestOrigin): Promise<EventAcceptedResponse> {
+      async ingest(
+        envelope: EventEnvelope,
+        idOrigin: EventIdOrigin,
+        origin?: IngestOrigin,
+      ): Promise<EventAcceptedResponse> {
         const error = fail?.(envelope);
         if (error !== undefined) throw error;
         calls.push({ envelope, idOrigin, origin });
-        return { event_id: envelope.event_id, event_id_assigned: idOrigin === 'assigned', status: 'accepted', runs: [], filtered: [] };
+        return {
+          event_id: envelope.event_id,
+          event_id_assigned: idOrigin === 'assigned',
+          status: 'accepted',
+          runs: [],
+          filtered: [],
+        };
       },
     },
   };
@@ -27,15 +43,24 @@ const noEvents = { get: async () => undefined };
 
 /** The glob as a (backtracking) regular expression: the reference for small inputs. */
 const globReference = (pattern: string, value: string): boolean =>
-  new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`, 's').test(value);
+  new RegExp(
+    `^${pattern
+      .split('*')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+    's',
+  ).test(value);
 
 describe('scope patterns', () => {
   test('the linear matcher agrees with the regular-expression reading of the glob on every small pattern and value', () => {
     const alphabet = ['a', 'b', '*'];
-    const words = (length: number, letters: string[]): string[] => (length === 0 ? [''] : words(length - 1, letters).flatMap((w) => letters.map((l) => w + l)));
+    const words = (length: number, letters: string[]): string[] =>
+      length === 0 ? [''] : words(length - 1, letters).flatMap((w) => letters.map((l) => w + l));
     const patterns = [0, 1, 2, 3, 4].flatMap((n) => words(n, alphabet));
     const values = [0, 1, 2, 3, 4].flatMap((n) => words(n, ['a', 'b']));
-    for (const pattern of patterns) for (const value of values) expect(scopePatternMatches(pattern, value), `${pattern} ~ ${value}`).toBe(globReference(pattern, value));
+    for (const pattern of patterns)
+      for (const value of values)
+        expect(scopePatternMatches(pattern, value), `${pattern} ~ ${value}`).toBe(globReference(pattern, value));
   });
 });
 
@@ -72,9 +97,15 @@ describe('ingest key scopes', () => {
 
   test('a scoped ingest key outside its scope is refused naming each field and its allowed patterns', async () => {
     const { ingest, calls } = recordingIngest();
-    const service = createEventService({ ingest, events: noEvents, ingestKeyScopes: { abcdef012345: { sources: ['shop:*'], event_types: ['order.*'] } } });
+    const service = createEventService({
+      ingest,
+      events: noEvents,
+      ingestKeyScopes: { abcdef012345: { sources: ['shop:*'], event_types: ['order.*'] } },
+    });
     const credential = { kind: 'ingest_key' as const, id: 'abcdef012345' };
-    const refused = await service.accept(event({ source: 'crm', event_type: 'user.created' }), { receivedAt, credential }).catch((error: unknown) => error);
+    const refused = await service
+      .accept(event({ source: 'crm', event_type: 'user.created' }), { receivedAt, credential })
+      .catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(ForbiddenError);
     expect((refused as ForbiddenError).issues.map((issue) => issue.path)).toEqual(['source', 'event_type']);
     expect((refused as ForbiddenError).issues[0]?.message).toContain('"shop:*"');
@@ -84,24 +115,44 @@ describe('ingest key scopes', () => {
 
   test('API keys and unscoped ingest keys are not limited, but still cannot use reserved sources', async () => {
     const { ingest } = recordingIngest();
-    const service = createEventService({ ingest, events: noEvents, ingestKeyScopes: { abcdef012345: { sources: ['shop:*'] } } });
+    const service = createEventService({
+      ingest,
+      events: noEvents,
+      ingestKeyScopes: { abcdef012345: { sources: ['shop:*'] } },
+    });
     await service.accept(event({ source: 'crm' }), { receivedAt, credential: { kind: 'api_key', id: 'abcdef012345' } });
-    await service.accept(event({ source: 'crm' }), { receivedAt, credential: { kind: 'ingest_key', id: '000000000000' } });
-    await expect(service.accept(event({ source: 'webhook:github' }), { receivedAt, credential: { kind: 'api_key', id: 'x' } })).rejects.toBeInstanceOf(InvalidInputError);
+    await service.accept(event({ source: 'crm' }), {
+      receivedAt,
+      credential: { kind: 'ingest_key', id: '000000000000' },
+    });
+    await expect(
+      service.accept(event({ source: 'webhook:github' }), { receivedAt, credential: { kind: 'api_key', id: 'x' } }),
+    ).rejects.toBeInstanceOf(InvalidInputError);
   });
 
   test('the recorded credential names the key set and id, or anonymous while auth is off', () => {
     expect(credentialLabel(undefined)).toBe('anonymous');
-    expect(credentialLabel({ kind: 'ingest_key', id: createHash('sha256').update('k').digest('hex').slice(0, 12) })).toMatch(/^ingest_key:[0-9a-f]{12}$/);
+    expect(
+      credentialLabel({ kind: 'ingest_key', id: createHash('sha256').update('k').digest('hex').slice(0, 12) }),
+    ).toMatch(/^ingest_key:[0-9a-f]{12}$/);
   });
 });
 
 describe('batches', () => {
   test('an unexpected error in one item is that item 500 and the others are still accepted', async () => {
-    const { ingest, calls } = recordingIngest((envelope) => (envelope.event_id === 'b' ? new RangeError('Maximum call stack size exceeded') : undefined));
+    const { ingest, calls } = recordingIngest((envelope) =>
+      envelope.event_id === 'b' ? new RangeError('Maximum call stack size exceeded') : undefined,
+    );
     const logged: unknown[] = [];
-    const service = createEventService({ ingest, events: noEvents, logger: { error: (...args: unknown[]) => void logged.push(args) } as never });
-    const results = await service.acceptBatch([event({ event_id: 'a' }), event({ event_id: 'b' }), event({ event_id: 'c' })], { receivedAt });
+    const service = createEventService({
+      ingest,
+      events: noEvents,
+      logger: { error: (...args: unknown[]) => void logged.push(args) } as never,
+    });
+    const results = await service.acceptBatch(
+      [event({ event_id: 'a' }), event({ event_id: 'b' }), event({ event_id: 'c' })],
+      { receivedAt },
+    );
     expect(results.map((result) => (result.ok ? 202 : result.status))).toEqual([202, 500, 202]);
     expect(results[1]).toMatchObject({ ok: false, event_id: 'b' });
     expect(calls.map((call) => call.envelope.event_id)).toEqual(['a', 'c']);
@@ -127,9 +178,18 @@ describe('batches', () => {
   });
 
   test('the whole batch is 503 only when the store was unreachable before any item could be written', async () => {
-    const before = createEventService({ ingest: recordingIngest(() => new StoreUnreachableError(true)).ingest, events: noEvents });
+    const before = createEventService({
+      ingest: recordingIngest(() => new StoreUnreachableError(true)).ingest,
+      events: noEvents,
+    });
     await expect(before.acceptBatch([event(), event()], { receivedAt })).rejects.toBeInstanceOf(UnavailableError);
-    const during = createEventService({ ingest: recordingIngest(() => new StoreUnreachableError(false)).ingest, events: noEvents });
-    expect((await during.acceptBatch([event(), event()], { receivedAt })).map((result) => result.ok)).toEqual([false, false]);
+    const during = createEventService({
+      ingest: recordingIngest(() => new StoreUnreachableError(false)).ingest,
+      events: noEvents,
+    });
+    expect((await during.acceptBatch([event(), event()], { receivedAt })).map((result) => result.ok)).toEqual([
+      false,
+      false,
+    ]);
   });
 });

@@ -20,7 +20,12 @@ import {
   type Logger,
   type RouteOutcome,
 } from '@activity-core/contracts';
-import { DatabaseUnreachableError, translatePgError, type CancellationsRepository, type EventsRepository } from '@activity-core/db';
+import {
+  DatabaseUnreachableError,
+  translatePgError,
+  type CancellationsRepository,
+  type EventsRepository,
+} from '@activity-core/db';
 import { StoreUnreachableError, type EventIngest } from '@activity-core/router';
 import type { z } from 'zod';
 import type { RequestCredential } from '../plugins/auth';
@@ -42,7 +47,10 @@ const WEBHOOK_SOURCE_PREFIX = 'webhook:';
  * those to the webhook source's name). A trigger that names one of them can
  * then trust that the event was verified, or emitted by the service.
  */
-export function reservedSourceReason(source: string, webhookSources: ReadonlyMap<string, string> = new Map()): string | undefined {
+export function reservedSourceReason(
+  source: string,
+  webhookSources: ReadonlyMap<string, string> = new Map(),
+): string | undefined {
   if (source.startsWith(WEBHOOK_SOURCE_PREFIX)) {
     return `sources starting with "${WEBHOOK_SOURCE_PREFIX}" are reserved for verified webhook deliveries (POST /v1/webhooks/{source})`;
   }
@@ -50,7 +58,8 @@ export function reservedSourceReason(source: string, webhookSources: ReadonlyMap
     return `"${SERVICE_EVENT_SOURCE}" and sources starting with "${SERVICE_EVENT_SOURCE}:" are reserved for events the service emits itself`;
   }
   const webhook = webhookSources.get(source);
-  if (webhook !== undefined) return `the source is reserved: the webhook source "${webhook}" stamps it on its verified deliveries`;
+  if (webhook !== undefined)
+    return `the source is reserved: the webhook source "${webhook}" stamps it on its verified deliveries`;
   return undefined;
 }
 
@@ -137,9 +146,10 @@ export function normaliseEvent(
   let eventId: string;
   if (input.event_id !== undefined) {
     if (options.idempotencyKey !== undefined && options.idempotencyKey !== input.event_id) {
-      throw new InvalidInputError('the Idempotency-Key header and the event id in the body differ; send one id per event', [
-        { path: 'headers.idempotency-key', message: 'differs from event_id' },
-      ]);
+      throw new InvalidInputError(
+        'the Idempotency-Key header and the event id in the body differ; send one id per event',
+        [{ path: 'headers.idempotency-key', message: 'differs from event_id' }],
+      );
     }
     eventId = input.event_id;
     idOrigin = 'body';
@@ -154,7 +164,10 @@ export function normaliseEvent(
   if (reserved !== undefined) {
     // The field the id came from: `event_id` of an envelope, `id` of a CloudEvent (`ce-id` in binary mode).
     const idField = asCloudEvent ? 'id' : 'event_id';
-    const path = idOrigin === 'body' ? (pathOf?.([idField]) ?? formatPath([...(prefix ? [prefix] : []), idField])) : 'headers.idempotency-key';
+    const path =
+      idOrigin === 'body'
+        ? (pathOf?.([idField]) ?? formatPath([...(prefix ? [prefix] : []), idField]))
+        : 'headers.idempotency-key';
     throw new InvalidInputError(`event_id ${eventId} is reserved`, [{ path, message: reserved }]);
   }
   const envelope = EventEnvelope.safeParse({ ...input, event_id: eventId });
@@ -204,10 +217,17 @@ export function createEventService(deps: {
   }
 
   /** Refuses reserved sources (400) and anything outside a scoped ingest key's scope (403). */
-  function authorise(envelope: EventEnvelope, poster: Poster, reserved: ReadonlyMap<string, string>, prefix: string, format: ItemFormat = {}): void {
+  function authorise(
+    envelope: EventEnvelope,
+    poster: Poster,
+    reserved: ReadonlyMap<string, string>,
+    prefix: string,
+    format: ItemFormat = {},
+  ): void {
     // Binary-mode CloudEvents name the header the field came from (`source` → `header.ce-source`, `event_type` → `header.ce-type`).
     const pathOf = format.cloudEvent?.fieldPath;
-    const at = (field: 'source' | 'event_type') => pathOf?.([field === 'event_type' ? 'type' : field]) ?? formatPath([...(prefix ? [prefix] : []), field]);
+    const at = (field: 'source' | 'event_type') =>
+      pathOf?.([field === 'event_type' ? 'type' : field]) ?? formatPath([...(prefix ? [prefix] : []), field]);
     const reason = reservedSourceReason(envelope.source, reserved);
     if (reason !== undefined) {
       throw new InvalidInputError(`source "${envelope.source}" is reserved`, [{ path: at('source'), message: reason }]);
@@ -217,19 +237,37 @@ export function createEventService(deps: {
     const scope = scopes[credential.id];
     if (scope === undefined) return;
     const issues: FieldIssue[] = [];
-    if (scope.sources !== undefined && !scope.sources.some((pattern) => scopePatternMatches(pattern, envelope.source))) {
-      issues.push({ path: at('source'), message: `this key may send only sources matching ${scope.sources.map((p) => JSON.stringify(p)).join(', ')}` });
+    if (
+      scope.sources !== undefined &&
+      !scope.sources.some((pattern) => scopePatternMatches(pattern, envelope.source))
+    ) {
+      issues.push({
+        path: at('source'),
+        message: `this key may send only sources matching ${scope.sources.map((p) => JSON.stringify(p)).join(', ')}`,
+      });
     }
-    if (scope.event_types !== undefined && !scope.event_types.some((pattern) => scopePatternMatches(pattern, envelope.event_type))) {
-      issues.push({ path: at('event_type'), message: `this key may send only event types matching ${scope.event_types.map((p) => JSON.stringify(p)).join(', ')}` });
+    if (
+      scope.event_types !== undefined &&
+      !scope.event_types.some((pattern) => scopePatternMatches(pattern, envelope.event_type))
+    ) {
+      issues.push({
+        path: at('event_type'),
+        message: `this key may send only event types matching ${scope.event_types.map((p) => JSON.stringify(p)).join(', ')}`,
+      });
     }
     if (issues.length > 0) {
-      throw new ForbiddenError(`ingest key ${credential.id} may not send this event: ${issues.map((issue) => issue.path).join(' and ')} outside its scope`, issues);
+      throw new ForbiddenError(
+        `ingest key ${credential.id} may not send this event: ${issues.map((issue) => issue.path).join(' and ')} outside its scope`,
+        issues,
+      );
     }
   }
 
   return {
-    async accept(body: unknown, options: { idempotencyKey?: string; receivedAt: Date } & Poster & ItemFormat): Promise<EventAcceptedResponse> {
+    async accept(
+      body: unknown,
+      options: { idempotencyKey?: string; receivedAt: Date } & Poster & ItemFormat,
+    ): Promise<EventAcceptedResponse> {
       const { envelope, idOrigin } = normaliseEvent(body, options);
       authorise(envelope, options, await webhookEventSources(), '', options);
       return await deps.ingest.ingest(envelope, idOrigin, { credential: credentialLabel(options.credential) });
@@ -248,12 +286,21 @@ export function createEventService(deps: {
      * cannot double it. With `cloudEvent` (a CloudEvents batch) every item
      * is read as a CloudEvent, whose `id` is required.
      */
-    async acceptBatch(items: unknown[], options: { idempotencyKey?: string; receivedAt: Date } & Poster & ItemFormat): Promise<BatchItemResult[]> {
+    async acceptBatch(
+      items: unknown[],
+      options: { idempotencyKey?: string; receivedAt: Date } & Poster & ItemFormat,
+    ): Promise<BatchItemResult[]> {
       const { receivedAt, idempotencyKey } = options;
       if (idempotencyKey !== undefined && idempotencyKey.length > MAX_BATCH_IDEMPOTENCY_KEY) {
-        throw new InvalidInputError(`with a batch, Idempotency-Key is at most ${MAX_BATCH_IDEMPOTENCY_KEY} characters (item ids are {key}#{index})`, [
-          { path: 'headers.idempotency-key', message: `at most ${MAX_BATCH_IDEMPOTENCY_KEY} characters with a batch` },
-        ]);
+        throw new InvalidInputError(
+          `with a batch, Idempotency-Key is at most ${MAX_BATCH_IDEMPOTENCY_KEY} characters (item ids are {key}#{index})`,
+          [
+            {
+              path: 'headers.idempotency-key',
+              message: `at most ${MAX_BATCH_IDEMPOTENCY_KEY} characters with a batch`,
+            },
+          ],
+        );
       }
       const reserved = await webhookEventSources();
       const credential = credentialLabel(options.credential);
@@ -262,12 +309,16 @@ export function createEventService(deps: {
       for (const [index, item] of items.entries()) {
         let eventId: string | undefined;
         try {
-          const hasOwnId = options.cloudEvent !== undefined || (typeof item === 'object' && item !== null && ('event_id' in item || isCloudEvent(item)));
+          const hasOwnId =
+            options.cloudEvent !== undefined ||
+            (typeof item === 'object' && item !== null && ('event_id' in item || isCloudEvent(item)));
           const { envelope, idOrigin } = normaliseEvent(item, {
             receivedAt,
             pathPrefix: `[${index}]`,
             ...(options.cloudEvent === undefined ? {} : { cloudEvent: options.cloudEvent }),
-            ...(idempotencyKey === undefined || hasOwnId ? {} : { idempotencyKey: batchItemEventId(idempotencyKey, index) }),
+            ...(idempotencyKey === undefined || hasOwnId
+              ? {}
+              : { idempotencyKey: batchItemEventId(idempotencyKey, index) }),
           });
           eventId = envelope.event_id;
           authorise(envelope, options, reserved, `[${index}]`);

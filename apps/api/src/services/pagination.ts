@@ -7,7 +7,9 @@ export interface Page<T> {
 
 /** The one answer to a cursor this API did not issue. */
 export function invalidCursor(): InvalidInputError {
-  return new InvalidInputError('cursor is not one this API issued', [{ path: 'querystring.cursor', message: 'invalid cursor' }]);
+  return new InvalidInputError('cursor is not one this API issued', [
+    { path: 'querystring.cursor', message: 'invalid cursor' },
+  ]);
 }
 
 /**

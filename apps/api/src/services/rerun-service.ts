@@ -23,7 +23,16 @@ import {
   type RunResume,
   type RunTrigger,
 } from '@activity-core/contracts';
-import type { BulkRerunRow, DefinitionsRepository, RerunRow, RerunSelection, RerunsRepository, RerunWithStatus, RunRow, RunsRepository } from '@activity-core/db';
+import type {
+  BulkRerunRow,
+  DefinitionsRepository,
+  RerunRow,
+  RerunSelection,
+  RerunsRepository,
+  RerunWithStatus,
+  RunRow,
+  RunsRepository,
+} from '@activity-core/db';
 import { isTemporalUnreachable, type RunStarter } from '@activity-core/temporal/client';
 import { randomUUID } from 'node:crypto';
 
@@ -50,7 +59,10 @@ export interface RerunDeps {
 function readKey(header: string | undefined): { key: string; generated: boolean } {
   if (header === undefined) return { key: randomUUID(), generated: true };
   const key = parseIdempotencyKey(header);
-  if (key === '') throw new InvalidInputError('Idempotency-Key is empty', [{ path: 'headers.idempotency-key', message: 'must not be empty' }]);
+  if (key === '')
+    throw new InvalidInputError('Idempotency-Key is empty', [
+      { path: 'headers.idempotency-key', message: 'must not be empty' },
+    ]);
   return { key, generated: false };
 }
 
@@ -81,19 +93,36 @@ export function createRerunService(deps: RerunDeps) {
   }
 
   /** The definition version and trigger the original ran with: a re-run repeats them exactly. */
-  async function inputOf(original: RunRow): Promise<{ activity: { id: string; name: string; version: number; definition: ActivityDefinition }; trigger: RunTrigger }> {
+  async function inputOf(original: RunRow): Promise<{
+    activity: { id: string; name: string; version: number; definition: ActivityDefinition };
+    trigger: RunTrigger;
+  }> {
     const version = await deps.definitions.getVersion(original.activityId, original.activityVersion);
-    if (version === undefined) throw new ConflictError(`run ${original.runId} cannot be re-run: version ${original.activityVersion} of activity ${original.activityId} is no longer stored`);
+    if (version === undefined)
+      throw new ConflictError(
+        `run ${original.runId} cannot be re-run: version ${original.activityVersion} of activity ${original.activityId} is no longer stored`,
+      );
     const activity = { id: version.id, name: version.name, version: version.version, definition: version.definition };
     switch (original.triggerType) {
       case 'event': {
         const stored = original.eventId === null ? undefined : await deps.reruns.storedEvent(original.eventId);
-        if (stored === undefined) throw new ConflictError(`run ${original.runId} cannot be re-run: its event ${original.eventId ?? '(none)'} is no longer stored`);
-        return { activity, trigger: { type: 'event', event: stored.envelope as EventEnvelope, ...(stored.hops > 0 ? { hops: stored.hops } : {}) } };
+        if (stored === undefined)
+          throw new ConflictError(
+            `run ${original.runId} cannot be re-run: its event ${original.eventId ?? '(none)'} is no longer stored`,
+          );
+        return {
+          activity,
+          trigger: {
+            type: 'event',
+            event: stored.envelope as EventEnvelope,
+            ...(stored.hops > 0 ? { hops: stored.hops } : {}),
+          },
+        };
       }
       case 'cron':
       case 'backfill': {
-        if (original.scheduledFor === null) throw new ConflictError(`run ${original.runId} cannot be re-run: it has no recorded fire time`);
+        if (original.scheduledFor === null)
+          throw new ConflictError(`run ${original.runId} cannot be re-run: it has no recorded fire time`);
         const scheduledFor = formatScheduledFor(original.scheduledFor);
         return {
           activity,
@@ -107,7 +136,9 @@ export function createRerunService(deps: RerunDeps) {
       }
       default: {
         const prefix = `manual-${original.activityId}:`;
-        const key = original.workflowId.startsWith(prefix) ? original.workflowId.slice(prefix.length) : original.workflowId;
+        const key = original.workflowId.startsWith(prefix)
+          ? original.workflowId.slice(prefix.length)
+          : original.workflowId;
         return { activity, trigger: { type: 'manual', key, requested_at: original.startedAt.toISOString() } };
       }
     }
@@ -121,7 +152,13 @@ export function createRerunService(deps: RerunDeps) {
     for (const entry of ((link?.resume as RunResume | null) ?? { prior: [] }).prior) outcomes.set(entry.index, entry);
     for (const task of await deps.runs.listTasks(source.runId)) {
       if (task.status === 'succeeded' || task.status === 'failed') {
-        outcomes.set(task.taskIndex, { index: task.taskIndex, type: task.taskType, workflow_id: task.workflowId, status: task.status, ...(task.result === null ? {} : { result: task.result }) });
+        outcomes.set(task.taskIndex, {
+          index: task.taskIndex,
+          type: task.taskType,
+          workflow_id: task.workflowId,
+          status: task.status,
+          ...(task.result === null ? {} : { result: task.result }),
+        });
       }
     }
     let fromIndex = taskIndexOf(source.error);
@@ -129,11 +166,15 @@ export function createRerunService(deps: RerunDeps) {
       fromIndex = 0;
       while (fromIndex < taskCount && outcomes.get(fromIndex)?.status === 'succeeded') fromIndex++;
     }
-    if (fromIndex >= taskCount) throw new ConflictError(`run ${source.runId} has no failed task to re-run from; re-run it from the start`);
+    if (fromIndex >= taskCount)
+      throw new ConflictError(`run ${source.runId} has no failed task to re-run from; re-run it from the start`);
     const prior: RunResume['prior'] = [];
     for (let index = 0; index < fromIndex; index++) {
       const outcome = outcomes.get(index);
-      if (outcome === undefined) throw new ConflictError(`run ${source.runId} cannot be re-run from task ${fromIndex}: task ${index} has no recorded outcome`);
+      if (outcome === undefined)
+        throw new ConflictError(
+          `run ${source.runId} cannot be re-run from task ${fromIndex}: task ${index} has no recorded outcome`,
+        );
       prior.push(outcome);
     }
     return { from_index: fromIndex, prior };
@@ -144,28 +185,51 @@ export function createRerunService(deps: RerunDeps) {
     const resume = (row.resume as RunResume | null) ?? undefined;
     try {
       return await deps.starter.start(
-        { workflowId: row.workflowId, activity, trigger, rerun: { of: row.rerunOf, attempt: row.attempt }, ...(resume === undefined ? {} : { resume }) },
+        {
+          workflowId: row.workflowId,
+          activity,
+          trigger,
+          rerun: { of: row.rerunOf, attempt: row.attempt },
+          ...(resume === undefined ? {} : { resume }),
+        },
         { deadline: new Date(Date.now() + START_DEADLINE_MS) },
       );
     } catch (error) {
       if (isTemporalUnreachable(error)) {
-        throw new UnavailableError(`Temporal is unreachable; re-run ${row.workflowId} is recorded and starts when the request is repeated with the same Idempotency-Key`);
+        throw new UnavailableError(
+          `Temporal is unreachable; re-run ${row.workflowId} is recorded and starts when the request is repeated with the same Idempotency-Key`,
+        );
       }
       throw error;
     }
   }
 
   /** Allocates (or finds) the re-run under `key` and starts it; starting an already started one is `duplicate`. */
-  async function rerunUnderKey(resolved: Resolved, from: RerunFrom, key: string, bulkId: string | null): Promise<{ row: RerunRow; status: 'started' | 'duplicate' }> {
+  async function rerunUnderKey(
+    resolved: Resolved,
+    from: RerunFrom,
+    key: string,
+    bulkId: string | null,
+  ): Promise<{ row: RerunRow; status: 'started' | 'duplicate' }> {
     const { original, source } = resolved;
     let row = await deps.reruns.findByKey(original.runId, key);
     if (row === undefined) {
-      if (IN_PROGRESS.has(source.status)) throw new ConflictError(`run ${source.runId} is still running; cancel it or wait for it to end before re-running it`);
+      if (IN_PROGRESS.has(source.status))
+        throw new ConflictError(
+          `run ${source.runId} is still running; cancel it or wait for it to end before re-running it`,
+        );
       const { activity } = await inputOf(original);
       const resume = from === 'failed_task' ? await resumeFrom(source, activity.definition.tasks.length) : undefined;
       ({ row } = await deps.reruns.allocate(original.runId, key, (attempt) => {
         const workflowId = rerunWorkflowId(original.runId, attempt);
-        return { runId: runIdFor(workflowId), workflowId, sourceRunId: source.runId, fromTaskIndex: resume?.from_index ?? 0, resume: resume ?? null, bulkRerunId: bulkId };
+        return {
+          runId: runIdFor(workflowId),
+          workflowId,
+          sourceRunId: source.runId,
+          fromTaskIndex: resume?.from_index ?? 0,
+          resume: resume ?? null,
+          bulkRerunId: bulkId,
+        };
       }));
     }
     const status = await start(row, original);
@@ -176,10 +240,18 @@ export function createRerunService(deps: RerunDeps) {
   /** Why an original is left out of a bulk re-run or backfill (a re-run of it is under way or succeeded), or undefined. */
   async function activeRerun(originalRunId: string, exceptKey: string): Promise<RerunWithStatus | undefined> {
     const chain = await deps.reruns.listChain(originalRunId);
-    return chain.find((entry) => entry.idempotencyKey !== exceptKey && (entry.status === 'pending' || entry.status === 'succeeded' || IN_PROGRESS.has(entry.status)));
+    return chain.find(
+      (entry) =>
+        entry.idempotencyKey !== exceptKey &&
+        (entry.status === 'pending' || entry.status === 'succeeded' || IN_PROGRESS.has(entry.status)),
+    );
   }
 
-  function toResponse(row: RerunRow, status: 'started' | 'duplicate', key: { key: string; generated: boolean }): RerunResponse {
+  function toResponse(
+    row: RerunRow,
+    status: 'started' | 'duplicate',
+    key: { key: string; generated: boolean },
+  ): RerunResponse {
     return {
       run_id: row.runId,
       workflow_id: row.workflowId,
@@ -233,7 +305,9 @@ export function createRerunService(deps: RerunDeps) {
     },
 
     /** The re-run fields of `GET /v1/runs/{run_id}`: what it re-runs, and the whole chain of its original. */
-    async chainOf(run: RunRow): Promise<{ rerun_of: string | null; rerun_attempt: number | null; reruns: RerunLink[] }> {
+    async chainOf(
+      run: RunRow,
+    ): Promise<{ rerun_of: string | null; rerun_attempt: number | null; reruns: RerunLink[] }> {
       const link = await deps.reruns.getRerun(run.runId);
       const originalId = link?.rerunOf ?? run.runId;
       const chain = await deps.reruns.listChain(originalId);
@@ -254,13 +328,19 @@ export function createRerunService(deps: RerunDeps) {
     },
 
     /** `POST /v1/runs/rerun`: counts (dry run) or records a bulk re-run, which the runner carries out. */
-    async bulk(request: BulkRerunRequest, header: string | undefined, now: Date = new Date()): Promise<BulkRerunDryRun | BulkRerunRecord> {
+    async bulk(
+      request: BulkRerunRequest,
+      header: string | undefined,
+      now: Date = new Date(),
+    ): Promise<BulkRerunDryRun | BulkRerunRecord> {
       const { filter } = request;
       const from = new Date(filter.from);
       // Runs cannot be created in the future; the selection ends now at the latest, so it cannot grow later.
       const to = new Date(Math.min(new Date(filter.to).getTime(), now.getTime()));
       if (to.getTime() <= from.getTime()) {
-        throw new InvalidInputError('filter.to must be after filter.from (and filter.from in the past)', [{ path: 'filter.to', message: 'must be after filter.from' }]);
+        throw new InvalidInputError('filter.to must be after filter.from (and filter.from in the past)', [
+          { path: 'filter.to', message: 'must be after filter.from' },
+        ]);
       }
       if (to.getTime() - from.getTime() > MAX_BULK_RERUN_RANGE_DAYS * 86_400_000) {
         throw new InvalidInputError(`filter spans more than ${MAX_BULK_RERUN_RANGE_DAYS} days`, [
@@ -283,11 +363,22 @@ export function createRerunService(deps: RerunDeps) {
       const total = await deps.reruns.countSelection(selectionOf(stored));
       if (request.dry_run) return { dry_run: true, total };
       if (total > MAX_BULK_RERUN_RUNS) {
-        throw new InvalidInputError(`the filter selects ${total} runs; one bulk re-run takes at most ${MAX_BULK_RERUN_RUNS}`, [
-          { path: 'filter', message: `selects ${total} runs, more than ${MAX_BULK_RERUN_RUNS}: narrow it or split the time range` },
-        ]);
+        throw new InvalidInputError(
+          `the filter selects ${total} runs; one bulk re-run takes at most ${MAX_BULK_RERUN_RUNS}`,
+          [
+            {
+              path: 'filter',
+              message: `selects ${total} runs, more than ${MAX_BULK_RERUN_RUNS}: narrow it or split the time range`,
+            },
+          ],
+        );
       }
-      const { row, created } = await deps.reruns.createBulk({ id: bulkRerunId(key), filter: stored, fromMode: request.from, total });
+      const { row, created } = await deps.reruns.createBulk({
+        id: bulkRerunId(key),
+        filter: stored,
+        fromMode: request.from,
+        total,
+      });
       if (created) bulkAccepted?.();
       return toBulkRecord(row);
     },
@@ -303,13 +394,26 @@ export function createRerunService(deps: RerunDeps) {
      * unless another re-run of it is under way or succeeded. `skipped`
      * carries the reason.
      */
-    async rerunOriginal(original: RunRow, from: RerunFrom, key: string, bulkId: string | null): Promise<{ status: 'started' | 'duplicate'; row: RerunRow } | { status: 'skipped'; reason: string; detail: string }> {
+    async rerunOriginal(
+      original: RunRow,
+      from: RerunFrom,
+      key: string,
+      bulkId: string | null,
+    ): Promise<
+      { status: 'started' | 'duplicate'; row: RerunRow } | { status: 'skipped'; reason: string; detail: string }
+    > {
       const active = await activeRerun(original.runId, key);
-      if (active !== undefined) return { status: 'skipped', reason: 'rerun_active', detail: `re-run ${active.workflowId} is ${active.status === 'succeeded' ? 'succeeded' : 'under way'}` };
+      if (active !== undefined)
+        return {
+          status: 'skipped',
+          reason: 'rerun_active',
+          detail: `re-run ${active.workflowId} is ${active.status === 'succeeded' ? 'succeeded' : 'under way'}`,
+        };
       try {
         return await rerunUnderKey({ original, source: original }, from, key, bulkId);
       } catch (error) {
-        if (error instanceof ConflictError) return { status: 'skipped', reason: 'not_rerunnable', detail: error.message };
+        if (error instanceof ConflictError)
+          return { status: 'skipped', reason: 'not_rerunnable', detail: error.message };
         throw error;
       }
     },
@@ -365,8 +469,16 @@ export function createBulkRerunRunner(options: BulkRerunRunnerOptions) {
     const selection = options.service.selectionOf(filter);
     const from = row.fromMode as RerunFrom;
     const key = bulkRerunKey(row.id);
-    let cursor = row.cursorCreatedAt === null || row.cursorRunId === null ? undefined : { createdAt: row.cursorCreatedAt, runId: row.cursorRunId };
-    const progress = { processed: row.processed, started: row.started, skipped: row.skipped, skippedReasons: { ...(row.skippedReasons as Record<string, number>) } };
+    let cursor =
+      row.cursorCreatedAt === null || row.cursorRunId === null
+        ? undefined
+        : { createdAt: row.cursorCreatedAt, runId: row.cursorRunId };
+    const progress = {
+      processed: row.processed,
+      started: row.started,
+      skipped: row.skipped,
+      skippedReasons: { ...(row.skippedReasons as Record<string, number>) },
+    };
     try {
       while (!stopping) {
         const page = await options.reruns.pageSelection(selection, cursor, pageSize);
@@ -375,7 +487,9 @@ export function createBulkRerunRunner(options: BulkRerunRunnerOptions) {
           options.logger.info({ bulkRerunId: row.id, ...progress }, 'bulk re-run completed');
           return true;
         }
-        const outcomes = await mapBounded(page, concurrency, (original) => options.service.rerunOriginal(original, from, key, row.id));
+        const outcomes = await mapBounded(page, concurrency, (original) =>
+          options.service.rerunOriginal(original, from, key, row.id),
+        );
         for (const outcome of outcomes) {
           progress.processed++;
           if (outcome.status === 'skipped') {
@@ -396,7 +510,10 @@ export function createBulkRerunRunner(options: BulkRerunRunnerOptions) {
       return false;
     } catch (error) {
       // Temporal or Postgres away: give the lease back; a process picks it up again at the recorded cursor.
-      options.logger.warn({ bulkRerunId: row.id, err: error }, 'bulk re-run interrupted; it resumes from its last recorded page');
+      options.logger.warn(
+        { bulkRerunId: row.id, err: error },
+        'bulk re-run interrupted; it resumes from its last recorded page',
+      );
       await options.reruns.releaseBulk(row.id, owner).catch(() => undefined);
       return false;
     } finally {

@@ -55,7 +55,13 @@ export function toTaskRecord(row: TaskInstanceRow): TaskInstanceRecord {
   };
 }
 
-export function createRunService(deps: { runs: RunsRepository; client: Client; temporalUiUrl: string; namespace: string; reruns: RerunService }) {
+export function createRunService(deps: {
+  runs: RunsRepository;
+  client: Client;
+  temporalUiUrl: string;
+  namespace: string;
+  reruns: RerunService;
+}) {
   async function requireRun(runId: string): Promise<RunRow> {
     const row = await deps.runs.getRun(runId);
     if (row === undefined) throw new NotFoundError('run', runId);
@@ -109,7 +115,9 @@ export function createRunService(deps: { runs: RunsRepository; client: Client; t
       const row = await requireRun(runId);
       if (row.status !== 'running') return { run_id: runId, cancel_requested: false };
       try {
-        await deps.client.withDeadline(Date.now() + 5_000, () => deps.client.workflow.getHandle(row.workflowId).cancel());
+        await deps.client.withDeadline(Date.now() + 5_000, () =>
+          deps.client.workflow.getHandle(row.workflowId).cancel(),
+        );
       } catch (error) {
         // Already closed in Temporal (terminated, timed out): nothing to cancel; the run reconciler records its end.
         if (error instanceof WorkflowNotFoundError) return { run_id: runId, cancel_requested: false };

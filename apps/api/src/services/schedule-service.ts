@@ -46,7 +46,11 @@ async function withTemporal<T>(client: Client, deadlineMs: number, fn: () => Pro
  * own key, so a repeated backfill re-runs a fire time again only once its last
  * re-run has failed too.
  */
-async function rerunFailedFires(answer: BackfillResponse, runs: RunsRepository, reruns: RerunService): Promise<NonNullable<BackfillResponse['reruns']>> {
+async function rerunFailedFires(
+  answer: BackfillResponse,
+  runs: RunsRepository,
+  reruns: RerunService,
+): Promise<NonNullable<BackfillResponse['reruns']>> {
   const key = `backfill:${randomUUID()}`;
   const results: NonNullable<BackfillResponse['reruns']> = [];
   for (const fire of answer.fires) {
@@ -72,17 +76,27 @@ async function rerunFailedFires(answer: BackfillResponse, runs: RunsRepository, 
  * a request carries a deadline, so an unreachable Temporal makes a request
  * fail in seconds instead of hanging.
  */
-export function createScheduleService(deps: { manager: ScheduleManager; client: Client; runs?: RunsRepository; reruns?: RerunService }) {
+export function createScheduleService(deps: {
+  manager: ScheduleManager;
+  client: Client;
+  runs?: RunsRepository;
+  reruns?: RerunService;
+}) {
   const withDeadline = <T>(fn: () => Promise<T>): Promise<T> => withTemporal(deps.client, TEMPORAL_DEADLINE_MS, fn);
 
   return {
     describe: (activityId: string): Promise<ActivitySchedules> => withDeadline(() => deps.manager.describe(activityId)),
-    pause: (activityId: string, note: string | undefined): Promise<ActivitySchedules> => withDeadline(() => deps.manager.pause(activityId, note ?? null)),
-    resume: (activityId: string, note: string | undefined) => withDeadline(() => deps.manager.resume(activityId, note ?? null)),
+    pause: (activityId: string, note: string | undefined): Promise<ActivitySchedules> =>
+      withDeadline(() => deps.manager.pause(activityId, note ?? null)),
+    resume: (activityId: string, note: string | undefined) =>
+      withDeadline(() => deps.manager.resume(activityId, note ?? null)),
     /** `header` is the raw Idempotency-Key (quoted Structured Field string or bare token). */
     trigger: (activityId: string, header: string | undefined): Promise<TriggerNowResponse> => {
       const key = header === undefined ? undefined : parseIdempotencyKey(header);
-      if (key === '') throw new InvalidInputError('Idempotency-Key is empty', [{ path: 'headers.idempotency-key', message: 'must not be empty' }]);
+      if (key === '')
+        throw new InvalidInputError('Idempotency-Key is empty', [
+          { path: 'headers.idempotency-key', message: 'must not be empty' },
+        ]);
       return withDeadline(() => deps.manager.triggerNow(activityId, key));
     },
     backfill: (activityId: string, request: BackfillRequest): Promise<BackfillResponse> =>
@@ -143,21 +157,35 @@ function decodeFireCursor(cursor: string): { scheduledFor: Date; triggerIndex: n
  * logged, and the worker's periodic reconciliation creates or fixes the
  * schedule once Temporal answers.
  */
-export function createScheduleObserver(deps: { manager: ScheduleManager; client: Client; logger: () => Logger }): DefinitionObserver {
+export function createScheduleObserver(deps: {
+  manager: ScheduleManager;
+  client: Client;
+  logger: () => Logger;
+}): DefinitionObserver {
   const withDeadline = <T>(fn: () => Promise<T>): Promise<T> => withTemporal(deps.client, TEMPORAL_DEADLINE_MS, fn);
   return {
     async onChanged(row: DefinitionRow): Promise<void> {
       try {
         await withDeadline(() => deps.manager.sync(row));
       } catch (error) {
-        deps.logger().warn({ err: error, activityId: row.id }, 'could not update the schedules of this activity now; reconciliation will');
+        deps
+          .logger()
+          .warn(
+            { err: error, activityId: row.id },
+            'could not update the schedules of this activity now; reconciliation will',
+          );
       }
     },
     async onDeleted(row: DefinitionRow): Promise<void> {
       try {
         await withDeadline(() => deps.manager.remove(row));
       } catch (error) {
-        deps.logger().warn({ err: error, activityId: row.id }, 'could not delete the schedules of this activity now; reconciliation will');
+        deps
+          .logger()
+          .warn(
+            { err: error, activityId: row.id },
+            'could not delete the schedules of this activity now; reconciliation will',
+          );
       }
     },
   };

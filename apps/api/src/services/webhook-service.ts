@@ -51,7 +51,10 @@ export type WebhookSourceView = DistributiveOmit<WebhookSourceConfig, 'secret'> 
  * written), the secret sealed when a secret box is configured, and the hint
  * kept beside it so showing a source never needs the secret.
  */
-type StoredConfig = DistributiveOmit<WebhookSourceConfig, 'secret'> & { secret: string | SealedSecret; secret_hint: string | null };
+type StoredConfig = DistributiveOmit<WebhookSourceConfig, 'secret'> & {
+  secret: string | SealedSecret;
+  secret_hint: string | null;
+};
 
 /** Associated data for sealing: a sealed secret opens only on the row of the source it was sealed for. */
 const sealContext = (name: string): string => `activity-core:webhook-source:${name}`;
@@ -87,7 +90,8 @@ export function createWebhookService(deps: {
 }) {
   function seal(config: WebhookSourceConfig): StoredConfig {
     const secret_hint = config.secret.length >= HINT_MIN_LENGTH ? config.secret.slice(-4) : null;
-    const secret = deps.secretBox === undefined ? config.secret : deps.secretBox.seal(config.secret, sealContext(config.name));
+    const secret =
+      deps.secretBox === undefined ? config.secret : deps.secretBox.seal(config.secret, sealContext(config.name));
     return { ...config, secret, secret_hint };
   }
 
@@ -112,12 +116,16 @@ export function createWebhookService(deps: {
     let secret: string;
     if (isSealedSecret(stored.secret)) {
       if (deps.secretBox === undefined) {
-        throw new SecretBoxError(`the secret was sealed with key ${stored.secret.kid}, but WEBHOOK_SECRET_KEYS is not set`);
+        throw new SecretBoxError(
+          `the secret was sealed with key ${stored.secret.kid}, but WEBHOOK_SECRET_KEYS is not set`,
+        );
       }
       secret = deps.secretBox.open(stored.secret, sealContext(row.name));
     } else if (deps.secretBox !== undefined) {
       // Start-up seals every plaintext secret; one seen now was written by a process without the keys.
-      throw new PlaintextSecretError(`webhook source ${row.name} has a plaintext secret although WEBHOOK_SECRET_KEYS is set`);
+      throw new PlaintextSecretError(
+        `webhook source ${row.name} has a plaintext secret although WEBHOOK_SECRET_KEYS is set`,
+      );
     } else {
       secret = stored.secret;
     }
@@ -155,10 +163,21 @@ export function createWebhookService(deps: {
       status: 'duplicate',
       runs: found.routes
         .filter((route) => route.outcome === 'pending' || route.outcome === 'started' || route.outcome === 'duplicate')
-        .map((route) => ({ activity_id: route.activityId, activity_name: route.activityName, workflow_id: route.workflowId, run_id: route.runId, status: 'duplicate' as const })),
+        .map((route) => ({
+          activity_id: route.activityId,
+          activity_name: route.activityName,
+          workflow_id: route.workflowId,
+          run_id: route.runId,
+          status: 'duplicate' as const,
+        })),
       filtered: found.routes
         .filter((route) => route.outcome === 'filtered' || route.outcome === 'filter_error')
-        .map((route) => ({ activity_id: route.activityId, activity_name: route.activityName, status: route.outcome as 'filtered' | 'filter_error', detail: route.detail ?? '' })),
+        .map((route) => ({
+          activity_id: route.activityId,
+          activity_name: route.activityName,
+          status: route.outcome as 'filtered' | 'filter_error',
+          detail: route.detail ?? '',
+        })),
     };
   }
 
@@ -176,7 +195,8 @@ export function createWebhookService(deps: {
     const found = await deps.events.get(bare);
     if (found === undefined) return undefined;
     const { event } = found;
-    if (event.idOrigin !== 'delivery_id' || event.source !== envelope.source || event.credential !== null) return undefined;
+    if (event.idOrigin !== 'delivery_id' || event.source !== envelope.source || event.credential !== null)
+      return undefined;
     return await duplicateOf(bare);
   }
 
@@ -200,7 +220,9 @@ export function createWebhookService(deps: {
       assertRegistrable(config);
       const row = await deps.sources.insert(config.name, config.scheme, seal(config));
       if (row === undefined) {
-        throw new ConflictError(`a webhook source named ${config.name} already exists; PUT /v1/webhook-sources/${config.name} replaces it`);
+        throw new ConflictError(
+          `a webhook source named ${config.name} already exists; PUT /v1/webhook-sources/${config.name} replaces it`,
+        );
       }
       return view(row);
     },
@@ -232,21 +254,36 @@ export function createWebhookService(deps: {
           // Only if unchanged since read: a concurrent PUT wins.
           if (await deps.sources.replaceConfigIf(row.name, row.config, resealed)) {
             sealed.push(row.name);
-            deps.logger.warn({ source: row.name }, 'webhook source had a plaintext secret; sealed it with WEBHOOK_SECRET_KEYS');
+            deps.logger.warn(
+              { source: row.name },
+              'webhook source had a plaintext secret; sealed it with WEBHOOK_SECRET_KEYS',
+            );
           }
         }
         let config: WebhookSourceConfig;
         try {
-          config = WebhookSourceConfig.parse({ ...stored, secret: isSealedSecret(stored.secret) ? 'x'.repeat(64) : stored.secret, name: row.name });
+          config = WebhookSourceConfig.parse({
+            ...stored,
+            secret: isSealedSecret(stored.secret) ? 'x'.repeat(64) : stored.secret,
+            name: row.name,
+          });
         } catch (error) {
-          deps.logger.warn({ source: row.name, err: error }, 'stored webhook source config does not parse; its deliveries will fail');
+          deps.logger.warn(
+            { source: row.name, err: error },
+            'stored webhook source config does not parse; its deliveries will fail',
+          );
           continue;
         }
         // The secret's length can only be checked where it is readable.
-        const issues = storedSourceWarnings(config).filter((issue) => !(isSealedSecret(stored.secret) && issue.startsWith('secret:')));
+        const issues = storedSourceWarnings(config).filter(
+          (issue) => !(isSealedSecret(stored.secret) && issue.startsWith('secret:')),
+        );
         for (const issue of issues) {
           warnings.push(`${row.name}: ${issue}`);
-          deps.logger.warn({ source: row.name, issue }, 'stored webhook source would be refused at registration today; it keeps working until it is replaced');
+          deps.logger.warn(
+            { source: row.name, issue },
+            'stored webhook source would be refused at registration today; it keeps working until it is replaced',
+          );
         }
       }
       return { sealed, warnings };
@@ -271,7 +308,13 @@ export function createWebhookService(deps: {
      * @throws {WebhookPayloadError} authentic but unusable content (400)
      * @throws {RateLimitedError} a failing delivery from an address that failed too often, or a new delivery over the source's budget (429)
      */
-    async receive(name: string, headers: WebhookHeaders, rawBody: Buffer, receivedAt: Date, clientAddress = 'unknown'): Promise<EventAcceptedResponse> {
+    async receive(
+      name: string,
+      headers: WebhookHeaders,
+      rawBody: Buffer,
+      receivedAt: Date,
+      clientAddress = 'unknown',
+    ): Promise<EventAcceptedResponse> {
       const row = await catalog.get(name);
       let config: WebhookSourceConfig | undefined;
       let signedSha256: string;
@@ -281,7 +324,10 @@ export function createWebhookService(deps: {
             config = open(row);
           } catch (error) {
             if (error instanceof PlaintextSecretError) {
-              deps.logger.error({ source: name }, `${error.message}: refusing its deliveries; restart the API to seal it`);
+              deps.logger.error(
+                { source: name },
+                `${error.message}: refusing its deliveries; restart the API to seal it`,
+              );
               throw new UnavailableError('this source cannot verify deliveries right now; retry later', 60);
             }
             if (!(error instanceof SecretBoxError)) throw error;
@@ -298,7 +344,10 @@ export function createWebhookService(deps: {
       } catch (error) {
         if (!(error instanceof WebhookVerificationError)) throw error;
         // The reason is logged, never answered: the answer is the same for every refusal and for unknown sources.
-        deps.logger.info({ source: name, code: error.code, reason: error.message, clientAddress }, 'webhook delivery refused');
+        deps.logger.info(
+          { source: name, code: error.code, reason: error.message, clientAddress },
+          'webhook delivery refused',
+        );
         deps.limits?.unverified(clientAddress);
         throw unverifiedDelivery();
       }
@@ -307,16 +356,25 @@ export function createWebhookService(deps: {
 
       const extracted = extractEvent(source, headers, rawBody, receivedAt);
       const assigned = extracted.envelope.event_id === undefined;
-      const parsed = EventEnvelope.safeParse({ ...extracted.envelope, event_id: extracted.envelope.event_id ?? assignedEventId() });
+      const parsed = EventEnvelope.safeParse({
+        ...extracted.envelope,
+        event_id: extracted.envelope.event_id ?? assignedEventId(),
+      });
       if (!parsed.success) {
-        const issues: FieldIssue[] = parsed.error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message, code: issue.code }));
+        const issues: FieldIssue[] = parsed.error.issues.map((issue) => ({
+          path: formatPath(issue.path),
+          message: issue.message,
+          code: issue.code,
+        }));
         throw new InvalidInputError('the delivery does not make a valid event', issues);
       }
       const envelope = parsed.data;
       // Delivery ids are namespaced (wh:...) and never reserved; an assigned id is a UUID. Kept as a guard.
       const reserved = reservedEventIdReason(envelope.event_id);
       if (reserved !== undefined && !envelope.event_id.startsWith(WEBHOOK_EVENT_ID_PREFIX)) {
-        throw new InvalidInputError(`event id ${envelope.event_id} is reserved`, [{ path: 'event_id', message: reserved }]);
+        throw new InvalidInputError(`event id ${envelope.event_id} is reserved`, [
+          { path: 'event_id', message: reserved },
+        ]);
       }
       const idOrigin: EventIdOrigin = assigned ? 'assigned' : extracted.idOrigin;
 
@@ -333,15 +391,24 @@ export function createWebhookService(deps: {
           return original;
         }
         // The earlier delivery's event is not stored: still being accepted, or its request died.
-        const abandoned = await deps.sources.takeOverDelivery(name, signedSha256, claim.delivery.eventId, envelope.event_id, new Date(Date.now() - ABANDONED_CLAIM_MS));
-        if (!abandoned) throw new UnavailableError('a delivery with the same signed content is being accepted; retry later', 5);
+        const abandoned = await deps.sources.takeOverDelivery(
+          name,
+          signedSha256,
+          claim.delivery.eventId,
+          envelope.event_id,
+          new Date(Date.now() - ABANDONED_CLAIM_MS),
+        );
+        if (!abandoned)
+          throw new UnavailableError('a delivery with the same signed content is being accepted; retry later', 5);
       }
       if (claim.claimed && idOrigin === 'delivery_id') {
         const legacy = await legacyDuplicate(name, envelope);
         if (legacy !== undefined) {
           deps.limits?.repeated(clientAddress);
           // The bytes now point at the old event, so a replay under yet another id is its duplicate too.
-          await deps.sources.takeOverDelivery(name, signedSha256, envelope.event_id, legacy.event_id, new Date(Date.now() + 60_000)).catch(() => undefined);
+          await deps.sources
+            .takeOverDelivery(name, signedSha256, envelope.event_id, legacy.event_id, new Date(Date.now() + 60_000))
+            .catch(() => undefined);
           return legacy;
         }
       }

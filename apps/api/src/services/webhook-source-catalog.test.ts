@@ -53,7 +53,9 @@ describe('the webhook source catalog', () => {
   });
 
   test('custom event sources are reserved under the name of the source that stamps them', async () => {
-    const catalog = createWebhookSourceCatalog(store([row('partner', { event_source: 'partner-feed' }), row('github')]));
+    const catalog = createWebhookSourceCatalog(
+      store([row('partner', { event_source: 'partner-feed' }), row('github')]),
+    );
     expect(await catalog.reservedEventSources()).toEqual(new Map([['partner-feed', 'partner']]));
   });
 

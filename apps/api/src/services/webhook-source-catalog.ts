@@ -33,8 +33,13 @@ function indexSources(rows: readonly WebhookSourceRow[]): WebhookSourceSet {
   return { byName, reservedEventSources };
 }
 
-export function createWebhookSourceCatalog(sources: Pick<WebhookSourcesRepository, 'list' | 'currentVersion'>): WebhookSourceCatalog {
-  const cache = createVersionedCache({ currentVersion: () => sources.currentVersion(), load: async () => indexSources(await sources.list()) });
+export function createWebhookSourceCatalog(
+  sources: Pick<WebhookSourcesRepository, 'list' | 'currentVersion'>,
+): WebhookSourceCatalog {
+  const cache = createVersionedCache({
+    currentVersion: () => sources.currentVersion(),
+    load: async () => indexSources(await sources.list()),
+  });
   const current = async (): Promise<WebhookSourceSet> => (await cache.current()).value;
   return {
     current,

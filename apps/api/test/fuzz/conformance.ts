@@ -47,8 +47,19 @@ interface UnstatedRule {
 
 const ACTIVITY_WRITES = ['POST /v1/activities', 'PUT /v1/activities/{id}'];
 const SOURCE_WRITES = ['POST /v1/webhook-sources', 'PUT /v1/webhook-sources/{name}'];
-const LISTS = ['GET /v1/activities', 'GET /v1/runs', 'GET /v1/activities/{id}/fires', 'GET /v1/activities/{id}/versions'];
-const STORING = [...ACTIVITY_WRITES, ...SOURCE_WRITES, 'POST /v1/events', 'POST /v1/activities/{id}/schedules/pause', 'POST /v1/activities/{id}/schedules/resume'];
+const LISTS = [
+  'GET /v1/activities',
+  'GET /v1/runs',
+  'GET /v1/activities/{id}/fires',
+  'GET /v1/activities/{id}/versions',
+];
+const STORING = [
+  ...ACTIVITY_WRITES,
+  ...SOURCE_WRITES,
+  'POST /v1/events',
+  'POST /v1/activities/{id}/schedules/pause',
+  'POST /v1/activities/{id}/schedules/resume',
+];
 
 export const UNSTATED_RULES: readonly UnstatedRule[] = [
   {
@@ -58,8 +69,8 @@ export const UNSTATED_RULES: readonly UnstatedRule[] = [
     matches: ({ path }) => /^triggers\[\d+\]\.cron$/.test(path),
   },
   {
-    rule: 'a time zone is one the server\'s ICU data knows',
-    why: 'the set of zone names is the runtime\'s, not a fixed list',
+    rule: "a time zone is one the server's ICU data knows",
+    why: "the set of zone names is the runtime's, not a fixed list",
     operations: ACTIVITY_WRITES,
     matches: ({ path }) => /^triggers\[\d+\]\.timezone$/.test(path),
   },
@@ -67,13 +78,15 @@ export const UNSTATED_RULES: readonly UnstatedRule[] = [
     rule: 'the CEL expressions of a definition parse and type-check: trigger filters, cancel_on matches, the concurrency key',
     why: 'CEL is a grammar with types',
     operations: ACTIVITY_WRITES,
-    matches: ({ path }) => /^triggers\[\d+\]\.(?:filter|cancel_on\[\d+\]\.match)$/.test(path) || path === 'concurrency.key',
+    matches: ({ path }) =>
+      /^triggers\[\d+\]\.(?:filter|cancel_on\[\d+\]\.match)$/.test(path) || path === 'concurrency.key',
   },
   {
     rule: 'text holds no character Postgres cannot store (U+0000)',
     why: 'it holds for every string at any depth, free-form event data and http bodies included; the document says it once, in its description',
     operations: STORING,
-    matches: ({ message }, { detail }) => /cannot be stored|cannot store/.test(message) || /cannot be stored|cannot store/.test(detail),
+    matches: ({ message }, { detail }) =>
+      /cannot be stored|cannot store/.test(message) || /cannot be stored|cannot store/.test(detail),
   },
   {
     rule: 'a cursor is one a previous page of this list returned',
@@ -85,13 +98,16 @@ export const UNSTATED_RULES: readonly UnstatedRule[] = [
     rule: 'a backfill range ends after it starts and in the past, and trigger_index names a cron trigger of the activity',
     why: 'a comparison of two fields, the clock, and the stored activity',
     operations: ['POST /v1/activities/{id}/schedules/backfill'],
-    matches: ({ message }, { detail }) => /end is before start|past fire times only|is not a cron trigger of this activity/.test(`${message} ${detail}`),
+    matches: ({ message }, { detail }) =>
+      /end is before start|past fire times only|is not a cron trigger of this activity/.test(`${message} ${detail}`),
   },
   {
-    rule: 'a bulk re-run filter\'s range ends after it starts, starts in the past, spans at most 31 days, and selects at most the bulk limit of runs',
+    rule: "a bulk re-run filter's range ends after it starts, starts in the past, spans at most 31 days, and selects at most the bulk limit of runs",
     why: 'a comparison of two fields, the clock, and the stored runs',
     operations: ['POST /v1/runs/rerun'],
-    matches: ({ path, message }, { detail }) => (path === 'filter.to' && /must be after filter.from/.test(message)) || /filter spans more than|the filter selects \d+ runs/.test(`${message} ${detail}`),
+    matches: ({ path, message }, { detail }) =>
+      (path === 'filter.to' && /must be after filter.from/.test(message)) ||
+      /filter spans more than|the filter selects \d+ runs/.test(`${message} ${detail}`),
   },
   {
     rule: 'the name in a PUT body, when given, is the name in the path',
@@ -112,7 +128,7 @@ export const UNSTATED_RULES: readonly UnstatedRule[] = [
     matches: ({ path }) => path === 'headers.idempotency-key',
   },
   {
-    rule: 'in CloudEvents binary mode (ce-specversion present) ce-id, ce-source and ce-type are present and valid, and the body is the event\'s data: a JSON object',
+    rule: "in CloudEvents binary mode (ce-specversion present) ce-id, ce-source and ce-type are present and valid, and the body is the event's data: a JSON object",
     why: 'each header is its own parameter: JSON Schema cannot make one header require others, nor change what the body must be',
     operations: ['POST /v1/events'],
     // `data` is refused only in binary mode here: an envelope's or CloudEvent's own `data` is typed in the schema.
@@ -152,7 +168,9 @@ export function unstatedRulesBehind(interaction: RecordedInteraction): UnstatedR
 /** The checks that failed for one request and are not explained by UNSTATED_RULES. */
 export function unexplainedFailures(interaction: RecordedInteraction): RecordedInteraction['checks'] {
   return interaction.checks.filter(
-    (check) => check.status === 'failure' && !(check.name === 'positive_data_acceptance' && unstatedRulesBehind(interaction) !== undefined),
+    (check) =>
+      check.status === 'failure' &&
+      !(check.name === 'positive_data_acceptance' && unstatedRulesBehind(interaction) !== undefined),
   );
 }
 
@@ -160,7 +178,8 @@ export function unexplainedFailures(interaction: RecordedInteraction): RecordedI
 export function findingsOf(interactions: readonly RecordedInteraction[]): string[] {
   const findings = new Set<string>();
   for (const interaction of interactions) {
-    for (const check of unexplainedFailures(interaction)) findings.add(`${interaction.operation} — ${check.name}: ${(check.message ?? '').split('\n')[0]!.split(':')[0]}`);
+    for (const check of unexplainedFailures(interaction))
+      findings.add(`${interaction.operation} — ${check.name}: ${(check.message ?? '').split('\n')[0]!.split(':')[0]}`);
   }
   return [...findings].sort();
 }

@@ -5,7 +5,11 @@ import { join } from 'node:path';
 
 /** The schemathesis CLI: SCHEMATHESIS_PATH (set by `npm test`) or the virtualenv scripts/bootstrap.mjs installs. */
 export function findSchemathesis(root = process.cwd()): string | undefined {
-  const candidates = [process.env.SCHEMATHESIS_PATH, join(root, '.tools', 'venv', 'bin', 'schemathesis'), join(root, '.tools', 'venv', 'Scripts', 'schemathesis.exe')];
+  const candidates = [
+    process.env.SCHEMATHESIS_PATH,
+    join(root, '.tools', 'venv', 'bin', 'schemathesis'),
+    join(root, '.tools', 'venv', 'Scripts', 'schemathesis.exe'),
+  ];
   return candidates.find((path): path is string => path !== undefined && path !== '' && existsSync(path));
 }
 
@@ -20,9 +24,17 @@ export interface CliResult {
  * Runs a command without blocking the event loop: the API under test lives
  * in this very process and must keep answering while the fuzzer runs.
  */
-export function runCli(command: string, args: readonly string[], options: { cwd: string; timeoutMs: number; env?: NodeJS.ProcessEnv }): Promise<CliResult> {
+export function runCli(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; timeoutMs: number; env?: NodeJS.ProcessEnv },
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const chunks: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -93,15 +105,27 @@ export async function readNdjsonReport(path: string): Promise<FuzzReport> {
     if (kind === 'Initialize') report.seed = value.seed as number | undefined;
     if (kind === 'NonFatalError' || kind === 'FatalError') {
       const error = value.value as { type?: string; message?: string } | undefined;
-      report.errors.push(`${String(value.label ?? 'schemathesis')}: ${error?.type ?? 'error'}: ${error?.message ?? JSON.stringify(value).slice(0, 500)}`);
+      report.errors.push(
+        `${String(value.label ?? 'schemathesis')}: ${error?.type ?? 'error'}: ${error?.message ?? JSON.stringify(value).slice(0, 500)}`,
+      );
     }
     if (kind !== 'ScenarioFinished') continue;
-    const recorder = value.recorder as { label: string; interactions?: Record<string, RawInteraction>; checks?: Record<string, RawCheck[]> };
+    const recorder = value.recorder as {
+      label: string;
+      interactions?: Record<string, RawInteraction>;
+      checks?: Record<string, RawCheck[]>;
+    };
     for (const [caseId, raw] of Object.entries(recorder.interactions ?? {})) {
       const checks = (recorder.checks?.[caseId] ?? []).map((check) => ({
         name: check.name,
         status: check.status,
-        ...(check.failure_info?.failure ? { message: [check.failure_info.failure.title, check.failure_info.failure.message].filter(Boolean).join(': ') } : {}),
+        ...(check.failure_info?.failure
+          ? {
+              message: [check.failure_info.failure.title, check.failure_info.failure.message]
+                .filter(Boolean)
+                .join(': '),
+            }
+          : {}),
       }));
       const interaction: RecordedInteraction = {
         operation: recorder.label,
@@ -114,19 +138,23 @@ export async function readNdjsonReport(path: string): Promise<FuzzReport> {
         checks,
       };
       report.interactions.push(interaction);
-      if (interaction.status === undefined || checks.some((check) => check.status === 'failure')) report.failures.push(interaction);
+      if (interaction.status === undefined || checks.some((check) => check.status === 'failure'))
+        report.failures.push(interaction);
     }
   }
   return report;
 }
 
-const clip = (value: string | undefined, max = 400): string => (value === undefined ? '' : value.length > max ? `${value.slice(0, max)}… (${value.length} chars)` : value);
+const clip = (value: string | undefined, max = 400): string =>
+  value === undefined ? '' : value.length > max ? `${value.slice(0, max)}… (${value.length} chars)` : value;
 
 /** One failing request as a reader wants it: the operation, what was sent, what came back, and why it failed. */
 export function describeFailure(failure: RecordedInteraction, thrown: ReadonlyMap<string, string> = new Map()): string {
   const requestId = /"request_id"\s*:\s*"([^"]+)"/.exec(failure.responseBody ?? '')?.[1];
   const stack = requestId === undefined ? undefined : thrown.get(requestId);
-  const failed = failure.checks.filter((check) => check.status === 'failure').map((check) => `${check.name}${check.message ? ` (${check.message.replace(/\s+/g, ' ').trim()})` : ''}`);
+  const failed = failure.checks
+    .filter((check) => check.status === 'failure')
+    .map((check) => `${check.name}${check.message ? ` (${check.message.replace(/\s+/g, ' ').trim()})` : ''}`);
   return [
     `${failure.operation}: ${failure.status === undefined ? 'no response (timeout or connection error)' : `HTTP ${failure.status}`}${failure.elapsedSeconds === undefined ? '' : ` after ${failure.elapsedSeconds.toFixed(2)} s`}${failed.length > 0 ? ` — ${failed.join('; ')}` : ''}`,
     `  request:  ${failure.method} ${failure.uri}${failure.requestBody ? ` ${clip(failure.requestBody)}` : ''}`,
@@ -170,21 +198,32 @@ export async function fuzz(options: FuzzOptions): Promise<{ result: CliResult; r
       'run',
       options.schemaUrl,
       ...Object.entries(options.headers ?? {}).flatMap(([name, value]) => ['--header', `${name}: ${value}`]),
-      '--checks', (options.checks ?? ['not_a_server_error']).join(','),
-      '--max-response-time', String(options.maxResponseSeconds),
-      '--request-timeout', String(options.requestTimeoutSeconds),
-      '--phases', options.phases.join(','),
-      '--max-examples', String(options.maxExamples),
-      '--seed', String(options.seed),
+      '--checks',
+      (options.checks ?? ['not_a_server_error']).join(','),
+      '--max-response-time',
+      String(options.maxResponseSeconds),
+      '--request-timeout',
+      String(options.requestTimeoutSeconds),
+      '--phases',
+      options.phases.join(','),
+      '--max-examples',
+      String(options.maxExamples),
+      '--seed',
+      String(options.seed),
       '--no-shrink',
       '--continue-on-failure',
       // One worker: a stable request order for a given seed; and CPython 3.11's ast module, which
       // hypothesis uses to describe filters, fails intermittently across schemathesis's threads.
-      '--workers', '1',
-      '--generation-database', 'none',
-      '--suppress-health-check', 'all',
-      '--report', 'ndjson',
-      '--report-dir', reports,
+      '--workers',
+      '1',
+      '--generation-database',
+      'none',
+      '--suppress-health-check',
+      'all',
+      '--report',
+      'ndjson',
+      '--report-dir',
+      reports,
       '--no-color',
     ],
     // Its own directory: schemathesis must not pick up or leave files in the repository.

@@ -13,12 +13,20 @@ export interface SeededResources {
   skipped: string[];
 }
 
-export async function seedResources(server: FastifyInstance, headers: Record<string, string>): Promise<SeededResources> {
+export async function seedResources(
+  server: FastifyInstance,
+  headers: Record<string, string>,
+): Promise<SeededResources> {
   const values: Record<string, string[]> = { id: [], activity_id: [], run_id: [], event_id: [], name: [], source: [] };
   const skipped: string[] = [];
-  const call = async (method: 'POST' | 'GET', url: string, payload?: object): Promise<Record<string, unknown> | undefined> => {
+  const call = async (
+    method: 'POST' | 'GET',
+    url: string,
+    payload?: object,
+  ): Promise<Record<string, unknown> | undefined> => {
     const response = await server.inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) });
-    if (response.statusCode >= 500) throw new Error(`seeding ${method} ${url} answered ${response.statusCode}: ${response.body}`);
+    if (response.statusCode >= 500)
+      throw new Error(`seeding ${method} ${url} answered ${response.statusCode}: ${response.body}`);
     if (response.statusCode >= 400) {
       skipped.push(`${method} ${url} → ${response.statusCode}: ${response.body.slice(0, 300)}`);
       return undefined;
@@ -41,9 +49,16 @@ export async function seedResources(server: FastifyInstance, headers: Record<str
     values.activity_id!.push(activityId);
   }
 
-  const accepted = await call('POST', '/v1/events', { event_id: 'fuzz-seeded-1', event_type: 'fuzz.seeded', source: 'fuzz', occurred_at: new Date().toISOString(), data: { n: 1 } });
+  const accepted = await call('POST', '/v1/events', {
+    event_id: 'fuzz-seeded-1',
+    event_type: 'fuzz.seeded',
+    source: 'fuzz',
+    occurred_at: new Date().toISOString(),
+    data: { n: 1 },
+  });
   if (accepted !== undefined) values.event_id!.push(String(accepted.event_id));
-  for (const run of (accepted?.runs as Array<{ run_id?: unknown }> | undefined) ?? []) if (typeof run.run_id === 'string') values.run_id!.push(run.run_id);
+  for (const run of (accepted?.runs as Array<{ run_id?: unknown }> | undefined) ?? [])
+    if (typeof run.run_id === 'string') values.run_id!.push(run.run_id);
 
   if (activityId !== undefined) {
     const triggered = await call('POST', `/v1/activities/${activityId}/schedules/trigger`);
@@ -53,7 +68,11 @@ export async function seedResources(server: FastifyInstance, headers: Record<str
   // Run rows are written as the worker starts the runs; wait for them (best effort) so the ids resolve.
   const deadline = Date.now() + 30_000;
   while (values.run_id!.length > 0 && Date.now() < deadline) {
-    const found = await Promise.all(values.run_id!.map(async (runId) => (await server.inject({ method: 'GET', url: `/v1/runs/${runId}`, headers })).statusCode === 200));
+    const found = await Promise.all(
+      values.run_id!.map(
+        async (runId) => (await server.inject({ method: 'GET', url: `/v1/runs/${runId}`, headers })).statusCode === 200,
+      ),
+    );
     if (found.every(Boolean)) break;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -83,13 +102,17 @@ export interface DocumentedOperation {
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options']);
 
 /** Every operation of an OpenAPI document. */
-export function documentedOperations(document: { paths?: Record<string, Record<string, unknown>> }): DocumentedOperation[] {
+export function documentedOperations(document: {
+  paths?: Record<string, Record<string, unknown>>;
+}): DocumentedOperation[] {
   return Object.entries(document.paths ?? {}).flatMap(([path, item]) =>
     Object.entries(item)
       .filter(([method]) => METHODS.has(method))
       .map(([method, operation]) => ({
         name: `${method.toUpperCase()} ${path}`,
-        parameters: ((operation as { parameters?: { in: string; name: string }[] }).parameters ?? []).map((parameter) => ({ in: parameter.in, name: parameter.name })),
+        parameters: ((operation as { parameters?: { in: string; name: string }[] }).parameters ?? []).map(
+          (parameter) => ({ in: parameter.in, name: parameter.name }),
+        ),
       })),
   );
 }
@@ -110,7 +133,10 @@ export function schemathesisConfig(operations: readonly DocumentedOperation[], s
   }
   for (const operation of operations) {
     if (operation.name.startsWith('DELETE ')) continue;
-    const bound = operation.parameters.filter((parameter) => (parameter.in === 'path' || parameter.in === 'query') && seeded.values[parameter.name] !== undefined);
+    const bound = operation.parameters.filter(
+      (parameter) =>
+        (parameter.in === 'path' || parameter.in === 'query') && seeded.values[parameter.name] !== undefined,
+    );
     if (bound.length === 0) continue;
     lines.push(
       '[[operations]]',

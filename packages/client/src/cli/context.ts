@@ -26,6 +26,7 @@ export function describeError(error: unknown, baseUrl: string): string {
     if (error.request_id !== undefined && error.status >= 500) lines.push(`  request id ${error.request_id}`);
     return lines.join('\n');
   }
-  if (error instanceof ActivityCoreNetworkError) return `cannot reach the API at ${baseUrl}: ${error.message} (set --url or ACTIVITY_CORE_URL)`;
+  if (error instanceof ActivityCoreNetworkError)
+    return `cannot reach the API at ${baseUrl}: ${error.message} (set --url or ACTIVITY_CORE_URL)`;
   return error instanceof Error ? error.message : String(error);
 }

@@ -1,7 +1,6 @@
 /** Every word of `--help`. Kept beside the parser so options cannot be added without their help. */
 import { MAX_BULK_RERUN_RANGE_DAYS, MAX_BULK_RERUN_RUNS, RunStatus, TriggerType } from '@activity-core/contracts';
 
-
 export const EXIT = {
   /** Done; for `apply --dry-run`: nothing would change. */
   ok: 0,

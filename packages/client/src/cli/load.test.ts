@@ -32,14 +32,25 @@ describe('paths', () => {
   });
 
   test('an issue prints as file:line:column: path: message, leaving out what is unknown', () => {
-    expect(formatIssue({ file: 'a.yaml', position: { line: 3, column: 5 }, path: 'tasks[0]', message: 'bad' })).toBe('a.yaml:3:5: tasks[0]: bad');
-    expect(formatIssue({ file: 'a.yaml', path: '', message: 'no such file or directory' })).toBe('a.yaml: no such file or directory');
+    expect(formatIssue({ file: 'a.yaml', position: { line: 3, column: 5 }, path: 'tasks[0]', message: 'bad' })).toBe(
+      'a.yaml:3:5: tasks[0]: bad',
+    );
+    expect(formatIssue({ file: 'a.yaml', path: '', message: 'no such file or directory' })).toBe(
+      'a.yaml: no such file or directory',
+    );
   });
 });
 
 describe('finding files', () => {
   test('directories are searched recursively for .yaml, .yml and .json in name order, skipping hidden entries and other files', async () => {
-    const root = await files({ 'b.yml': '', 'a/z.json': '', 'a/y.yaml': '', 'notes.md': '', '.git/x.yaml': '', '.hidden.yaml': '' });
+    const root = await files({
+      'b.yml': '',
+      'a/z.json': '',
+      'a/y.yaml': '',
+      'notes.md': '',
+      '.git/x.yaml': '',
+      '.hidden.yaml': '',
+    });
     const found = await expandInputs(['.'], root);
     expect(found).toEqual({ files: ['a/y.yaml', 'a/z.json', 'b.yml'], issues: [] });
   });
@@ -48,7 +59,10 @@ describe('finding files', () => {
     const root = await files({ 'empty/readme.txt': '' });
     const found = await expandInputs(['nope.yaml', 'empty'], root);
     expect(found.files).toEqual([]);
-    expect(found.issues.map((issue) => `${issue.file}: ${issue.message}`)).toEqual(['nope.yaml: no such file or directory', 'empty: the directory holds no .yaml, .yml or .json files']);
+    expect(found.issues.map((issue) => `${issue.file}: ${issue.message}`)).toEqual([
+      'nope.yaml: no such file or directory',
+      'empty: the directory holds no .yaml, .yml or .json files',
+    ]);
   });
 
   test('a file named twice is read once', async () => {
@@ -60,20 +74,35 @@ describe('finding files', () => {
 describe('reading definitions', () => {
   test('YAML documents, lists of definitions and JSON arrays each give definitions with defaults applied and their position', async () => {
     const root = await files({
-      'one.yaml': 'name: one\ntasks:\n  - type: noop\n---\n- name: two\n  tasks: [{ type: noop }]\n- name: three\n  tasks: [{ type: noop }]\n---\n',
-      'more.json': JSON.stringify([{ name: 'four', triggers: [{ type: 'cron', cron: '0 9 * * *' }], tasks: [{ type: 'noop' }] }], null, 2),
+      'one.yaml':
+        'name: one\ntasks:\n  - type: noop\n---\n- name: two\n  tasks: [{ type: noop }]\n- name: three\n  tasks: [{ type: noop }]\n---\n',
+      'more.json': JSON.stringify(
+        [{ name: 'four', triggers: [{ type: 'cron', cron: '0 9 * * *' }], tasks: [{ type: 'noop' }] }],
+        null,
+        2,
+      ),
     });
     const loaded = await loadDefinitions(['.'], root);
     expect(loaded.issues).toEqual([]);
-    expect(loaded.definitions.map((definition) => [definition.name, definition.file, definition.position?.line])).toEqual([
+    expect(
+      loaded.definitions.map((definition) => [definition.name, definition.file, definition.position?.line]),
+    ).toEqual([
       ['four', 'more.json', 2],
       ['one', 'one.yaml', 1],
       ['two', 'one.yaml', 5],
       ['three', 'one.yaml', 7],
     ]);
     const four = loaded.definitions[0]!;
-    expect(four.source).toEqual({ name: 'four', triggers: [{ type: 'cron', cron: '0 9 * * *' }], tasks: [{ type: 'noop' }] });
-    expect(four.definition).toMatchObject({ enabled: true, dedupe_key_strategy: 'skip', triggers: [{ timezone: 'UTC', misfire_policy: 'skip', max_catchup: 10 }] });
+    expect(four.source).toEqual({
+      name: 'four',
+      triggers: [{ type: 'cron', cron: '0 9 * * *' }],
+      tasks: [{ type: 'noop' }],
+    });
+    expect(four.definition).toMatchObject({
+      enabled: true,
+      dedupe_key_strategy: 'skip',
+      triggers: [{ timezone: 'UTC', misfire_policy: 'skip', max_catchup: 10 }],
+    });
   });
 
   test('each schema problem names file, line and column of the offending value, field path and message', async () => {
@@ -107,7 +136,10 @@ describe('reading definitions', () => {
       'broken.json': '{ "name": ',
     });
     const loaded = await loadDefinitions(['bad.json', 'broken.json'], root);
-    expect(loaded.issues.map(formatIssue)).toEqual([expect.stringMatching(/^bad\.json:3:\d+: tasks\[0\]\.type: /), expect.stringMatching(/^broken\.json: not valid JSON: /)]);
+    expect(loaded.issues.map(formatIssue)).toEqual([
+      expect.stringMatching(/^bad\.json:3:\d+: tasks\[0\]\.type: /),
+      expect.stringMatching(/^broken\.json: not valid JSON: /),
+    ]);
   });
 
   test('YAML syntax errors, non-mapping documents and duplicate names are issues with positions', async () => {
@@ -119,6 +151,8 @@ describe('reading definitions', () => {
     const printed = loaded.issues.map(formatIssue);
     expect(printed).toContainEqual('b.yaml:1:1: expected a definition (a mapping) or a list of definitions');
     expect(printed).toContainEqual(expect.stringMatching(/^b\.yaml:\d+:\d+: \S/));
-    expect(printed).toContainEqual('b.yaml:3:7: name: "same" is defined twice; first at a.yaml:1 (names are the key: one definition per name)');
+    expect(printed).toContainEqual(
+      'b.yaml:3:7: name: "same" is defined twice; first at a.yaml:1 (names are the key: one definition per name)',
+    );
   });
 });

@@ -69,12 +69,16 @@ export function parsePath(path: string): Array<string | number> {
 
 /** `file:line:column: path: message`, the shape editors and CI annotate. */
 export function formatIssue(issue: DefinitionIssue): string {
-  const where = issue.position === undefined ? issue.file : `${issue.file}:${issue.position.line}:${issue.position.column}`;
+  const where =
+    issue.position === undefined ? issue.file : `${issue.file}:${issue.position.line}:${issue.position.column}`;
   return issue.path === '' ? `${where}: ${issue.message}` : `${where}: ${issue.path}: ${issue.message}`;
 }
 
 /** Files to read for `-f` arguments: files as given, directories searched recursively for .yaml/.yml/.json (hidden entries skipped), sorted. */
-export async function expandInputs(inputs: readonly string[], cwd: string): Promise<{ files: string[]; issues: DefinitionIssue[] }> {
+export async function expandInputs(
+  inputs: readonly string[],
+  cwd: string,
+): Promise<{ files: string[]; issues: DefinitionIssue[] }> {
   const files: string[] = [];
   const issues: DefinitionIssue[] = [];
   const display = (absolute: string): string => {
@@ -103,7 +107,8 @@ export async function expandInputs(inputs: readonly string[], cwd: string): Prom
     }
     if (info.isDirectory()) {
       const inside = await walk(absolute);
-      if (inside.length === 0) issues.push({ file: input, path: '', message: 'the directory holds no .yaml, .yml or .json files' });
+      if (inside.length === 0)
+        issues.push({ file: input, path: '', message: 'the directory holds no .yaml, .yml or .json files' });
       files.push(...inside.map(display));
     } else {
       files.push(display(absolute));
@@ -161,7 +166,12 @@ function parseYamlFile(file: string, text: string, issues: DefinitionIssue[]): R
     if (document.errors.length > 0) {
       for (const error of document.errors) {
         const { line, col } = lines.linePos(error.pos[0]);
-        issues.push({ file, position: { line, column: col }, path: '', message: error.message.split('\n')[0] ?? error.message });
+        issues.push({
+          file,
+          position: { line, column: col },
+          path: '',
+          message: error.message.split('\n')[0] ?? error.message,
+        });
       }
       continue;
     }
@@ -169,11 +179,18 @@ function parseYamlFile(file: string, text: string, issues: DefinitionIssue[]): R
     if (value === null || value === undefined) continue; // an empty document, e.g. after a trailing ---
     const where = yamlLocator(document, lines, []);
     if (isSeq(document.contents)) {
-      (value as unknown[]).forEach((item, index) => found.push({ value: item, label: `[${index}]`, locate: yamlLocator(document, lines, [index]) }));
+      (value as unknown[]).forEach((item, index) =>
+        found.push({ value: item, label: `[${index}]`, locate: yamlLocator(document, lines, [index]) }),
+      );
     } else if (isMap(document.contents)) {
       found.push({ value, label: '', locate: where });
     } else {
-      issues.push({ file, position: where([]), path: '', message: 'expected a definition (a mapping) or a list of definitions' });
+      issues.push({
+        file,
+        position: where([]),
+        path: '',
+        message: 'expected a definition (a mapping) or a list of definitions',
+      });
     }
   }
   return found;
@@ -190,8 +207,10 @@ function parseJsonFile(file: string, text: string, issues: DefinitionIssue[]): R
   // JSON is YAML 1.2 too: its parser gives positions. When it cannot (e.g. tab indentation), issues have no line.
   const lines = new LineCounter();
   const document = parseDocument(text, { lineCounter: lines });
-  const locator = (prefix: ReadonlyArray<string | number>): Locator => (document.errors.length > 0 ? () => undefined : yamlLocator(document, lines, prefix));
-  if (Array.isArray(value)) return value.map((item, index) => ({ value: item, label: `[${index}]`, locate: locator([index]) }));
+  const locator = (prefix: ReadonlyArray<string | number>): Locator =>
+    document.errors.length > 0 ? () => undefined : yamlLocator(document, lines, prefix);
+  if (Array.isArray(value))
+    return value.map((item, index) => ({ value: item, label: `[${index}]`, locate: locator([index]) }));
   if (typeof value === 'object' && value !== null) return [{ value, label: '', locate: locator([]) }];
   issues.push({ file, path: '', message: 'expected a definition (an object) or an array of definitions' });
   return [];
@@ -209,11 +228,17 @@ export async function loadDefinitions(inputs: readonly string[], cwd: string): P
       issues.push({ file, path: '', message: `cannot be read: ${(error as Error).message}` });
       continue;
     }
-    const raws = extname(file).toLowerCase() === '.json' ? parseJsonFile(file, text, issues) : parseYamlFile(file, text, issues);
+    const raws =
+      extname(file).toLowerCase() === '.json' ? parseJsonFile(file, text, issues) : parseYamlFile(file, text, issues);
     for (const raw of raws) {
       const position = raw.locate([]);
       if (typeof raw.value !== 'object' || raw.value === null || Array.isArray(raw.value)) {
-        issues.push({ file, position, path: raw.label, message: 'expected a definition (a mapping of name, triggers, tasks, …)' });
+        issues.push({
+          file,
+          position,
+          path: raw.label,
+          message: 'expected a definition (a mapping of name, triggers, tasks, …)',
+        });
         continue;
       }
       const parsed = ActivityDefinition.safeParse(raw.value);
@@ -222,7 +247,12 @@ export async function loadDefinitions(inputs: readonly string[], cwd: string): P
           const path = issue.path.filter((segment): segment is string | number => typeof segment !== 'symbol');
           // An unknown key is reported on its object; point at the key itself.
           const keys = issue.code === 'unrecognized_keys' ? issue.keys : [];
-          issues.push({ file, position: keys.length > 0 ? raw.locate([...path, keys[0]!], { key: true }) : raw.locate(path), path: formatPath([...(raw.label ? [raw.label] : []), ...path]), message: issue.message });
+          issues.push({
+            file,
+            position: keys.length > 0 ? raw.locate([...path, keys[0]!], { key: true }) : raw.locate(path),
+            path: formatPath([...(raw.label ? [raw.label] : []), ...path]),
+            message: issue.message,
+          });
         }
         continue;
       }
@@ -244,7 +274,12 @@ export async function loadDefinitions(inputs: readonly string[], cwd: string): P
       continue;
     }
     const at = first.position === undefined ? first.file : `${first.file}:${first.position.line}`;
-    issues.push({ file: definition.file, position: definition.locate(['name']), path: 'name', message: `"${definition.name}" is defined twice; first at ${at} (names are the key: one definition per name)` });
+    issues.push({
+      file: definition.file,
+      position: definition.locate(['name']),
+      path: 'name',
+      message: `"${definition.name}" is defined twice; first at ${at} (names are the key: one definition per name)`,
+    });
   }
   return { definitions, issues, files };
 }

@@ -19,8 +19,16 @@ export interface Style {
   cyan(text: string): string;
 }
 
-const sgr = (open: number, close: number) => (enabled: boolean) => (text: string) => (enabled ? `\u001b[${open}m${text}\u001b[${close}m` : text);
-const codes = { bold: sgr(1, 22), dim: sgr(2, 22), red: sgr(31, 39), green: sgr(32, 39), yellow: sgr(33, 39), cyan: sgr(36, 39) };
+const sgr = (open: number, close: number) => (enabled: boolean) => (text: string) =>
+  enabled ? `\u001b[${open}m${text}\u001b[${close}m` : text;
+const codes = {
+  bold: sgr(1, 22),
+  dim: sgr(2, 22),
+  red: sgr(31, 39),
+  green: sgr(32, 39),
+  yellow: sgr(33, 39),
+  cyan: sgr(36, 39),
+};
 
 export function createStyle(enabled: boolean): Style {
   return {
@@ -35,7 +43,11 @@ export function createStyle(enabled: boolean): Style {
 }
 
 /** https://no-color.org: any non-empty NO_COLOR turns colours off. */
-export function colourWanted(stream: OutputStream, env: Readonly<Record<string, string | undefined>>, noColorFlag: boolean): boolean {
+export function colourWanted(
+  stream: OutputStream,
+  env: Readonly<Record<string, string | undefined>>,
+  noColorFlag: boolean,
+): boolean {
   return stream.isTTY === true && !noColorFlag && (env.NO_COLOR === undefined || env.NO_COLOR === '');
 }
 
@@ -67,10 +79,14 @@ const visibleLength = (text: string): number => text.replace(ANSI, '').length;
 
 /** Columns padded to their widest cell; the last column is not padded. */
 export function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>, style: Style): string {
-  const widths = header.map((title, column) => Math.max(visibleLength(title), ...rows.map((row) => visibleLength(row[column] ?? ''))));
+  const widths = header.map((title, column) =>
+    Math.max(visibleLength(title), ...rows.map((row) => visibleLength(row[column] ?? ''))),
+  );
   const line = (cells: readonly string[]): string =>
     cells
-      .map((cell, column) => (column === cells.length - 1 ? cell : cell + ' '.repeat((widths[column] ?? 0) - visibleLength(cell))))
+      .map((cell, column) =>
+        column === cells.length - 1 ? cell : cell + ' '.repeat((widths[column] ?? 0) - visibleLength(cell)),
+      )
       .join('  ')
       .trimEnd();
   return [style.bold(line(header)), ...rows.map(line)].join('\n') + '\n';

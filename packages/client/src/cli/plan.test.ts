@@ -10,7 +10,15 @@ function desired(source: ActivityDefinitionInput, file = 'defs.yaml'): LoadedDef
 
 function live(source: ActivityDefinitionInput, version = 1): ActivityRecord {
   const definition = ActivityDefinition.parse(source);
-  return { id: `00000000-0000-4000-8000-${String(version).padStart(12, '0')}`, name: definition.name, version, enabled: definition.enabled, definition, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' };
+  return {
+    id: `00000000-0000-4000-8000-${String(version).padStart(12, '0')}`,
+    name: definition.name,
+    version,
+    enabled: definition.enabled,
+    definition,
+    created_at: '2026-01-01T00:00:00.000Z',
+    updated_at: '2026-01-01T00:00:00.000Z',
+  };
 }
 
 const noop = { name: 'a', tasks: [{ type: 'noop' as const }] };
@@ -20,7 +28,11 @@ describe('field diffs', () => {
     expect(
       diffValues(
         { name: 'a', tasks: [{ type: 'http', config: { url: 'https://x', headers: {} } }], retry: { max_attempts: 3 } },
-        { name: 'a', tasks: [{ type: 'http', config: { url: 'https://y', headers: { k: 'v' } } }, { type: 'noop' }], description: 'd' },
+        {
+          name: 'a',
+          tasks: [{ type: 'http', config: { url: 'https://y', headers: { k: 'v' } } }, { type: 'noop' }],
+          description: 'd',
+        },
       ),
     ).toEqual([
       { path: 'description', kind: 'added', after: 'd' },
@@ -36,7 +48,9 @@ describe('field diffs', () => {
   });
 
   test('a value that changes type is one change', () => {
-    expect(diffValues({ body: { a: 1 } }, { body: [1] })).toEqual([{ path: 'body', kind: 'changed', before: { a: 1 }, after: [1] }]);
+    expect(diffValues({ body: { a: 1 } }, { body: [1] })).toEqual([
+      { path: 'body', kind: 'changed', before: { a: 1 }, after: [1] },
+    ]);
     expect(diffValues(1, 2)).toEqual([{ path: '', kind: 'changed', before: 1, after: 2 }]);
   });
 });
@@ -44,14 +58,25 @@ describe('field diffs', () => {
 describe('the plan', () => {
   test('a definition equal to the live one after defaults is unchanged, whatever the file leaves to defaults', () => {
     const written = { name: 'a', tasks: [{ type: 'noop' as const }] };
-    const stored = { name: 'a', enabled: true, triggers: [], tasks: [{ type: 'noop' as const, config: {}, continue_on_failure: false }] };
+    const stored = {
+      name: 'a',
+      enabled: true,
+      triggers: [],
+      tasks: [{ type: 'noop' as const, config: {}, continue_on_failure: false }],
+    };
     expect(sameDefinition(live(stored).definition, desired(written).definition)).toBe(true);
-    expect(planChanges([desired(written)], [live(stored)], { prune: false }).map((change) => change.kind)).toEqual(['unchanged']);
+    expect(planChanges([desired(written)], [live(stored)], { prune: false }).map((change) => change.kind)).toEqual([
+      'unchanged',
+    ]);
   });
 
   test('names decide create, update and unchanged; updates carry their field diff', () => {
     const changes = planChanges(
-      [desired({ ...noop, name: 'new' }), desired({ ...noop, name: 'changed', description: 'now' }), desired({ ...noop, name: 'same' })],
+      [
+        desired({ ...noop, name: 'new' }),
+        desired({ ...noop, name: 'changed', description: 'now' }),
+        desired({ ...noop, name: 'same' }),
+      ],
       [live({ ...noop, name: 'changed' }, 4), live({ ...noop, name: 'same' })],
       { prune: false },
     );
@@ -73,14 +98,26 @@ describe('the plan', () => {
   });
 
   test('prune deletes the live activities no file names, in name order, only under the prefix when one is given', () => {
-    const liveOnes = [live(noop), live({ ...noop, name: 'team-z' }), live({ ...noop, name: 'team-b' }), live({ ...noop, name: 'other' })];
-    expect(planChanges([desired(noop)], liveOnes, { prune: true }).map((change) => [change.kind, change.name])).toEqual([
-      ['unchanged', 'a'],
-      ['delete', 'other'],
-      ['delete', 'team-b'],
-      ['delete', 'team-z'],
-    ]);
-    expect(planChanges([desired(noop)], liveOnes, { prune: true, prunePrefix: 'team-' }).map((change) => [change.kind, change.name])).toEqual([
+    const liveOnes = [
+      live(noop),
+      live({ ...noop, name: 'team-z' }),
+      live({ ...noop, name: 'team-b' }),
+      live({ ...noop, name: 'other' }),
+    ];
+    expect(planChanges([desired(noop)], liveOnes, { prune: true }).map((change) => [change.kind, change.name])).toEqual(
+      [
+        ['unchanged', 'a'],
+        ['delete', 'other'],
+        ['delete', 'team-b'],
+        ['delete', 'team-z'],
+      ],
+    );
+    expect(
+      planChanges([desired(noop)], liveOnes, { prune: true, prunePrefix: 'team-' }).map((change) => [
+        change.kind,
+        change.name,
+      ]),
+    ).toEqual([
       ['unchanged', 'a'],
       ['delete', 'team-b'],
       ['delete', 'team-z'],
@@ -89,6 +126,9 @@ describe('the plan', () => {
 
   test('disabling an activity in its file is an update of enabled', () => {
     const changes = planChanges([desired({ ...noop, enabled: false })], [live(noop)], { prune: false });
-    expect(changes[0]).toMatchObject({ kind: 'update', fields: [{ path: 'enabled', kind: 'changed', before: true, after: false }] });
+    expect(changes[0]).toMatchObject({
+      kind: 'update',
+      fields: [{ path: 'enabled', kind: 'changed', before: true, after: false }],
+    });
   });
 });

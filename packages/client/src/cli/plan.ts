@@ -50,13 +50,17 @@ export function diffValues(before: unknown, after: unknown, path: Array<string |
   if (Array.isArray(before) && Array.isArray(after)) {
     const changes: FieldChange[] = [];
     for (let index = 0; index < Math.max(before.length, after.length); index++) {
-      if (index >= before.length) changes.push({ path: formatPath([...path, index]), kind: 'added', after: after[index] });
-      else if (index >= after.length) changes.push({ path: formatPath([...path, index]), kind: 'removed', before: before[index] });
+      if (index >= before.length)
+        changes.push({ path: formatPath([...path, index]), kind: 'added', after: after[index] });
+      else if (index >= after.length)
+        changes.push({ path: formatPath([...path, index]), kind: 'removed', before: before[index] });
       else changes.push(...diffValues(before[index], after[index], [...path, index]));
     }
     return changes;
   }
-  return canonicalJson(before) === canonicalJson(after) ? [] : [{ path: formatPath(path), kind: 'changed', before, after }];
+  return canonicalJson(before) === canonicalJson(after)
+    ? []
+    : [{ path: formatPath(path), kind: 'changed', before, after }];
 }
 
 /** The server's equality: what makes a PUT a no-op. */
@@ -68,18 +72,31 @@ export function sameDefinition(a: unknown, b: unknown): boolean {
  * One change per name: the files' definitions in file order, then (with
  * prune) deletions in name order.
  */
-export function planChanges(desired: readonly LoadedDefinition[], live: readonly ActivityRecord[], options: PlanOptions): Change[] {
+export function planChanges(
+  desired: readonly LoadedDefinition[],
+  live: readonly ActivityRecord[],
+  options: PlanOptions,
+): Change[] {
   const liveByName = new Map(live.map((record) => [record.name, record]));
   const changes: Change[] = desired.map((definition): Change => {
     const record = liveByName.get(definition.name);
     if (record === undefined) return { kind: 'create', name: definition.name, desired: definition };
-    if (sameDefinition(record.definition, definition.definition)) return { kind: 'unchanged', name: definition.name, desired: definition, live: record };
-    return { kind: 'update', name: definition.name, desired: definition, live: record, fields: diffValues(record.definition, definition.definition) };
+    if (sameDefinition(record.definition, definition.definition))
+      return { kind: 'unchanged', name: definition.name, desired: definition, live: record };
+    return {
+      kind: 'update',
+      name: definition.name,
+      desired: definition,
+      live: record,
+      fields: diffValues(record.definition, definition.definition),
+    };
   });
   if (options.prune) {
     const wanted = new Set(desired.map((definition) => definition.name));
     const prefix = options.prunePrefix ?? '';
-    const doomed = live.filter((record) => !wanted.has(record.name) && record.name.startsWith(prefix)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const doomed = live
+      .filter((record) => !wanted.has(record.name) && record.name.startsWith(prefix))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     changes.push(...doomed.map((record): Change => ({ kind: 'delete', name: record.name, live: record })));
   }
   return changes;

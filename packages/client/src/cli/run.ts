@@ -59,14 +59,28 @@ const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
   list: ['enabled', 'output'],
   runs: ['activity', 'status', 'trigger', 'event', 'limit', 'output'],
   explain: ['activity', 'output'],
-  rerun: ['from', 'to', 'rerun-from', 'activity', 'status', 'trigger', 'idempotency-key', 'bulk', 'dry-run', 'wait', 'output'],
+  rerun: [
+    'from',
+    'to',
+    'rerun-from',
+    'activity',
+    'status',
+    'trigger',
+    'idempotency-key',
+    'bulk',
+    'dry-run',
+    'wait',
+    'output',
+  ],
   help: [],
 };
 
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const errStyle = createStyle(colourWanted(io.stderr, io.env, argv.includes('--no-color')));
   const usage = (message: string, command?: string): number => {
-    io.stderr.write(`${errStyle.red('error')} ${message}\n${errStyle.dim(`see: activity-core ${command === undefined ? '' : `${command} `}--help`)}\n`);
+    io.stderr.write(
+      `${errStyle.red('error')} ${message}\n${errStyle.dim(`see: activity-core ${command === undefined ? '' : `${command} `}--help`)}\n`,
+    );
     return EXIT.usage;
   };
 
@@ -96,7 +110,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   if (allowed === undefined) return usage(`unknown command ${command}`);
   const given = Object.keys(values).filter((name) => !GLOBAL.includes(name));
   const foreign = given.filter((name) => !allowed.includes(name));
-  if (foreign.length > 0) return usage(`${command} does not take ${foreign.map((name) => `--${name}`).join(', ')}`, command);
+  if (foreign.length > 0)
+    return usage(`${command} does not take ${foreign.map((name) => `--${name}`).join(', ')}`, command);
 
   const baseUrl = values.url ?? io.env.ACTIVITY_CORE_URL ?? DEFAULT_URL;
   const apiKey = values['api-key'] ?? io.env.ACTIVITY_CORE_API_KEY;
@@ -106,15 +121,33 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     baseUrl,
     ...(apiKey === undefined ? {} : { apiKey }),
     ...io.client,
-    onRetry: (retry) => progress.show(errStyle.dim(`retrying in ${Math.ceil(retry.delayMs / 100) / 10}s (${retry.reason})…`)),
+    onRetry: (retry) =>
+      progress.show(errStyle.dim(`retrying in ${Math.ceil(retry.delayMs / 100) / 10}s (${retry.reason})…`)),
   });
-  const context: CommandContext = { client, baseUrl, cwd: io.cwd, out: io.stdout, err: io.stderr, style, errStyle, progress };
+  const context: CommandContext = {
+    client,
+    baseUrl,
+    cwd: io.cwd,
+    out: io.stdout,
+    err: io.stderr,
+    style,
+    errStyle,
+    progress,
+  };
 
   try {
     switch (command) {
       case 'apply':
         if (rest.length > 0) throw new UsageError(`apply reads files given with -f, not ${rest.join(' ')}`);
-        return await apply({ files: values.file ?? [], dryRun: values['dry-run'] === true, prune: values.prune === true, prunePrefix: values['prune-prefix'] }, context);
+        return await apply(
+          {
+            files: values.file ?? [],
+            dryRun: values['dry-run'] === true,
+            prune: values.prune === true,
+            prunePrefix: values['prune-prefix'],
+          },
+          context,
+        );
       case 'get':
         if (rest.length > 1) throw new UsageError('get takes one activity name');
         return await get({ name: rest[0], output: values.output }, context);
@@ -123,9 +156,23 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         return await list({ enabled: values.enabled, output: values.output }, context);
       case 'runs':
         if (rest.length > 1) throw new UsageError('runs takes at most one run id');
-        return await runs({ runId: rest[0], activity: values.activity, status: values.status, trigger: values.trigger, event: values.event, limit: values.limit, output: values.output }, context);
+        return await runs(
+          {
+            runId: rest[0],
+            activity: values.activity,
+            status: values.status,
+            trigger: values.trigger,
+            event: values.event,
+            limit: values.limit,
+            output: values.output,
+          },
+          context,
+        );
       case 'explain':
-        return await explain({ what: rest[0], args: rest.slice(1), activity: values.activity, output: values.output }, context);
+        return await explain(
+          { what: rest[0], args: rest.slice(1), activity: values.activity, output: values.output },
+          context,
+        );
       case 'rerun':
         return await rerun(
           {

@@ -33,7 +33,10 @@ export function createCancellationsRepository(db: Db) {
     /** Which activities this event has already scanned, and its cancellations still waiting for Temporal. */
     async state(eventId: string): Promise<{ scanned: Set<string>; pending: EventCancellationRow[] }> {
       const [scans, pending] = await Promise.all([
-        db.select({ activityId: eventCancelScans.activityId }).from(eventCancelScans).where(eq(eventCancelScans.eventId, eventId)),
+        db
+          .select({ activityId: eventCancelScans.activityId })
+          .from(eventCancelScans)
+          .where(eq(eventCancelScans.eventId, eventId)),
         db
           .select()
           .from(eventCancellations)
@@ -73,7 +76,13 @@ export function createCancellationsRepository(db: Db) {
           .select({ runId: activityRuns.runId, workflowId: activityRuns.workflowId, triggerEvent: events.payload })
           .from(activityRuns)
           .leftJoin(events, eq(events.eventId, activityRuns.eventId))
-          .where(and(eq(activityRuns.activityId, input.activityId), eq(activityRuns.status, 'running'), ne(activityRuns.eventId, input.eventId)))
+          .where(
+            and(
+              eq(activityRuns.activityId, input.activityId),
+              eq(activityRuns.status, 'running'),
+              ne(activityRuns.eventId, input.eventId),
+            ),
+          )
           .orderBy(asc(activityRuns.createdAt), asc(activityRuns.runId))
           .limit(input.maxRuns + 1);
         const capped = rows.length > input.maxRuns;
@@ -86,7 +95,15 @@ export function createCancellationsRepository(db: Db) {
         if (decision.cancel.length === 0) return [];
         return await tx
           .insert(eventCancellations)
-          .values(decision.cancel.map((run) => ({ eventId: input.eventId, runId: run.runId, activityId: input.activityId, workflowId: run.workflowId, detail: run.detail })))
+          .values(
+            decision.cancel.map((run) => ({
+              eventId: input.eventId,
+              runId: run.runId,
+              activityId: input.activityId,
+              workflowId: run.workflowId,
+              detail: run.detail,
+            })),
+          )
           .onConflictDoNothing()
           .returning();
       });
@@ -102,7 +119,13 @@ export function createCancellationsRepository(db: Db) {
         await tx
           .update(eventCancellations)
           .set({ outcome, updatedAt: sql`now()` })
-          .where(and(eq(eventCancellations.eventId, eventId), eq(eventCancellations.runId, runId), eq(eventCancellations.outcome, 'pending')));
+          .where(
+            and(
+              eq(eventCancellations.eventId, eventId),
+              eq(eventCancellations.runId, runId),
+              eq(eventCancellations.outcome, 'pending'),
+            ),
+          );
         if (outcome === 'cancel_requested') {
           await tx
             .update(activityRuns)
@@ -113,10 +136,20 @@ export function createCancellationsRepository(db: Db) {
     },
 
     /** The event's cancel_on record: every activity it scanned and every run it chose to cancel. */
-    async listForEvent(eventId: string): Promise<{ scans: EventCancelScanRow[]; cancellations: EventCancellationRow[] }> {
+    async listForEvent(
+      eventId: string,
+    ): Promise<{ scans: EventCancelScanRow[]; cancellations: EventCancellationRow[] }> {
       const [scans, cancellations] = await Promise.all([
-        db.select().from(eventCancelScans).where(eq(eventCancelScans.eventId, eventId)).orderBy(asc(eventCancelScans.scannedAt), asc(eventCancelScans.activityId)),
-        db.select().from(eventCancellations).where(eq(eventCancellations.eventId, eventId)).orderBy(asc(eventCancellations.createdAt), asc(eventCancellations.runId)),
+        db
+          .select()
+          .from(eventCancelScans)
+          .where(eq(eventCancelScans.eventId, eventId))
+          .orderBy(asc(eventCancelScans.scannedAt), asc(eventCancelScans.activityId)),
+        db
+          .select()
+          .from(eventCancellations)
+          .where(eq(eventCancellations.eventId, eventId))
+          .orderBy(asc(eventCancellations.createdAt), asc(eventCancellations.runId)),
       ]);
       return { scans, cancellations };
     },

@@ -95,7 +95,14 @@ export function createDefinitionsRepository(db: Db) {
   async function writeVersion(tx: Db, row: DefinitionRow, changedBy: ChangedBy): Promise<void> {
     await tx
       .insert(activityDefinitionVersions)
-      .values({ activityId: row.id, version: row.version, name: row.name, enabled: row.enabled, definition: row.definition, changedBy })
+      .values({
+        activityId: row.id,
+        version: row.version,
+        name: row.name,
+        enabled: row.enabled,
+        definition: row.definition,
+        changedBy,
+      })
       .onConflictDoNothing();
   }
 
@@ -115,9 +122,13 @@ export function createDefinitionsRepository(db: Db) {
       } catch (error) {
         if (violatedConstraint(error) !== undefined) {
           // Either constraint may be reported first when a concurrent PUT created this very id.
-          const [holder] = await db.select({ deletedAt: activityDefinitions.deletedAt }).from(activityDefinitions).where(eq(activityDefinitions.id, id));
+          const [holder] = await db
+            .select({ deletedAt: activityDefinitions.deletedAt })
+            .from(activityDefinitions)
+            .where(eq(activityDefinitions.id, id));
           // A deleted activity keeps its id forever, so its runs keep one meaning.
-          if (holder?.deletedAt != null) throw new ConflictError(`activity ${id} was deleted; its id cannot be reused — register it under a new id`);
+          if (holder?.deletedAt != null)
+            throw new ConflictError(`activity ${id} was deleted; its id cannot be reused — register it under a new id`);
           // A concurrent PUT created it first; the caller replaces instead.
           if (holder !== undefined) throw new DefinitionIdTakenError(id);
         }
@@ -208,7 +219,10 @@ export function createDefinitionsRepository(db: Db) {
         conditions.push(
           or(
             lt(activityDefinitions.createdAt, options.cursor.createdAt),
-            and(eq(activityDefinitions.createdAt, options.cursor.createdAt), lt(activityDefinitions.id, options.cursor.id)),
+            and(
+              eq(activityDefinitions.createdAt, options.cursor.createdAt),
+              lt(activityDefinitions.id, options.cursor.id),
+            ),
           )!,
         );
       }
@@ -238,7 +252,10 @@ export function createDefinitionsRepository(db: Db) {
      * when the row is missing, which means "always reload".
      */
     async currentVersion(): Promise<bigint | undefined> {
-      const [row] = await db.select({ version: definitionsVersion.version }).from(definitionsVersion).where(eq(definitionsVersion.id, 1));
+      const [row] = await db
+        .select({ version: definitionsVersion.version })
+        .from(definitionsVersion)
+        .where(eq(definitionsVersion.id, 1));
       return row?.version;
     },
 
@@ -292,7 +309,12 @@ export function createDefinitionsRepository(db: Db) {
       const rows = await db
         .select()
         .from(activityDefinitionVersions)
-        .where(and(eq(activityDefinitionVersions.activityId, id), inArray(activityDefinitionVersions.version, [...versions])));
+        .where(
+          and(
+            eq(activityDefinitionVersions.activityId, id),
+            inArray(activityDefinitionVersions.version, [...versions]),
+          ),
+        );
       return rows.map(toVersionRow);
     },
   };

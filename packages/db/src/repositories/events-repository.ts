@@ -160,7 +160,8 @@ export function createEventsRepository(db: Db) {
     }): Promise<AcceptResult> {
       const { envelope } = input;
       // Filtered routes are settled at birth; only pending ones need Temporal.
-      const settled = input.holdForRouting !== true && input.routes.every((route) => (route.outcome ?? 'pending') !== 'pending');
+      const settled =
+        input.holdForRouting !== true && input.routes.every((route) => (route.outcome ?? 'pending') !== 'pending');
       const routes = input.routes.map((route) => ({
         activity_id: route.activityId,
         activity_version: route.activityVersion,
@@ -171,7 +172,13 @@ export function createEventsRepository(db: Db) {
         detail: route.detail ?? null,
       }));
       const expected = input.definitionsVersion === undefined ? null : input.definitionsVersion.toString();
-      const result = await db.execute<{ stamp: string | null; inserted: EventJson | null; inserted_routes: RouteJson[]; existing: EventJson | null; existing_routes: RouteJson[] }>(sql`
+      const result = await db.execute<{
+        stamp: string | null;
+        inserted: EventJson | null;
+        inserted_routes: RouteJson[];
+        existing: EventJson | null;
+        existing_routes: RouteJson[];
+      }>(sql`
         WITH stamp AS (
           SELECT ${definitionsVersion.version} AS version FROM ${definitionsVersion} WHERE ${definitionsVersion.id} = 1
         ), new_event AS (
@@ -201,9 +208,16 @@ export function createEventsRepository(db: Db) {
       const row = result.rows[0];
       if (row === undefined) throw new Error(`accepting event ${envelope.event_id} returned nothing`);
       if (row.inserted !== null) {
-        return { kind: 'accepted', event: eventFromJson(row.inserted), routes: byDecisionOrder(row.inserted_routes.map(routeFromJson), input.routes) };
+        return {
+          kind: 'accepted',
+          event: eventFromJson(row.inserted),
+          routes: byDecisionOrder(row.inserted_routes.map(routeFromJson), input.routes),
+        };
       }
-      let existing = row.existing === null ? undefined : { event: eventFromJson(row.existing), routes: row.existing_routes.map(routeFromJson) };
+      let existing =
+        row.existing === null
+          ? undefined
+          : { event: eventFromJson(row.existing), routes: row.existing_routes.map(routeFromJson) };
       if (existing === undefined) {
         const stamp = row.stamp === null ? undefined : BigInt(row.stamp);
         if (expected !== null && stamp?.toString() !== expected) return { kind: 'stale_definitions', version: stamp };
@@ -212,7 +226,8 @@ export function createEventsRepository(db: Db) {
         existing = await get(envelope.event_id);
         if (existing === undefined) throw new Error(`event ${envelope.event_id} conflicted but cannot be read`);
       }
-      if (existing.event.fingerprint !== input.fingerprint) return { kind: 'fingerprint_mismatch', event: existing.event };
+      if (existing.event.fingerprint !== input.fingerprint)
+        return { kind: 'fingerprint_mismatch', event: existing.event };
       return { kind: 'duplicate', event: existing.event, routes: existing.routes };
     },
 
@@ -225,7 +240,11 @@ export function createEventsRepository(db: Db) {
      * (`failure`), or, when no route of the event is left pending, the event
      * as routed. Returns true when the event was marked routed.
      */
-    async settle(eventId: string, outcomes: readonly RouteSettlement[], failure?: { message: string; retryInMs: number }): Promise<boolean> {
+    async settle(
+      eventId: string,
+      outcomes: readonly RouteSettlement[],
+      failure?: { message: string; retryInMs: number },
+    ): Promise<boolean> {
       const settlements = JSON.stringify(outcomes.map((o) => ({ activity_id: o.activityId, outcome: o.outcome })));
       // The CTE's update is not visible to the rest of the statement: routes it settles are excluded from the pending check by id.
       const result = await db.execute<{ routed: boolean }>(sql`
@@ -277,7 +296,12 @@ export function createEventsRepository(db: Db) {
             routingAttempts: sql`${events.routingAttempts} + 1`,
             nextAttemptAt: sql`now() + make_interval(secs => ${leaseMs / 1000})`,
           })
-          .where(sql`${events.eventId} IN (${sql.join(due.map((row) => sql`${row.eventId}`), sql`, `)})`)
+          .where(
+            sql`${events.eventId} IN (${sql.join(
+              due.map((row) => sql`${row.eventId}`),
+              sql`, `,
+            )})`,
+          )
           .returning();
       });
     },

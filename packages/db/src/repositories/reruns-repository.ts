@@ -47,7 +47,10 @@ function selectionWhere(selection: RerunSelection, cursor?: SelectionCursor): SQ
   if (selection.triggerType !== undefined) conditions.push(eq(activityRuns.triggerType, selection.triggerType));
   if (cursor !== undefined) {
     conditions.push(
-      or(gt(activityRuns.createdAt, cursor.createdAt), and(eq(activityRuns.createdAt, cursor.createdAt), gt(activityRuns.runId, cursor.runId)))!,
+      or(
+        gt(activityRuns.createdAt, cursor.createdAt),
+        and(eq(activityRuns.createdAt, cursor.createdAt), gt(activityRuns.runId, cursor.runId)),
+      )!,
     );
   }
   return and(...conditions)!;
@@ -62,10 +65,17 @@ export function createRerunsRepository(db: Db) {
      * attempts one after the other; the unique indexes back this up.
      * Answers `created: false` with the existing row for a known key.
      */
-    async allocate(rerunOf: string, key: string, plan: (attempt: number) => RerunPlan): Promise<{ row: RerunRow; created: boolean }> {
+    async allocate(
+      rerunOf: string,
+      key: string,
+      plan: (attempt: number) => RerunPlan,
+    ): Promise<{ row: RerunRow; created: boolean }> {
       return await db.transaction(async (tx) => {
         await tx.execute(sql`SELECT 1 FROM ${activityRuns} WHERE ${activityRuns.runId} = ${rerunOf} FOR UPDATE`);
-        const [existing] = await tx.select().from(runReruns).where(and(eq(runReruns.rerunOf, rerunOf), eq(runReruns.idempotencyKey, key)));
+        const [existing] = await tx
+          .select()
+          .from(runReruns)
+          .where(and(eq(runReruns.rerunOf, rerunOf), eq(runReruns.idempotencyKey, key)));
         if (existing !== undefined) return { row: existing, created: false };
         const [{ last } = { last: 0 }] = await tx
           .select({ last: sql<number>`coalesce(max(${runReruns.attempt}), 0)::int` })
@@ -83,7 +93,10 @@ export function createRerunsRepository(db: Db) {
 
     /** The stored envelope and hop count of an accepted event: what its runs were started with. */
     async storedEvent(eventId: string): Promise<{ envelope: unknown; hops: number } | undefined> {
-      const [row] = await db.select({ envelope: events.payload, hops: events.hops }).from(events).where(eq(events.eventId, eventId));
+      const [row] = await db
+        .select({ envelope: events.payload, hops: events.hops })
+        .from(events)
+        .where(eq(events.eventId, eventId));
       return row;
     },
 
@@ -93,7 +106,10 @@ export function createRerunsRepository(db: Db) {
     },
 
     async findByKey(rerunOf: string, key: string): Promise<RerunRow | undefined> {
-      const [row] = await db.select().from(runReruns).where(and(eq(runReruns.rerunOf, rerunOf), eq(runReruns.idempotencyKey, key)));
+      const [row] = await db
+        .select()
+        .from(runReruns)
+        .where(and(eq(runReruns.rerunOf, rerunOf), eq(runReruns.idempotencyKey, key)));
       return row;
     },
 
@@ -109,12 +125,19 @@ export function createRerunsRepository(db: Db) {
     },
 
     async countSelection(selection: RerunSelection): Promise<number> {
-      const [row] = await db.select({ n: sql<number>`count(*)::int` }).from(activityRuns).where(selectionWhere(selection));
+      const [row] = await db
+        .select({ n: sql<number>`count(*)::int` })
+        .from(activityRuns)
+        .where(selectionWhere(selection));
       return row?.n ?? 0;
     },
 
     /** The next page of a selection, oldest first (`created_at`, then `run_id`). */
-    async pageSelection(selection: RerunSelection, cursor: SelectionCursor | undefined, limit: number): Promise<RunRowForRerun[]> {
+    async pageSelection(
+      selection: RerunSelection,
+      cursor: SelectionCursor | undefined,
+      limit: number,
+    ): Promise<RunRowForRerun[]> {
       return await db
         .select()
         .from(activityRuns)
@@ -124,10 +147,19 @@ export function createRerunsRepository(db: Db) {
     },
 
     /** Inserts the record unless one with this id exists; answers the stored one either way. */
-    async createBulk(record: { id: string; filter: unknown; fromMode: string; total: number }): Promise<{ row: BulkRerunRow; created: boolean }> {
+    async createBulk(record: {
+      id: string;
+      filter: unknown;
+      fromMode: string;
+      total: number;
+    }): Promise<{ row: BulkRerunRow; created: boolean }> {
       const inserted = await db
         .insert(bulkReruns)
-        .values({ ...record, status: record.total === 0 ? 'completed' : 'running', completedAt: record.total === 0 ? sql`now()` : null })
+        .values({
+          ...record,
+          status: record.total === 0 ? 'completed' : 'running',
+          completedAt: record.total === 0 ? sql`now()` : null,
+        })
         .onConflictDoNothing({ target: bulkReruns.id })
         .returning();
       if (inserted[0] !== undefined) return { row: inserted[0], created: true };
@@ -168,7 +200,14 @@ export function createRerunsRepository(db: Db) {
       id: string,
       owner: string,
       leaseMs: number,
-      progress: { cursor: SelectionCursor | undefined; processed: number; started: number; skipped: number; skippedReasons: Record<string, number>; done: boolean },
+      progress: {
+        cursor: SelectionCursor | undefined;
+        processed: number;
+        started: number;
+        skipped: number;
+        skippedReasons: Record<string, number>;
+        done: boolean;
+      },
     ): Promise<boolean> {
       const rows = await db
         .update(bulkReruns)

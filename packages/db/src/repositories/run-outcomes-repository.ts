@@ -25,7 +25,12 @@ export interface RunOutcomeRecord {
   /** Null only while the run is still running. */
   finishedAt: string | null;
   durationSeconds: number | null;
-  failedTask: { index: number; type: string; workflowId: string; error: { message?: unknown; type?: unknown } | null } | null;
+  failedTask: {
+    index: number;
+    type: string;
+    workflowId: string;
+    error: { message?: unknown; type?: unknown } | null;
+  } | null;
   /** Hops of the triggering event (null when the run had no event, or the event was purged). */
   triggerHops: number | null;
 }
@@ -51,7 +56,8 @@ interface Row extends Record<string, unknown> {
   trigger_hops: number | null;
 }
 
-const iso = (column: ReturnType<typeof sql>) => sql`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const iso = (column: ReturnType<typeof sql>) =>
+  sql`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 export function createRunOutcomesRepository(db: Db) {
   return {

@@ -88,11 +88,17 @@ export function createRunsRepository(db: Db) {
      */
     async setRunWaiting(runId: string, waiting: boolean): Promise<void> {
       const [from, to] = waiting ? ['running', 'waiting_for_slot'] : ['waiting_for_slot', 'running'];
-      await db.update(activityRuns).set({ status: to, updatedAt: sql`now()` }).where(and(eq(activityRuns.runId, runId), eq(activityRuns.status, from)));
+      await db
+        .update(activityRuns)
+        .set({ status: to, updatedAt: sql`now()` })
+        .where(and(eq(activityRuns.runId, runId), eq(activityRuns.status, from)));
     },
 
     async markChecked(runId: string): Promise<void> {
-      await db.update(activityRuns).set({ checkedAt: sql`now()` }).where(eq(activityRuns.runId, runId));
+      await db
+        .update(activityRuns)
+        .set({ checkedAt: sql`now()` })
+        .where(eq(activityRuns.runId, runId));
     },
 
     async getRun(runId: string): Promise<RunRow | undefined> {
@@ -181,7 +187,11 @@ export function createRunsRepository(db: Db) {
     },
 
     async listTasks(runId: string): Promise<TaskInstanceRow[]> {
-      return await db.select().from(taskInstances).where(eq(taskInstances.runId, runId)).orderBy(asc(taskInstances.taskIndex));
+      return await db
+        .select()
+        .from(taskInstances)
+        .where(eq(taskInstances.runId, runId))
+        .orderBy(asc(taskInstances.taskIndex));
     },
   };
 }

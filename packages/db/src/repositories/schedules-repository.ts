@@ -49,10 +49,16 @@ export interface NewScheduleState {
 }
 
 export type ScheduleStatePatch = Partial<
-  Pick<ScheduleStateRow, 'trigger' | 'processedThrough' | 'lastWindowEnd' | 'active' | 'paused' | 'pauseNote' | 'pausedAt' | 'scheduleId'>
+  Pick<
+    ScheduleStateRow,
+    'trigger' | 'processedThrough' | 'lastWindowEnd' | 'active' | 'paused' | 'pauseNote' | 'pausedAt' | 'scheduleId'
+  >
 >;
 
-const toState = (row: typeof scheduleStates.$inferSelect): ScheduleStateRow => ({ ...row, trigger: row.trigger as CronTrigger });
+const toState = (row: typeof scheduleStates.$inferSelect): ScheduleStateRow => ({
+  ...row,
+  trigger: row.trigger as CronTrigger,
+});
 
 /** Largest `late_by_ms` stored; a decision years late is still "very late". */
 const MAX_LATE_MS = 2_147_483_647;
@@ -127,14 +133,21 @@ function scheduleQueries(db: Db) {
     },
 
     async deleteState(activityId: string, triggerIndex: number): Promise<void> {
-      await db.delete(scheduleStates).where(and(eq(scheduleStates.activityId, activityId), eq(scheduleStates.triggerIndex, triggerIndex)));
+      await db
+        .delete(scheduleStates)
+        .where(and(eq(scheduleStates.activityId, activityId), eq(scheduleStates.triggerIndex, triggerIndex)));
     },
 
     /** Operator pause / resume of every cron trigger of an activity. Returns the updated states. */
     async setPaused(activityId: string, paused: boolean, note: string | null): Promise<ScheduleStateRow[]> {
       const rows = await db
         .update(scheduleStates)
-        .set({ paused, pauseNote: paused ? note : null, pausedAt: paused ? sql`coalesce(${scheduleStates.pausedAt}, now())` : null, updatedAt: sql`now()` })
+        .set({
+          paused,
+          pauseNote: paused ? note : null,
+          pausedAt: paused ? sql`coalesce(${scheduleStates.pausedAt}, now())` : null,
+          updatedAt: sql`now()`,
+        })
         .where(eq(scheduleStates.activityId, activityId))
         .returning();
       return rows.map(toState).sort((a, b) => a.triggerIndex - b.triggerIndex);
@@ -150,8 +163,14 @@ function scheduleQueries(db: Db) {
       let inserted = 0;
       // Chunked: a long outage may produce up to a thousand rows at once.
       for (let offset = 0; offset < fires.length; offset += 500) {
-        const chunk = fires.slice(offset, offset + 500).map((fire) => ({ ...fire, lateByMs: clampLate(fire.lateByMs) }));
-        const rows = await db.insert(scheduleFires).values(chunk).onConflictDoNothing().returning({ at: scheduleFires.scheduledFor });
+        const chunk = fires
+          .slice(offset, offset + 500)
+          .map((fire) => ({ ...fire, lateByMs: clampLate(fire.lateByMs) }));
+        const rows = await db
+          .insert(scheduleFires)
+          .values(chunk)
+          .onConflictDoNothing()
+          .returning({ at: scheduleFires.scheduledFor });
         inserted += rows.length;
       }
       return inserted;
@@ -162,7 +181,13 @@ function scheduleQueries(db: Db) {
       return await db
         .select()
         .from(scheduleFires)
-        .where(and(eq(scheduleFires.activityId, activityId), eq(scheduleFires.triggerIndex, triggerIndex), eq(scheduleFires.status, 'pending')))
+        .where(
+          and(
+            eq(scheduleFires.activityId, activityId),
+            eq(scheduleFires.triggerIndex, triggerIndex),
+            eq(scheduleFires.status, 'pending'),
+          ),
+        )
         .orderBy(asc(scheduleFires.scheduledFor));
     },
 
@@ -181,7 +206,12 @@ function scheduleQueries(db: Db) {
      * was started here; `duplicate` stays only when no drain started it (a
      * backfill or an earlier start got there first).
      */
-    async completeFire(activityId: string, triggerIndex: number, scheduledFor: Date, status: 'started' | 'duplicate'): Promise<void> {
+    async completeFire(
+      activityId: string,
+      triggerIndex: number,
+      scheduledFor: Date,
+      status: 'started' | 'duplicate',
+    ): Promise<void> {
       await db
         .update(scheduleFires)
         .set({ status, updatedAt: sql`now()` })
@@ -190,7 +220,9 @@ function scheduleQueries(db: Db) {
             eq(scheduleFires.activityId, activityId),
             eq(scheduleFires.triggerIndex, triggerIndex),
             eq(scheduleFires.scheduledFor, scheduledFor),
-            status === 'started' ? inArray(scheduleFires.status, ['pending', 'duplicate']) : eq(scheduleFires.status, 'pending'),
+            status === 'started'
+              ? inArray(scheduleFires.status, ['pending', 'duplicate'])
+              : eq(scheduleFires.status, 'pending'),
           ),
         );
     },
@@ -223,14 +255,26 @@ function scheduleQueries(db: Db) {
     },
 
     /** Decisions of one activity, newest nominal time first, optionally within [from, to]. */
-    async listFires(options: { activityId: string; from?: Date; to?: Date; before?: { scheduledFor: Date; triggerIndex: number }; limit: number }): Promise<ScheduleFireRow[]> {
+    async listFires(options: {
+      activityId: string;
+      from?: Date;
+      to?: Date;
+      before?: { scheduledFor: Date; triggerIndex: number };
+      limit: number;
+    }): Promise<ScheduleFireRow[]> {
       const conditions: SQL[] = [eq(scheduleFires.activityId, options.activityId)];
-      if (options.from !== undefined) conditions.push(or(gte(scheduleFires.scheduledFor, options.from), gte(scheduleFires.rangeEnd, options.from))!);
+      if (options.from !== undefined)
+        conditions.push(or(gte(scheduleFires.scheduledFor, options.from), gte(scheduleFires.rangeEnd, options.from))!);
       if (options.to !== undefined) conditions.push(lte(scheduleFires.scheduledFor, options.to));
       // Keyset on (scheduled_for, trigger_index): two triggers can share an instant.
       if (options.before !== undefined) {
         const { scheduledFor, triggerIndex } = options.before;
-        conditions.push(or(lt(scheduleFires.scheduledFor, scheduledFor), and(eq(scheduleFires.scheduledFor, scheduledFor), lt(scheduleFires.triggerIndex, triggerIndex)))!);
+        conditions.push(
+          or(
+            lt(scheduleFires.scheduledFor, scheduledFor),
+            and(eq(scheduleFires.scheduledFor, scheduledFor), lt(scheduleFires.triggerIndex, triggerIndex)),
+          )!,
+        );
       }
       return await db
         .select()

@@ -30,7 +30,10 @@ export function createWebhookSourcesRepository(db: Db) {
      * `undefined` when the row is missing, which means "always re-read".
      */
     async currentVersion(): Promise<bigint | undefined> {
-      const [row] = await db.select({ version: webhookSourcesVersion.version }).from(webhookSourcesVersion).where(eq(webhookSourcesVersion.id, 1));
+      const [row] = await db
+        .select({ version: webhookSourcesVersion.version })
+        .from(webhookSourcesVersion)
+        .where(eq(webhookSourcesVersion.id, 1));
       return row?.version;
     },
 
@@ -72,9 +75,17 @@ export function createWebhookSourcesRepository(db: Db) {
      * the claim that holds: this one when it is new, else the earlier one
      * (possibly for another event id — a replay under a new id).
      */
-    async claimDelivery(source: string, bodySha256: string, eventId: string): Promise<{ claimed: boolean; delivery: WebhookDeliveryRow }> {
+    async claimDelivery(
+      source: string,
+      bodySha256: string,
+      eventId: string,
+    ): Promise<{ claimed: boolean; delivery: WebhookDeliveryRow }> {
       for (;;) {
-        const [inserted] = await db.insert(webhookDeliveries).values({ source, bodySha256, eventId }).onConflictDoNothing().returning();
+        const [inserted] = await db
+          .insert(webhookDeliveries)
+          .values({ source, bodySha256, eventId })
+          .onConflictDoNothing()
+          .returning();
         if (inserted !== undefined) return { claimed: true, delivery: inserted };
         const [existing] = await db
           .select()
@@ -89,14 +100,26 @@ export function createWebhookSourcesRepository(db: Db) {
     async releaseDelivery(source: string, bodySha256: string, eventId: string): Promise<void> {
       await db
         .delete(webhookDeliveries)
-        .where(and(eq(webhookDeliveries.source, source), eq(webhookDeliveries.bodySha256, bodySha256), eq(webhookDeliveries.eventId, eventId)));
+        .where(
+          and(
+            eq(webhookDeliveries.source, source),
+            eq(webhookDeliveries.bodySha256, bodySha256),
+            eq(webhookDeliveries.eventId, eventId),
+          ),
+        );
     },
 
     /**
      * Moves an abandoned claim (its event never stored, claimed before
      * `olderThan`) to `eventId`. True when this caller now holds it.
      */
-    async takeOverDelivery(source: string, bodySha256: string, fromEventId: string, eventId: string, olderThan: Date): Promise<boolean> {
+    async takeOverDelivery(
+      source: string,
+      bodySha256: string,
+      fromEventId: string,
+      eventId: string,
+      olderThan: Date,
+    ): Promise<boolean> {
       const moved = await db
         .update(webhookDeliveries)
         .set({ eventId, receivedAt: sql`now()` })
@@ -114,7 +137,10 @@ export function createWebhookSourcesRepository(db: Db) {
 
     /** True when a source was removed. */
     async delete(name: string): Promise<boolean> {
-      const removed = await db.delete(webhookSources).where(eq(webhookSources.name, name)).returning({ name: webhookSources.name });
+      const removed = await db
+        .delete(webhookSources)
+        .where(eq(webhookSources.name, name))
+        .returning({ name: webhookSources.name });
       return removed.length > 0;
     },
   };

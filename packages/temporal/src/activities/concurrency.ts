@@ -1,4 +1,9 @@
-import { concurrencyCoordinatorWorkflowId, toScheduledFor, type Concurrency, type EventEnvelope } from '@activity-core/contracts';
+import {
+  concurrencyCoordinatorWorkflowId,
+  toScheduledFor,
+  type Concurrency,
+  type EventEnvelope,
+} from '@activity-core/contracts';
 import type { RunsRepository } from '@activity-core/db';
 import { compileKeyExpression, evaluateKey, type CompiledFilter } from '@activity-core/filters';
 import { Context } from '@temporalio/activity';
@@ -19,8 +24,7 @@ export interface RequestConcurrencySlotInput {
 }
 
 export type RequestConcurrencySlotResult =
-  | { outcome: 'requested'; coordinatorWorkflowId: string; key: string }
-  | { outcome: 'key_error'; message: string };
+  { outcome: 'requested'; coordinatorWorkflowId: string; key: string } | { outcome: 'key_error'; message: string };
 
 const compiledKeys = new Map<string, CompiledFilter | string>();
 
@@ -40,7 +44,10 @@ function compiledKey(expression: string): CompiledFilter | string {
  * The key of one run: the key expression over the triggering event, or the
  * activity-wide key `''` when the definition has no key or the run has no event.
  */
-export function concurrencyKeyFor(concurrency: Concurrency, event: EventEnvelope | undefined): { key: string } | { error: string } {
+export function concurrencyKeyFor(
+  concurrency: Concurrency,
+  event: EventEnvelope | undefined,
+): { key: string } | { error: string } {
   if (concurrency.key === undefined || event === undefined) return { key: '' };
   const compiled = compiledKey(concurrency.key);
   if (typeof compiled === 'string') return { error: compiled };
@@ -49,7 +56,10 @@ export function concurrencyKeyFor(concurrency: Concurrency, event: EventEnvelope
 }
 
 /** The run side and the coordinator's watchdog of concurrency limits (docs/concurrency.md). */
-export function createConcurrencyActivities(deps: { runs: Pick<RunsRepository, 'insertRun' | 'setRunWaiting'>; client: Client }) {
+export function createConcurrencyActivities(deps: {
+  runs: Pick<RunsRepository, 'insertRun' | 'setRunWaiting'>;
+  client: Client;
+}) {
   return {
     /**
      * Evaluates the run's key, records the run as `waiting_for_slot` and asks

@@ -20,7 +20,8 @@ function resolverFrom(table: Record<string, string[]>): Resolve {
 /** Runs the policy's lookup like net.connect does (all: true, as with autoSelectFamily). */
 function connectLookup(policy: EgressPolicy, hostname: string, all = true): Promise<LookupAddress[] | string> {
   return new Promise((resolve, reject) => {
-    policy.lookup(hostname, { all }, ((error: Error | null, addresses: LookupAddress[] | string) => (error === null ? resolve(addresses) : reject(error))) as never);
+    policy.lookup(hostname, { all }, ((error: Error | null, addresses: LookupAddress[] | string) =>
+      error === null ? resolve(addresses) : reject(error)) as never);
   });
 }
 
@@ -55,9 +56,12 @@ describe('the egress policy for http tasks', () => {
     expect(() => policy.checkHost(host)).toThrow('HTTP_TASK_EGRESS_ALLOW');
   });
 
-  test.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8'])('a public address %s is allowed', (host) => {
-    expect(() => policy.checkHost(host)).not.toThrow();
-  });
+  test.each(['93.184.215.14', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111', '::ffff:8.8.8.8'])(
+    'a public address %s is allowed',
+    (host) => {
+      expect(() => policy.checkHost(host)).not.toThrow();
+    },
+  );
 
   test.each([
     // NAT64 (DNS64 on IPv6-only clusters): the well-known prefix carries the IPv4 address in its last 32 bits.
@@ -78,13 +82,18 @@ describe('the egress policy for http tasks', () => {
     expect(() => policy.checkHost(host)).toThrow(`a ${range} address`);
   });
 
-  test.each(['64:ff9b::808:808', '64:ff9b::8.8.8.8', '2002:808:808::1', '::ffff:0:808:808'])('an IPv6 address %s embedding a public IPv4 address is allowed', (host) => {
-    expect(() => policy.checkHost(host)).not.toThrow();
-  });
+  test.each(['64:ff9b::808:808', '64:ff9b::8.8.8.8', '2002:808:808::1', '::ffff:0:808:808'])(
+    'an IPv6 address %s embedding a public IPv4 address is allowed',
+    (host) => {
+      expect(() => policy.checkHost(host)).not.toThrow();
+    },
+  );
 
   test('a name resolving to a NAT64 form of the metadata address is refused at connect time', async () => {
     const dns64 = new EgressPolicy([], resolverFrom({ 'metadata.evil.example': ['64:ff9b::a9fe:a9fe'] }));
-    await expect(connectLookup(dns64, 'metadata.evil.example')).rejects.toThrow(/resolves to 64:ff9b::a9fe:a9fe, a link-local \(169\.254\.169\.254 via NAT64\)/);
+    await expect(connectLookup(dns64, 'metadata.evil.example')).rejects.toThrow(
+      /resolves to 64:ff9b::a9fe:a9fe, a link-local \(169\.254\.169\.254 via NAT64\)/,
+    );
   });
 
   test('an embedded IPv4 address is opened by an IPv4 allow entry, and the IPv6 prefix by an IPv6 one', () => {
@@ -123,11 +132,16 @@ describe('the egress policy for http tasks', () => {
   });
 
   test('DNS failures pass through unchanged, so they stay retryable network errors', async () => {
-    await expect(connectLookup(new EgressPolicy([], resolverFrom({})), 'nowhere.example')).rejects.toMatchObject({ code: 'ENOTFOUND' });
+    await expect(connectLookup(new EgressPolicy([], resolverFrom({})), 'nowhere.example')).rejects.toMatchObject({
+      code: 'ENOTFOUND',
+    });
   });
 
   test('allowed CIDRs, addresses and hostnames open what the default denies, and nothing else', async () => {
-    const allowing = new EgressPolicy(['127.0.0.0/8', '::1', '10.20.0.0/16', 'erp.internal', '*.corp.example'], resolverFrom({ 'erp.internal': ['10.99.0.1'], 'a.corp.example': ['192.168.0.9'], 'b.example': ['10.99.0.1'] }));
+    const allowing = new EgressPolicy(
+      ['127.0.0.0/8', '::1', '10.20.0.0/16', 'erp.internal', '*.corp.example'],
+      resolverFrom({ 'erp.internal': ['10.99.0.1'], 'a.corp.example': ['192.168.0.9'], 'b.example': ['10.99.0.1'] }),
+    );
     expect(() => allowing.checkHost('127.0.0.1')).not.toThrow();
     expect(() => allowing.checkHost('::1')).not.toThrow();
     expect(() => allowing.checkHost('::ffff:127.0.0.1')).not.toThrow();
@@ -140,7 +154,12 @@ describe('the egress policy for http tasks', () => {
   });
 
   test('allow entries are parsed, and malformed ones rejected with what a valid one looks like', () => {
-    expect(parseEgressAllowEntry('10.0.0.0/8')).toEqual({ kind: 'cidr', address: '10.0.0.0', prefix: 8, family: 'ipv4' });
+    expect(parseEgressAllowEntry('10.0.0.0/8')).toEqual({
+      kind: 'cidr',
+      address: '10.0.0.0',
+      prefix: 8,
+      family: 'ipv4',
+    });
     expect(parseEgressAllowEntry('::1')).toEqual({ kind: 'cidr', address: '::1', prefix: 128, family: 'ipv6' });
     expect(parseEgressAllowEntry('ERP.Internal.')).toEqual({ kind: 'host', host: 'erp.internal' });
     expect(parseEgressAllowEntry('*.corp.example')).toEqual({ kind: 'suffix', suffix: 'corp.example' });

@@ -118,7 +118,11 @@ function embeddedIpv4(address: string): { ipv4: string; via: string } | undefine
   return undefined;
 }
 
-export type Resolve = (hostname: string, options: LookupAllOptions, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+export type Resolve = (
+  hostname: string,
+  options: LookupAllOptions,
+  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
 
 /**
  * Where `http` tasks may connect. Denied by default: private (RFC 1918,
@@ -212,7 +216,8 @@ export class EgressPolicy {
         return;
       }
       try {
-        if (addresses.length === 0) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+        if (addresses.length === 0)
+          throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
         for (const { address } of addresses) this.checkAddress(hostname, address);
       } catch (denied) {
         (callback as (e: Error) => void)(denied as Error);
@@ -248,8 +253,11 @@ export function parseEgressAllowEntry(entry: string): EgressAllowEntry {
     return { kind: 'cidr', address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
   }
   if (slash !== -1) throw new Error(`${entry}: not a CIDR (e.g. 10.0.0.0/8 or fd00::/8)`);
-  if (text.startsWith('*.') && HOSTNAME.test(text.slice(2))) return { kind: 'suffix', suffix: text.slice(2).replace(/\.$/, '') };
+  if (text.startsWith('*.') && HOSTNAME.test(text.slice(2)))
+    return { kind: 'suffix', suffix: text.slice(2).replace(/\.$/, '') };
   const host = text.replace(/\.$/, '');
   if (HOSTNAME.test(host)) return { kind: 'host', host };
-  throw new Error(`${entry}: expected a CIDR (10.0.0.0/8), an address, a hostname (erp.internal) or *.suffix (*.corp.example)`);
+  throw new Error(
+    `${entry}: expected a CIDR (10.0.0.0/8), an address, a hostname (erp.internal) or *.suffix (*.corp.example)`,
+  );
 }

@@ -5,12 +5,20 @@ const systemError = (code: string, message: string): Error => Object.assign(new 
 
 describe('why an http request got no answer', () => {
   test("undici's `fetch failed` is looked through to the system error's code", () => {
-    const error = new TypeError('fetch failed', { cause: systemError('ENOTFOUND', 'getaddrinfo ENOTFOUND nonexistent.invalid') });
-    expect(networkFailureCause(error)).toEqual({ code: 'ENOTFOUND', message: 'getaddrinfo ENOTFOUND nonexistent.invalid' });
+    const error = new TypeError('fetch failed', {
+      cause: systemError('ENOTFOUND', 'getaddrinfo ENOTFOUND nonexistent.invalid'),
+    });
+    expect(networkFailureCause(error)).toEqual({
+      code: 'ENOTFOUND',
+      message: 'getaddrinfo ENOTFOUND nonexistent.invalid',
+    });
   });
 
   test('a connect that tried several addresses names the first address error', () => {
-    const aggregate = new AggregateError([systemError('ECONNREFUSED', 'connect ECONNREFUSED ::1:9'), systemError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:9')]);
+    const aggregate = new AggregateError([
+      systemError('ECONNREFUSED', 'connect ECONNREFUSED ::1:9'),
+      systemError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:9'),
+    ]);
     expect(networkFailureCause(new TypeError('fetch failed', { cause: aggregate }))?.code).toBe('ECONNREFUSED');
   });
 
@@ -20,7 +28,9 @@ describe('why an http request got no answer', () => {
   });
 
   test('an error without a code anywhere in its chain has no cause to name', () => {
-    expect(networkFailureCause(new TypeError('fetch failed', { cause: new Error('other side closed') }))).toBeUndefined();
+    expect(
+      networkFailureCause(new TypeError('fetch failed', { cause: new Error('other side closed') })),
+    ).toBeUndefined();
     expect(networkFailureCause('not an error')).toBeUndefined();
   });
 });

@@ -6,7 +6,14 @@ import { ApplicationFailure, type Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, test } from 'vitest';
 import { EgressPolicy } from './egress';
-import { boundBody, createHttpTaskActivities, HTTP_TASK_RESULT_BODY_MAX_BYTES, HTTP_TASK_RESULT_BODY_MAX_DEPTH, type HttpTaskInput, type HttpTaskResult } from './http-task';
+import {
+  boundBody,
+  createHttpTaskActivities,
+  HTTP_TASK_RESULT_BODY_MAX_BYTES,
+  HTTP_TASK_RESULT_BODY_MAX_DEPTH,
+  type HttpTaskInput,
+  type HttpTaskResult,
+} from './http-task';
 
 const secrets = new Map([
   ['VENDOR_TOKEN', 'sk_live_abc123'],
@@ -32,18 +39,31 @@ function recordingLogger(): { logger: Logger; text: () => string } {
     lines.push(`${level} ${message} ${inspect(meta, { depth: 10 })}`);
   };
   const at = (level: string) => (message: string, meta?: Record<string, unknown>) => log(level, message, meta);
-  return { logger: { log, trace: at('TRACE'), debug: at('DEBUG'), info: at('INFO'), warn: at('WARN'), error: at('ERROR') }, text: () => lines.join('\n') };
+  return {
+    logger: { log, trace: at('TRACE'), debug: at('DEBUG'), info: at('INFO'), warn: at('WARN'), error: at('ERROR') },
+    text: () => lines.join('\n'),
+  };
 }
 
 /** An http task activity whose fetch answers with `answer` and records what it was sent and what was logged. */
-function httpTaskAnswering(answer: { status: number; body: unknown }, workerSecrets: ReadonlyMap<string, string> = secrets) {
+function httpTaskAnswering(
+  answer: { status: number; body: unknown },
+  workerSecrets: ReadonlyMap<string, string> = secrets,
+) {
   const sent: Sent[] = [];
   const logs = recordingLogger();
   const fetch = (async (url: string, init: RequestInit) => {
     sent.push({ url, headers: init.headers as Headers, body: init.body as string | undefined });
-    return new Response(JSON.stringify(answer.body), { status: answer.status, headers: { 'content-type': 'application/json' } });
+    return new Response(JSON.stringify(answer.body), {
+      status: answer.status,
+      headers: { 'content-type': 'application/json' },
+    });
   }) as typeof globalThis.fetch;
-  const { httpTask } = createHttpTaskActivities({ runs: { recordTaskAttempt: async () => undefined }, secrets: workerSecrets, fetch });
+  const { httpTask } = createHttpTaskActivities({
+    runs: { recordTaskAttempt: async () => undefined },
+    secrets: workerSecrets,
+    fetch,
+  });
   const run = (config: Partial<HttpTaskConfig>, runContext: RunContext = context) => {
     const input: HttpTaskInput = {
       taskInstanceId: 't-1',
@@ -81,13 +101,27 @@ describe('the http task with secrets', () => {
 
   test('a response body echoing a secret is returned with the secret redacted', async () => {
     const { run } = httpTaskAnswering({ status: 200, body: { seen: 'Bearer sk_live_abc123', path: '/pt-9f8e/hook' } });
-    const result = await run({ url: 'https://vendor.test/{{secrets.PATH_TOKEN}}/hook', headers: { Authorization: 'Bearer {{secrets.VENDOR_TOKEN}}' } });
-    expect(result).toEqual({ status: 200, body: { seen: 'Bearer [secret:VENDOR_TOKEN]', path: '/[secret:PATH_TOKEN]/hook' } });
+    const result = await run({
+      url: 'https://vendor.test/{{secrets.PATH_TOKEN}}/hook',
+      headers: { Authorization: 'Bearer {{secrets.VENDOR_TOKEN}}' },
+    });
+    expect(result).toEqual({
+      status: 200,
+      body: { seen: 'Bearer [secret:VENDOR_TOKEN]', path: '/[secret:PATH_TOKEN]/hook' },
+    });
   });
 
   test('a failed request reports and logs a redacted url and body, and neither secret value', async () => {
-    const { run, logged } = httpTaskAnswering({ status: 404, body: { error: 'no route /pt-9f8e/hook for sk_live_abc123' } });
-    const failure = await failureOf(run({ url: 'https://vendor.test/{{secrets.PATH_TOKEN}}/hook', headers: { Authorization: 'Bearer {{secrets.VENDOR_TOKEN}}' } }));
+    const { run, logged } = httpTaskAnswering({
+      status: 404,
+      body: { error: 'no route /pt-9f8e/hook for sk_live_abc123' },
+    });
+    const failure = await failureOf(
+      run({
+        url: 'https://vendor.test/{{secrets.PATH_TOKEN}}/hook',
+        headers: { Authorization: 'Bearer {{secrets.VENDOR_TOKEN}}' },
+      }),
+    );
     expect(failure.type).toBe('http_status_404');
     expect(failure.message).toBe('POST https://vendor.test/[secret:PATH_TOKEN]/hook answered 404');
     const reported = JSON.stringify({ message: failure.message, details: failure.details, stack: failure.stack });
@@ -126,7 +160,11 @@ describe('the http task with secrets', () => {
 
 describe('the http task url', () => {
   const refund = 'https://erp.example/api/v1/orders/{{event.data.order_id}}/refund';
-  const withOrder = (order_id: string): RunContext => ({ ...context, event: { event_id: 'e-1', event_type: 't', source: 's', occurred_at: '2026-01-01T00:00:00Z', data: { order_id } } }) as RunContext;
+  const withOrder = (order_id: string): RunContext =>
+    ({
+      ...context,
+      event: { event_id: 'e-1', event_type: 't', source: 's', occurred_at: '2026-01-01T00:00:00Z', data: { order_id } },
+    }) as RunContext;
 
   test.each(['../../admin/users/7/delete?', '%2e%2e/%2e%2e/admin/users/7/delete?', '..\\..\\admin', '7?x=1&y=2#'])(
     'event data %j cannot move a secret-bearing request off its path',
@@ -169,8 +207,18 @@ async function loopbackServer(): Promise<{ port: number; hits: string[]; close()
 
 describe('the http task egress policy (real requests)', () => {
   const runReal = (url: string, egress?: EgressPolicy) => {
-    const { httpTask } = createHttpTaskActivities({ runs: { recordTaskAttempt: async () => undefined }, secrets, ...(egress === undefined ? {} : { egress }) });
-    const input: HttpTaskInput = { taskInstanceId: 't-1', taskWorkflowId: 'task-r-1:http:0', runId: 'r-1', config: { method: 'GET', headers: {}, timeout: '5s', url }, context };
+    const { httpTask } = createHttpTaskActivities({
+      runs: { recordTaskAttempt: async () => undefined },
+      secrets,
+      ...(egress === undefined ? {} : { egress }),
+    });
+    const input: HttpTaskInput = {
+      taskInstanceId: 't-1',
+      taskWorkflowId: 'task-r-1:http:0',
+      runId: 'r-1',
+      config: { method: 'GET', headers: {}, timeout: '5s', url },
+      context,
+    };
     return new MockActivityEnvironment().run(httpTask, input);
   };
 
@@ -199,8 +247,14 @@ describe('the http task egress policy (real requests)', () => {
     const server = await loopbackServer();
     try {
       const allowing = new EgressPolicy(['127.0.0.0/8', '::1/128']);
-      await expect(runReal(`http://127.0.0.1:${server.port}/a`, allowing)).resolves.toEqual({ status: 200, body: { internal: true } });
-      await expect(runReal(`http://localhost:${server.port}/b`, allowing)).resolves.toEqual({ status: 200, body: { internal: true } });
+      await expect(runReal(`http://127.0.0.1:${server.port}/a`, allowing)).resolves.toEqual({
+        status: 200,
+        body: { internal: true },
+      });
+      await expect(runReal(`http://localhost:${server.port}/b`, allowing)).resolves.toEqual({
+        status: 200,
+        body: { internal: true },
+      });
       expect(server.hits).toEqual(['/a', '/b']);
     } finally {
       await server.close();
@@ -244,9 +298,18 @@ describe('the http task response budget', () => {
 });
 
 /** An http task whose target answers `text` as is, with `contentType`. */
-function httpTaskAnsweringText(text: string, contentType: string, workerSecrets: ReadonlyMap<string, string> = secrets) {
-  const fetch = (async () => new Response(text, { status: 200, headers: { 'content-type': contentType } })) as typeof globalThis.fetch;
-  const { httpTask } = createHttpTaskActivities({ runs: { recordTaskAttempt: async () => undefined }, secrets: workerSecrets, fetch });
+function httpTaskAnsweringText(
+  text: string,
+  contentType: string,
+  workerSecrets: ReadonlyMap<string, string> = secrets,
+) {
+  const fetch = (async () =>
+    new Response(text, { status: 200, headers: { 'content-type': contentType } })) as typeof globalThis.fetch;
+  const { httpTask } = createHttpTaskActivities({
+    runs: { recordTaskAttempt: async () => undefined },
+    secrets: workerSecrets,
+    fetch,
+  });
   return (config: Partial<HttpTaskConfig>) =>
     new MockActivityEnvironment().run(httpTask, {
       taskInstanceId: 't-1',
@@ -267,7 +330,10 @@ describe('response bodies that are hostile in shape', () => {
 
   test('a deeply nested JSON body is kept as text when a secret is in use too, and is redacted', async () => {
     const body = `${'['.repeat(30_000)}"sk_live_abc123"${']'.repeat(30_000)}`;
-    const result = await httpTaskAnsweringText(body, 'application/json')({ headers: { Authorization: 'Bearer {{secrets.VENDOR_TOKEN}}' } });
+    const result = await httpTaskAnsweringText(
+      body,
+      'application/json',
+    )({ headers: { Authorization: 'Bearer {{secrets.VENDOR_TOKEN}}' } });
     expect(result.body).toBe(`${'['.repeat(30_000)}"[secret:VENDOR_TOKEN]"${']'.repeat(30_000)}`);
   });
 
@@ -282,19 +348,30 @@ describe('response bodies that are hostile in shape', () => {
     ['as sent', 'sk_live_abc123', 'sk_live_abc123', 6],
     ['JSON-escaped', 'tok"en-secret-1', 'tok\\"en-secret-1', 4],
     ['percent-encoded', 'a b/c-secret', 'a%20b%2Fc-secret', 3],
-  ])('a secret echoed %s across the read limit leaves no prefix of itself in the result', async (_form, secret, echoed, before) => {
-    // The cut at the read limit falls after the echo's first `before` characters.
-    const text = `${'x'.repeat(HTTP_TASK_RESULT_BODY_MAX_BYTES - before)}${echoed}${'y'.repeat(1_000)}`;
-    const result = await httpTaskAnsweringText(text, 'text/plain', new Map([['S', secret]]))({ headers: { 'X-S': '{{secrets.S}}' } });
-    expect(result.truncated).toBe(true);
-    expect(result.body).toBe('x'.repeat(HTTP_TASK_RESULT_BODY_MAX_BYTES - before));
-  });
+  ])(
+    'a secret echoed %s across the read limit leaves no prefix of itself in the result',
+    async (_form, secret, echoed, before) => {
+      // The cut at the read limit falls after the echo's first `before` characters.
+      const text = `${'x'.repeat(HTTP_TASK_RESULT_BODY_MAX_BYTES - before)}${echoed}${'y'.repeat(1_000)}`;
+      const result = await httpTaskAnsweringText(
+        text,
+        'text/plain',
+        new Map([['S', secret]]),
+      )({ headers: { 'X-S': '{{secrets.S}}' } });
+      expect(result.truncated).toBe(true);
+      expect(result.body).toBe('x'.repeat(HTTP_TASK_RESULT_BODY_MAX_BYTES - before));
+    },
+  );
 
   test('a secret with a non-ASCII character, cut inside that character at the read limit, leaves no prefix', async () => {
     const workerSecrets = new Map([['PASS', 'wörd-päss-1']]);
     // "wörd-p" is 7 bytes; the cut falls inside the 2-byte "ä" after it.
     const text = `${'x'.repeat(HTTP_TASK_RESULT_BODY_MAX_BYTES - 8)}wörd-päss-1 tail`;
-    const result = await httpTaskAnsweringText(text, 'text/plain', workerSecrets)({ headers: { 'X-Pass': '{{secrets.PASS}}' } });
+    const result = await httpTaskAnsweringText(
+      text,
+      'text/plain',
+      workerSecrets,
+    )({ headers: { 'X-Pass': '{{secrets.PASS}}' } });
     expect(result.truncated).toBe(true);
     expect(result.body).toBe('x'.repeat(HTTP_TASK_RESULT_BODY_MAX_BYTES - 8));
   });

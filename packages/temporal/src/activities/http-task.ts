@@ -1,10 +1,22 @@
 import type { HttpTaskConfig, Logger, RunContext } from '@activity-core/contracts';
-import { DEFINITION_JSON_MAX_DEPTH, httpTaskAttemptId, jsonDepthExceeds, parseDurationMs } from '@activity-core/contracts';
+import {
+  DEFINITION_JSON_MAX_DEPTH,
+  httpTaskAttemptId,
+  jsonDepthExceeds,
+  parseDurationMs,
+} from '@activity-core/contracts';
 import type { RunsRepository } from '@activity-core/db';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { EgressDeniedError, EgressPolicy } from './egress';
-import { redactCutText, redactText, redactValue, SecretMissingError, secretScope, type TaskSecretSource } from './task-secrets';
+import {
+  redactCutText,
+  redactText,
+  redactValue,
+  SecretMissingError,
+  secretScope,
+  type TaskSecretSource,
+} from './task-secrets';
 import { renderText, renderUrl, renderValue, TemplateError } from './templating';
 
 export interface HttpTaskInput {
@@ -104,7 +116,11 @@ const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(v
  * so can JSON escaping. A body over the budget becomes its text, clipped so
  * that its JSON string fits.
  */
-export function boundBody(body: unknown, truncated: boolean, maxBytes = HTTP_TASK_RESULT_BODY_MAX_BYTES): { body: unknown; truncated: boolean } {
+export function boundBody(
+  body: unknown,
+  truncated: boolean,
+  maxBytes = HTTP_TASK_RESULT_BODY_MAX_BYTES,
+): { body: unknown; truncated: boolean } {
   if (jsonBytes(body) <= maxBytes) return { body, truncated };
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   // The longest prefix whose JSON string fits (binary search on UTF-16 length; never split a surrogate pair).
@@ -174,7 +190,9 @@ export function createHttpTaskActivities(deps: {
   const egress = deps.egress ?? new EgressPolicy();
   // Every connection resolves its host through the egress policy, so the address checked is the address connected to.
   const dispatcher = new Agent({ connect: { lookup: egress.lookup } });
-  const doFetch: HttpFetch = deps.fetch ?? ((url, init) => undiciFetch(url, init as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>);
+  const doFetch: HttpFetch =
+    deps.fetch ??
+    ((url, init) => undiciFetch(url, init as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>);
   return {
     async httpTask(input: HttpTaskInput): Promise<HttpTaskResult> {
       const ctx = Context.current();
@@ -189,9 +207,13 @@ export function createHttpTaskActivities(deps: {
       try {
         url = renderUrl(input.config.url, input.context, secrets.lookup);
         headers = Object.fromEntries(
-          Object.entries(input.config.headers).map(([name, value]) => [name, renderText(value, input.context, secrets.lookup)]),
+          Object.entries(input.config.headers).map(([name, value]) => [
+            name,
+            renderText(value, input.context, secrets.lookup),
+          ]),
         );
-        body = input.config.body === undefined ? undefined : renderValue(input.config.body, input.context, secrets.lookup);
+        body =
+          input.config.body === undefined ? undefined : renderValue(input.config.body, input.context, secrets.lookup);
       } catch (error) {
         if (error instanceof TemplateError) throw ApplicationFailure.nonRetryable(error.message, 'template_error');
         if (error instanceof SecretMissingError) throw ApplicationFailure.nonRetryable(error.message, 'secret_missing');
@@ -218,7 +240,8 @@ export function createHttpTaskActivities(deps: {
       requestHeaders.set(IDEMPOTENCY_KEY_HEADER, input.taskWorkflowId);
       requestHeaders.set(ATTEMPT_ID_HEADER, httpTaskAttemptId(input.taskWorkflowId, attempt));
       requestHeaders.set(RUN_ID_HEADER, input.runId);
-      if (body !== undefined && !requestHeaders.has('content-type')) requestHeaders.set('content-type', 'application/json');
+      if (body !== undefined && !requestHeaders.has('content-type'))
+        requestHeaders.set('content-type', 'application/json');
 
       const timeoutMs = parseDurationMs(input.config.timeout);
       const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), ctx.cancellationSignal]);
@@ -227,7 +250,12 @@ export function createHttpTaskActivities(deps: {
         response = await doFetch(url, {
           method: input.config.method,
           headers: requestHeaders,
-          body: body === undefined || input.config.method === 'GET' || input.config.method === 'HEAD' ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+          body:
+            body === undefined || input.config.method === 'GET' || input.config.method === 'HEAD'
+              ? undefined
+              : typeof body === 'string'
+                ? body
+                : JSON.stringify(body),
           signal,
           redirect: 'manual',
           dispatcher,
@@ -245,7 +273,15 @@ export function createHttpTaskActivities(deps: {
             ? `request failed: ${redact((error as Error).message)}`
             : `request failed: ${cause.code} (${redact(cause.message)})`;
         deps.logger?.warn(
-          { taskInstanceId: input.taskInstanceId, runId: input.runId, attempt, method: input.config.method, url: redact(url), ...(cause === undefined ? {} : { code: cause.code }), cause: message },
+          {
+            taskInstanceId: input.taskInstanceId,
+            runId: input.runId,
+            attempt,
+            method: input.config.method,
+            url: redact(url),
+            ...(cause === undefined ? {} : { code: cause.code }),
+            cause: message,
+          },
           'http task got no answer; Temporal retries it per the task retry policy',
         );
         throw ApplicationFailure.create({
@@ -258,17 +294,28 @@ export function createHttpTaskActivities(deps: {
       // A target may echo what it was sent (an error page quoting the URL, a body reflecting a header).
       const read = await readBody(response);
       // A body cut at the read limit may end inside a secret: redactCutText drops such a tail too.
-      const redactedBody = read.truncated && typeof read.body === 'string' ? redactCutText(read.body, secrets.used) : redactValue(read.body, secrets.used);
+      const redactedBody =
+        read.truncated && typeof read.body === 'string'
+          ? redactCutText(read.body, secrets.used)
+          : redactValue(read.body, secrets.used);
       const { body: responseBody, truncated } = boundBody(redactedBody, read.truncated);
-      const ok = input.config.success_statuses?.includes(response.status) ?? (response.status >= 200 && response.status < 300);
-      if (ok) return truncated ? { status: response.status, body: responseBody, truncated } : { status: response.status, body: responseBody };
+      const ok =
+        input.config.success_statuses?.includes(response.status) ?? (response.status >= 200 && response.status < 300);
+      if (ok)
+        return truncated
+          ? { status: response.status, body: responseBody, truncated }
+          : { status: response.status, body: responseBody };
 
       const type = `http_status_${response.status}`;
       const message = `${input.config.method} ${redact(url)} answered ${response.status}`;
-      const details = truncated ? { status: response.status, body: responseBody, truncated } : { status: response.status, body: responseBody };
+      const details = truncated
+        ? { status: response.status, body: responseBody, truncated }
+        : { status: response.status, body: responseBody };
       // Redirects are not followed (the target must be explicit), and 4xx means the request itself is wrong:
       // retrying either cannot help. 408/409/425/429 say "later" and are retried.
-      const permanent = (response.status >= 300 && response.status < 400) || (response.status >= 400 && response.status < 500 && !RETRYABLE_CLIENT_STATUSES.has(response.status));
+      const permanent =
+        (response.status >= 300 && response.status < 400) ||
+        (response.status >= 400 && response.status < 500 && !RETRYABLE_CLIENT_STATUSES.has(response.status));
       if (permanent) {
         throw ApplicationFailure.create({ message, type, nonRetryable: true, details: [details] });
       }

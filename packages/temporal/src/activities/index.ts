@@ -41,10 +41,31 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type Activities = ReturnType<typeof createActivities>;
-export { ATTEMPT_ID_HEADER, HTTP_TASK_RESULT_BODY_MAX_BYTES, IDEMPOTENCY_KEY_HEADER, RUN_ID_HEADER, type HttpFetch, type HttpTaskInput, type HttpTaskResult } from './http-task';
+export {
+  ATTEMPT_ID_HEADER,
+  HTTP_TASK_RESULT_BODY_MAX_BYTES,
+  IDEMPOTENCY_KEY_HEADER,
+  RUN_ID_HEADER,
+  type HttpFetch,
+  type HttpTaskInput,
+  type HttpTaskResult,
+} from './http-task';
 export { EgressDeniedError, EgressPolicy, parseEgressAllowEntry } from './egress';
 export type { LogRunInput, RecordTaskInput } from './run-records';
 export type { EmitEvent } from './task-control';
 export type { RequestConcurrencySlotInput, RequestConcurrencySlotResult } from './concurrency';
-export { createRunOutcomeAnnouncer, runOutcomeEvent, SYSTEM_EVENT_MESSAGE_MAX, type EmitSystemEvent, type RunOutcomeAnnouncement, type RunOutcomeAnnouncer, type RunOutcomeSkipReason } from './run-outcome-events';
-export type { ProcessScheduleTick, ProcessScheduleTickInput, ProcessScheduleTickResult, ScheduleTickInput } from './schedule-tick';
+export {
+  createRunOutcomeAnnouncer,
+  runOutcomeEvent,
+  SYSTEM_EVENT_MESSAGE_MAX,
+  type EmitSystemEvent,
+  type RunOutcomeAnnouncement,
+  type RunOutcomeAnnouncer,
+  type RunOutcomeSkipReason,
+} from './run-outcome-events';
+export type {
+  ProcessScheduleTick,
+  ProcessScheduleTickInput,
+  ProcessScheduleTickResult,
+  ScheduleTickInput,
+} from './schedule-tick';

@@ -19,7 +19,12 @@ const failedRun = (overrides: Partial<RunOutcomeRecord> = {}): RunOutcomeRecord 
   startedAt: '2026-03-01T09:00:00.000Z',
   finishedAt: '2026-03-01T09:00:04.512Z',
   durationSeconds: 4.512,
-  failedTask: { index: 1, type: 'http', workflowId: `task-${runId}:http:1`, error: { message: 'HTTP 503', type: 'http_status_503' } },
+  failedTask: {
+    index: 1,
+    type: 'http',
+    workflowId: `task-${runId}:http:1`,
+    error: { message: 'HTTP 503', type: 'http_status_503' },
+  },
   triggerHops: 0,
   ...overrides,
 });
@@ -46,7 +51,12 @@ describe('the system event that announces a run end', () => {
         trigger_event_id: 'evt_abc123',
         scheduled_for: null,
         error: { message: 'task 1 (http) failed: HTTP 503', type: null },
-        failed_task: { index: 1, type: 'http', workflow_id: `task-${runId}:http:1`, error: { message: 'HTTP 503', type: 'http_status_503' } },
+        failed_task: {
+          index: 1,
+          type: 'http',
+          workflow_id: `task-${runId}:http:1`,
+          error: { message: 'HTTP 503', type: 'http_status_503' },
+        },
         started_at: '2026-03-01T09:00:00.000Z',
         finished_at: '2026-03-01T09:00:04.512Z',
         duration_seconds: 4.512,
@@ -59,10 +69,28 @@ describe('the system event that announces a run end', () => {
   });
 
   test('a cancelled cron run gives activity_core.run.cancelled with its fire time and no failed task', () => {
-    const built = runOutcomeEvent(failedRun({ status: 'cancelled', triggerType: 'cron', eventId: null, scheduledFor: '2026-03-01T09:00:00.000Z', error: null, triggerHops: null }));
+    const built = runOutcomeEvent(
+      failedRun({
+        status: 'cancelled',
+        triggerType: 'cron',
+        eventId: null,
+        scheduledFor: '2026-03-01T09:00:00.000Z',
+        error: null,
+        triggerHops: null,
+      }),
+    );
     if ('skipped' in built) throw new Error('expected an event');
-    expect(built.envelope).toMatchObject({ event_id: `run-cancelled:${runId}`, event_type: 'activity_core.run.cancelled' });
-    expect(built.envelope.data).toMatchObject({ status: 'cancelled', trigger_event_id: null, scheduled_for: '2026-03-01T09:00:00+00:00', error: null, failed_task: null });
+    expect(built.envelope).toMatchObject({
+      event_id: `run-cancelled:${runId}`,
+      event_type: 'activity_core.run.cancelled',
+    });
+    expect(built.envelope.data).toMatchObject({
+      status: 'cancelled',
+      trigger_event_id: null,
+      scheduled_for: '2026-03-01T09:00:00+00:00',
+      error: null,
+      failed_task: null,
+    });
     expect(built.hops).toBe(1);
   });
 
@@ -80,7 +108,10 @@ describe('the system event that announces a run end', () => {
 
   test('an announcement past the hop limit is not emitted', () => {
     expect(runOutcomeEvent(failedRun({ triggerHops: 7 }), 8)).not.toHaveProperty('skipped');
-    expect(runOutcomeEvent(failedRun({ triggerHops: 8 }), 8)).toMatchObject({ skipped: 'hops_exceeded', detail: expect.stringContaining('EMIT_MAX_HOPS is 8') });
+    expect(runOutcomeEvent(failedRun({ triggerHops: 8 }), 8)).toMatchObject({
+      skipped: 'hops_exceeded',
+      detail: expect.stringContaining('EMIT_MAX_HOPS is 8'),
+    });
   });
 
   test('long error messages are clipped, so the event stays within the ingest limits', () => {
@@ -105,13 +136,24 @@ describe('the announcer', () => {
 
   test('emits through the ingest with the credential system:<run id> and the hop count', async () => {
     const target = recorder();
-    const announcer = createRunOutcomeAnnouncer({ outcomes: { readRunOutcome: async () => failedRun() }, emit: target.emit });
-    expect(await announcer.announce(runId)).toEqual({ emitted: true, event_id: `run-failed:${runId}`, status: 'accepted', hops: 1 });
+    const announcer = createRunOutcomeAnnouncer({
+      outcomes: { readRunOutcome: async () => failedRun() },
+      emit: target.emit,
+    });
+    expect(await announcer.announce(runId)).toEqual({
+      emitted: true,
+      event_id: `run-failed:${runId}`,
+      status: 'accepted',
+      hops: 1,
+    });
     expect(target.sent).toEqual([{ event_id: `run-failed:${runId}`, credential: `system:${runId}`, hops: 1 }]);
   });
 
   test('an unreachable store is thrown, so the status write is retried and announces later', async () => {
-    const announcer = createRunOutcomeAnnouncer({ outcomes: { readRunOutcome: async () => failedRun() }, emit: recorder(new UnavailableError('down')).emit });
+    const announcer = createRunOutcomeAnnouncer({
+      outcomes: { readRunOutcome: async () => failedRun() },
+      emit: recorder(new UnavailableError('down')).emit,
+    });
     await expect(announcer.announce(runId)).rejects.toBeInstanceOf(UnavailableError);
   });
 
@@ -122,7 +164,11 @@ describe('the announcer', () => {
       emit: recorder(new InvalidInputError('too big', [])).emit,
       logger: { info: () => undefined, warn: (entry: unknown) => void warnings.push(entry) },
     });
-    expect(await announcer.announce(runId)).toMatchObject({ emitted: false, reason: 'refused', event_id: `run-failed:${runId}` });
+    expect(await announcer.announce(runId)).toMatchObject({
+      emitted: false,
+      reason: 'refused',
+      event_id: `run-failed:${runId}`,
+    });
     expect(warnings).toHaveLength(1);
   });
 });

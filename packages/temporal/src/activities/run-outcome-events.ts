@@ -42,11 +42,12 @@ export type RunOutcomeAnnouncement =
 export const SYSTEM_EVENT_MESSAGE_MAX = 2_000;
 
 const clip = (value: unknown): string => {
-  const text = typeof value === 'string' ? value : JSON.stringify(value) ?? '';
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
   return text.length <= SYSTEM_EVENT_MESSAGE_MAX ? text : `${text.slice(0, SYSTEM_EVENT_MESSAGE_MAX - 1)}…`;
 };
 const typeOf = (value: unknown): string | null => (typeof value === 'string' ? value : null);
-const errorOf = (error: { message?: unknown; type?: unknown } | null) => (error === null ? null : { message: clip(error.message ?? ''), type: typeOf(error.type) });
+const errorOf = (error: { message?: unknown; type?: unknown } | null) =>
+  error === null ? null : { message: clip(error.message ?? ''), type: typeOf(error.type) };
 
 /**
  * The system event that announces a run's end, or why there is none. Pure:
@@ -59,18 +60,34 @@ const errorOf = (error: { message?: unknown; type?: unknown } | null) => (error 
  * bound everything else: the event counts one hop more than the event that
  * triggered the run, and past `maxHops` nothing is emitted.
  */
-export function runOutcomeEvent(record: RunOutcomeRecord | undefined, maxHops: number = DEFAULT_EMIT_MAX_HOPS):
+export function runOutcomeEvent(
+  record: RunOutcomeRecord | undefined,
+  maxHops: number = DEFAULT_EMIT_MAX_HOPS,
+):
   | { envelope: EventEnvelope & { data: RunOutcomeEventData }; hops: number }
   | { skipped: RunOutcomeSkipReason; event_id?: string; detail?: string } {
-  if (record === undefined || (record.status !== 'failed' && record.status !== 'cancelled') || record.finishedAt === null) return { skipped: 'not_announced' };
+  if (
+    record === undefined ||
+    (record.status !== 'failed' && record.status !== 'cancelled') ||
+    record.finishedAt === null
+  )
+    return { skipped: 'not_announced' };
   const status = record.status;
   const eventId = runOutcomeEventId(record.runId, status);
   if (record.triggerType === 'event' && record.eventId !== null && isRunOutcomeEventId(record.eventId)) {
-    return { skipped: 'triggered_by_system_event', event_id: eventId, detail: `the run was triggered by the system event ${record.eventId}` };
+    return {
+      skipped: 'triggered_by_system_event',
+      event_id: eventId,
+      detail: `the run was triggered by the system event ${record.eventId}`,
+    };
   }
   const hops = (record.triggerHops ?? 0) + 1;
   if (hops > maxHops) {
-    return { skipped: 'hops_exceeded', event_id: eventId, detail: `the event would be ${hops} steps from an external event; EMIT_MAX_HOPS is ${maxHops}` };
+    return {
+      skipped: 'hops_exceeded',
+      event_id: eventId,
+      detail: `the event would be ${hops} steps from an external event; EMIT_MAX_HOPS is ${maxHops}`,
+    };
   }
   const data: RunOutcomeEventData = {
     run_id: record.runId,
@@ -85,14 +102,26 @@ export function runOutcomeEvent(record: RunOutcomeRecord | undefined, maxHops: n
     error: errorOf(record.error),
     failed_task:
       status === 'failed' && record.failedTask !== null
-        ? { index: record.failedTask.index, type: record.failedTask.type, workflow_id: record.failedTask.workflowId, error: errorOf(record.failedTask.error) }
+        ? {
+            index: record.failedTask.index,
+            type: record.failedTask.type,
+            workflow_id: record.failedTask.workflowId,
+            error: errorOf(record.failedTask.error),
+          }
         : null,
     started_at: record.startedAt,
     finished_at: record.finishedAt,
     duration_seconds: Math.max(0, record.durationSeconds ?? 0),
   };
   return {
-    envelope: { event_id: eventId, event_type: RUN_OUTCOME_EVENT_TYPES[status], source: SYSTEM_EVENT_SOURCE, subject: record.runId, occurred_at: record.finishedAt, data },
+    envelope: {
+      event_id: eventId,
+      event_type: RUN_OUTCOME_EVENT_TYPES[status],
+      source: SYSTEM_EVENT_SOURCE,
+      subject: record.runId,
+      occurred_at: record.finishedAt,
+      data,
+    },
     hops,
   };
 }
@@ -114,8 +143,17 @@ export function createRunOutcomeAnnouncer(deps: {
     async announce(runId: string): Promise<RunOutcomeAnnouncement> {
       const built = runOutcomeEvent(await deps.outcomes.readRunOutcome(runId), deps.maxHops ?? DEFAULT_EMIT_MAX_HOPS);
       if ('skipped' in built) {
-        if (built.skipped !== 'not_announced') deps.logger?.info({ runId, eventId: built.event_id, reason: built.skipped, detail: built.detail }, 'run outcome not announced');
-        return { emitted: false, reason: built.skipped, ...(built.event_id === undefined ? {} : { event_id: built.event_id }), ...(built.detail === undefined ? {} : { detail: built.detail }) };
+        if (built.skipped !== 'not_announced')
+          deps.logger?.info(
+            { runId, eventId: built.event_id, reason: built.skipped, detail: built.detail },
+            'run outcome not announced',
+          );
+        return {
+          emitted: false,
+          reason: built.skipped,
+          ...(built.event_id === undefined ? {} : { event_id: built.event_id }),
+          ...(built.detail === undefined ? {} : { detail: built.detail }),
+        };
       }
       try {
         const outcome = await deps.emit(built.envelope, { credential: systemEventCredential(runId), hops: built.hops });
@@ -123,7 +161,10 @@ export function createRunOutcomeAnnouncer(deps: {
       } catch (error) {
         // Unreachable store: the caller retries. Anything else would be refused again.
         if (error instanceof DomainError && error.code !== 'unavailable') {
-          deps.logger?.warn({ err: error, runId, eventId: built.envelope.event_id }, 'run outcome system event refused by the ingress; not retried');
+          deps.logger?.warn(
+            { err: error, runId, eventId: built.envelope.event_id },
+            'run outcome system event refused by the ingress; not retried',
+          );
           return { emitted: false, reason: 'refused', event_id: built.envelope.event_id, detail: error.message };
         }
         throw error;

@@ -47,7 +47,11 @@ export function createRunRecordActivities(deps: {
       });
     },
 
-    async setRunStatus(input: { runId: string; status: Exclude<RunStatus, 'running'>; error?: ErrorInfo | null }): Promise<void> {
+    async setRunStatus(input: {
+      runId: string;
+      status: Exclude<RunStatus, 'running'>;
+      error?: ErrorInfo | null;
+    }): Promise<void> {
       await deps.runs.setRunStatus(input.runId, input.status, input.error ?? null);
       // Not only when this write changed the row: the attempt that wrote it may have died before announcing.
       if (input.status === 'failed' || input.status === 'cancelled') await deps.announcer?.announce(input.runId);

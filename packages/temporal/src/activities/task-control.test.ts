@@ -4,11 +4,22 @@ import type { Client } from '@temporalio/client';
 import { describe, expect, test } from 'vitest';
 import { createTaskControlActivities, EMIT_HOPS_EXCEEDED, emittedHops, type EmitEvent } from './task-control';
 
-const envelope: EventEnvelope = { event_id: 'emit-run-1-0', event_type: 'loop', source: 'activity-core', occurred_at: '2026-03-01T09:00:00Z', data: { n: '{{run.run_id}}' } };
+const envelope: EventEnvelope = {
+  event_id: 'emit-run-1-0',
+  event_type: 'loop',
+  source: 'activity-core',
+  occurred_at: '2026-03-01T09:00:00Z',
+  data: { n: '{{run.run_id}}' },
+};
 
 function contextWith(eventHops?: number): RunContext {
   return {
-    run: { run_id: 'run-1', workflow_id: 'activity-a:e1', trigger_type: 'event', ...(eventHops === undefined ? {} : { event_hops: eventHops }) },
+    run: {
+      run_id: 'run-1',
+      workflow_id: 'activity-a:e1',
+      trigger_type: 'event',
+      ...(eventHops === undefined ? {} : { event_hops: eventHops }),
+    },
     activity: { id: 'a', name: 'a', version: 1 },
     tasks: [],
   };
@@ -20,7 +31,14 @@ function activitiesRecording(maxHops?: number) {
     calls.push({ envelope: emitted, origin });
     return { status: 'accepted', runs: [] };
   };
-  return { calls, activities: createTaskControlActivities({ client: {} as Client, emitEvent, ...(maxHops === undefined ? {} : { emitMaxHops: maxHops }) }) };
+  return {
+    calls,
+    activities: createTaskControlActivities({
+      client: {} as Client,
+      emitEvent,
+      ...(maxHops === undefined ? {} : { emitMaxHops: maxHops }),
+    }),
+  };
 }
 
 describe('emit_event hop counting', () => {

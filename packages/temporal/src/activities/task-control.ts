@@ -39,7 +39,9 @@ export function createTaskControlActivities(deps: { client: Client; emitEvent: E
      * execution (a reset or retried parent finds its child's id taken: that
      * task is already done or in flight, never to be started twice).
      */
-    async awaitTaskWorkflow(input: { workflowId: string }): Promise<{ status: 'succeeded' | 'failed'; result?: unknown; error?: { message: string } }> {
+    async awaitTaskWorkflow(input: {
+      workflowId: string;
+    }): Promise<{ status: 'succeeded' | 'failed'; result?: unknown; error?: { message: string } }> {
       const ctx = Context.current();
       const beat = setInterval(() => ctx.heartbeat(), 5_000);
       try {
@@ -56,7 +58,10 @@ export function createTaskControlActivities(deps: { client: Client; emitEvent: E
     },
 
     /** `emit_event`: the envelope's id is derived from run and index, so a retry emits the same event. */
-    async emitEvent(input: { envelope: EventEnvelope; context: RunContext }): Promise<{ event_id: string; status: string; runs: Array<{ workflow_id: string; status: string }> }> {
+    async emitEvent(input: {
+      envelope: EventEnvelope;
+      context: RunContext;
+    }): Promise<{ event_id: string; status: string; runs: Array<{ workflow_id: string; status: string }> }> {
       const hops = emittedHops(input.context);
       if (hops > maxHops) {
         // A chain of emits (an activity triggering itself, or a cycle of activities) ends here.
@@ -75,12 +80,16 @@ export function createTaskControlActivities(deps: { client: Client; emitEvent: E
         throw error;
       }
       try {
-        const outcome = await deps.emitEvent({ ...input.envelope, data }, { credential: `emit:${input.context.run.run_id}`, hops });
+        const outcome = await deps.emitEvent(
+          { ...input.envelope, data },
+          { credential: `emit:${input.context.run.run_id}`, hops },
+        );
         return { event_id: input.envelope.event_id, ...outcome };
       } catch (error) {
         // Postgres down: retry (the activity's policy has no attempt limit). Anything else the
         // ingress refuses will be refused again, so fail the task with the reason.
-        if (error instanceof DomainError && error.code !== 'unavailable') throw ApplicationFailure.nonRetryable(error.message, error.code);
+        if (error instanceof DomainError && error.code !== 'unavailable')
+          throw ApplicationFailure.nonRetryable(error.message, error.code);
         throw error;
       }
     },

@@ -46,7 +46,9 @@ describe('redacting secret values', () => {
       ['SHORT', 'tok_1'],
       ['LONG', 'tok_12345'],
     ]);
-    expect(redactText('a=tok_12345 b=tok_1 c=tok_1x', secrets)).toBe('a=[secret:LONG] b=[secret:SHORT] c=[secret:SHORT]x');
+    expect(redactText('a=tok_12345 b=tok_1 c=tok_1x', secrets)).toBe(
+      'a=[secret:LONG] b=[secret:SHORT] c=[secret:SHORT]x',
+    );
   });
 
   test('the order secrets are given in does not change the result', () => {
@@ -71,7 +73,14 @@ describe('redacting secret values', () => {
       ['VENDOR_TOKEN', 'sk_live_abc123'],
       ['PIN', '4242'],
     ]);
-    const body = { echo: { authorization: 'Bearer sk_live_abc123' }, sk_live_abc123: true, list: ['x', 'sk_live_abc123'], pin: 14242, n: 7, none: null };
+    const body = {
+      echo: { authorization: 'Bearer sk_live_abc123' },
+      sk_live_abc123: true,
+      list: ['x', 'sk_live_abc123'],
+      pin: 14242,
+      n: 7,
+      none: null,
+    };
     expect(redactValue(body, secrets)).toEqual({
       echo: { authorization: 'Bearer [secret:VENDOR_TOKEN]' },
       '[secret:VENDOR_TOKEN]': true,

@@ -76,7 +76,8 @@ export function redactText(text: string, secrets: ReadonlyMap<string, string>): 
   for (const [name, value] of secrets) {
     for (const form of secretForms(value)) {
       if (form.length === 0) continue;
-      for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + 1)) spans.push({ start: at, end: at + form.length, name });
+      for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + 1))
+        spans.push({ start: at, end: at + form.length, name });
     }
   }
   if (spans.length === 0) return text;
@@ -84,14 +85,15 @@ export function redactText(text: string, secrets: ReadonlyMap<string, string>): 
 
   let out = '';
   let cursor = 0;
-  for (let i = 0; i < spans.length; ) {
+  for (let i = 0; i < spans.length;) {
     const group = [spans[i]!];
     let end = spans[i]!.end;
     for (i++; i < spans.length && spans[i]!.start < end; i++) {
       group.push(spans[i]!);
       end = Math.max(end, spans[i]!.end);
     }
-    const inside = (s: Span, o: Span): boolean => o.start <= s.start && o.end >= s.end && o.end - o.start > s.end - s.start;
+    const inside = (s: Span, o: Span): boolean =>
+      o.start <= s.start && o.end >= s.end && o.end - o.start > s.end - s.start;
     const names = new Set(group.filter((s) => !group.some((o) => inside(s, o))).map((s) => s.name));
     out += `${text.slice(cursor, group[0]!.start)}[secret:${[...names].join('+')}]`;
     cursor = end;
@@ -111,7 +113,10 @@ export function redactCutText(text: string, secrets: ReadonlyMap<string, string>
   for (const value of secrets.values()) {
     for (const form of secretForms(value)) {
       for (let length = Math.min(form.length - 1, redacted.length); length > drop; length--) {
-        if (redacted.charCodeAt(redacted.length - length) === form.charCodeAt(0) && redacted.endsWith(form.slice(0, length))) {
+        if (
+          redacted.charCodeAt(redacted.length - length) === form.charCodeAt(0) &&
+          redacted.endsWith(form.slice(0, length))
+        ) {
           drop = length;
           break;
         }
@@ -142,14 +147,24 @@ export function redactValue(value: unknown, secrets: ReadonlyMap<string, string>
   // Each container is copied once; its children are filled in when it is popped.
   const copyOf = (item: object): unknown[] | Record<string, unknown> => (Array.isArray(item) ? [] : {});
   const root = copyOf(value);
-  const stack: Array<{ source: object; target: unknown[] | Record<string, unknown> }> = [{ source: value, target: root }];
+  const stack: Array<{ source: object; target: unknown[] | Record<string, unknown> }> = [
+    { source: value, target: root },
+  ];
   while (stack.length > 0) {
     const { source, target } = stack.pop()!;
-    const entries: Array<[string | number, unknown]> = Array.isArray(source) ? source.map((item, index) => [index, item]) : Object.entries(source);
+    const entries: Array<[string | number, unknown]> = Array.isArray(source)
+      ? source.map((item, index) => [index, item])
+      : Object.entries(source);
     for (const [key, item] of entries) {
       const child = isContainer(item) ? copyOf(item) : leaf(item);
       if (Array.isArray(target)) target[key as number] = child;
-      else Object.defineProperty(target, redactText(key as string, secrets), { value: child, enumerable: true, writable: true, configurable: true });
+      else
+        Object.defineProperty(target, redactText(key as string, secrets), {
+          value: child,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       if (isContainer(item)) stack.push({ source: item, target: child as unknown[] | Record<string, unknown> });
     }
   }

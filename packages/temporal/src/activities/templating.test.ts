@@ -46,12 +46,18 @@ describe('templating over the run context', () => {
 });
 
 describe('secret references', () => {
-  const secrets = new Map([['VENDOR_TOKEN', 'sk_live_123'], ['PATH_TOKEN', 'p/t']]);
+  const secrets = new Map([
+    ['VENDOR_TOKEN', 'sk_live_123'],
+    ['PATH_TOKEN', 'p/t'],
+  ]);
 
   test('a secrets placeholder renders the worker secret when the caller passes a lookup', () => {
     const scope = secretScope(secrets);
     expect(renderText('Bearer {{ secrets.VENDOR_TOKEN }}', context, scope.lookup)).toBe('Bearer sk_live_123');
-    expect(renderValue({ auth: '{{secrets.VENDOR_TOKEN}}', run: '{{run.run_id}}' }, context, scope.lookup)).toEqual({ auth: 'sk_live_123', run: 'r-1' });
+    expect(renderValue({ auth: '{{secrets.VENDOR_TOKEN}}', run: '{{run.run_id}}' }, context, scope.lookup)).toEqual({
+      auth: 'sk_live_123',
+      run: 'r-1',
+    });
   });
 
   test('the lookup remembers exactly the secrets a task used', () => {
@@ -62,7 +68,9 @@ describe('secret references', () => {
 
   test('without a lookup a secrets placeholder is a template error, so emit_event cannot render one', () => {
     expect(() => renderValue({ leak: '{{secrets.VENDOR_TOKEN}}' }, context)).toThrow(TemplateError);
-    expect(() => renderValue({ leak: '{{secrets.VENDOR_TOKEN}}' }, context)).toThrow(/only be used in the url, header values and body of an http task/);
+    expect(() => renderValue({ leak: '{{secrets.VENDOR_TOKEN}}' }, context)).toThrow(
+      /only be used in the url, header values and body of an http task/,
+    );
   });
 
   test('a secret the worker does not have is a SecretMissingError naming the variable to set', () => {
@@ -80,7 +88,12 @@ describe('secret references', () => {
 
   test('a malformed secret reference is a template error, not a lookup', () => {
     const lookup = secretScope(secrets).lookup;
-    for (const template of ['{{secrets.vendor_token}}', '{{secrets.VENDOR_TOKEN.x}}', '{{secrets}}', '{{secrets.A-B}}']) {
+    for (const template of [
+      '{{secrets.vendor_token}}',
+      '{{secrets.VENDOR_TOKEN.x}}',
+      '{{secrets}}',
+      '{{secrets.A-B}}',
+    ]) {
       expect(() => renderText(template, context, lookup), template).toThrow(TemplateError);
     }
   });
@@ -132,7 +145,9 @@ describe('rendering an http task url', () => {
   });
 
   test('a query value stays one value, and a query key one key', () => {
-    const rendered = renderUrl('https://erp.example/search?q={{event.data.q}}&{{event.data.k}}=1', { event: { data: { q: 'a&admin=true#x y+z', k: 'role=admin&x' } } });
+    const rendered = renderUrl('https://erp.example/search?q={{event.data.q}}&{{event.data.k}}=1', {
+      event: { data: { q: 'a&admin=true#x y+z', k: 'role=admin&x' } },
+    });
     expect(rendered).toBe('https://erp.example/search?q=a%26admin%3Dtrue%23x%20y%2Bz&role%3Dadmin%26x=1');
     const params = new URL(rendered).searchParams;
     expect([...params.keys()]).toEqual(['q', 'role=admin&x']);
@@ -140,12 +155,17 @@ describe('rendering an http task url', () => {
   });
 
   test('a value in the query cannot change the path', () => {
-    expect(new URL(renderUrl('https://erp.example/api/orders?id={{event.data.order_id}}', withOrder('/../../admin'))).pathname).toBe('/api/orders');
+    expect(
+      new URL(renderUrl('https://erp.example/api/orders?id={{event.data.order_id}}', withOrder('/../../admin')))
+        .pathname,
+    ).toBe('/api/orders');
   });
 
   test('secret values are encoded for their position like any other value', () => {
     const scope = secretScope(new Map([['PATH_TOKEN', 'p/t?x']]));
-    expect(renderUrl('https://x.test/{{secrets.PATH_TOKEN}}/hook?k={{secrets.PATH_TOKEN}}', {}, scope.lookup)).toBe('https://x.test/p%2Ft%3Fx/hook?k=p%2Ft%3Fx');
+    expect(renderUrl('https://x.test/{{secrets.PATH_TOKEN}}/hook?k={{secrets.PATH_TOKEN}}', {}, scope.lookup)).toBe(
+      'https://x.test/p%2Ft%3Fx/hook?k=p%2Ft%3Fx',
+    );
   });
 
   test('a placeholder in the host is refused even if registration was bypassed', () => {
@@ -153,11 +173,15 @@ describe('rendering an http task url', () => {
     expect(() => renderUrl('https://erp.{{event.data.order_id}}/x', withOrder('evil.example'))).toThrow(TemplateError);
   });
 
-  test('static dot segments written in the template are the definition\'s own; a value completing one is refused', () => {
+  test("static dot segments written in the template are the definition's own; a value completing one is refused", () => {
     // A static `..` before the placeholder is resolved by the parser in both the template and the result: allowed.
-    expect(renderUrl('https://erp.example/a/../b/{{event.data.order_id}}', withOrder('1'))).toBe('https://erp.example/a/../b/1');
+    expect(renderUrl('https://erp.example/a/../b/{{event.data.order_id}}', withOrder('1'))).toBe(
+      'https://erp.example/a/../b/1',
+    );
     // A value glued to a static dot makes `..`, which would climb out of the prefix.
-    expect(() => renderUrl('https://erp.example/api/v1/{{event.data.order_id}}./x', withOrder('.'))).toThrow(TemplateError);
+    expect(() => renderUrl('https://erp.example/api/v1/{{event.data.order_id}}./x', withOrder('.'))).toThrow(
+      TemplateError,
+    );
   });
 
   test.each([
@@ -180,18 +204,24 @@ describe('rendering an http task url', () => {
   });
 
   test('a backslash in the template separates segments for the structure check as it does for the parser', () => {
-    const rendered = renderUrl('https://erp.example/api\\{{event.data.a}}\\{{event.data.b}}', { event: { data: { a: 'v1', b: 'x\\y' } } });
+    const rendered = renderUrl('https://erp.example/api\\{{event.data.a}}\\{{event.data.b}}', {
+      event: { data: { a: 'v1', b: 'x\\y' } },
+    });
     expect(new URL(rendered).pathname).toBe('/api/v1/x%5Cy');
   });
 
   test('a value that renders its path segment empty is refused, since servers collapse "//"', () => {
     expect(() => renderUrl(template, withOrder(''))).toThrow(/empty path segment/);
     // An empty segment written in the template is the definition's own.
-    expect(renderUrl('https://erp.example/api//{{event.data.order_id}}', withOrder('1'))).toBe('https://erp.example/api//1');
+    expect(renderUrl('https://erp.example/api//{{event.data.order_id}}', withOrder('1'))).toBe(
+      'https://erp.example/api//1',
+    );
   });
 
   test('a static ".." after a placeholder, which would resolve the value\'s segment away, is refused', () => {
-    expect(() => renderUrl('https://erp.example/api/{{event.data.order_id}}/../x', withOrder('1'))).toThrow(TemplateError);
+    expect(() => renderUrl('https://erp.example/api/{{event.data.order_id}}/../x', withOrder('1'))).toThrow(
+      TemplateError,
+    );
   });
 
   test('non-ASCII and reserved static characters keep working in a path with placeholders', () => {
@@ -200,6 +230,8 @@ describe('rendering an http task url', () => {
   });
 
   test('a value in the fragment of an old definition is encoded and the path is kept', () => {
-    expect(renderUrl('https://erp.example/a#{{event.data.order_id}}', withOrder('/../b?x'))).toBe('https://erp.example/a#%2F..%2Fb%3Fx');
+    expect(renderUrl('https://erp.example/a#{{event.data.order_id}}', withOrder('/../b?x'))).toBe(
+      'https://erp.example/a#%2F..%2Fb%3Fx',
+    );
   });
 });

@@ -33,11 +33,17 @@ const SECRETS_NAMESPACE = 'secrets';
 
 function lookupSecret(path: string, secrets: SecretLookup | undefined): string {
   if (secrets === undefined) {
-    throw new TemplateError(path, `template references ${path}, but secrets can only be used in the url, header values and body of an http task`);
+    throw new TemplateError(
+      path,
+      `template references ${path}, but secrets can only be used in the url, header values and body of an http task`,
+    );
   }
   const name = path.slice(SECRETS_NAMESPACE.length + 1);
   if (!SECRET_NAME_PATTERN.test(name)) {
-    throw new TemplateError(path, `template references ${path}, which is not a valid secret reference (names match ${SECRET_NAME_PATTERN.source})`);
+    throw new TemplateError(
+      path,
+      `template references ${path}, which is not a valid secret reference (names match ${SECRET_NAME_PATTERN.source})`,
+    );
   }
   return secrets(name);
 }
@@ -119,13 +125,20 @@ function canonicalSegment(segment: string): string {
 export function renderUrl(rawTemplate: string, context: unknown, secrets?: SecretLookup): string {
   const template = stripLikeUrlParser(rawTemplate);
   const authority = /^[a-z][a-z0-9+.-]*:\/\/[^/?#\\]*/i.exec(template)?.[0] ?? '';
-  if (authority.includes('{{')) throw new TemplateError('url', `url ${template} has a placeholder in its scheme or host; only the path and query may have one`);
+  if (authority.includes('{{'))
+    throw new TemplateError(
+      'url',
+      `url ${template} has a placeholder in its scheme or host; only the path and query may have one`,
+    );
   // Placeholders cannot contain `?` or `#`, so the first of each in the template marks where the query and fragment begin.
   const queryAt = template.indexOf('?', authority.length);
   const fragmentAt = template.indexOf('#', authority.length);
   const end = (at: number): number => (at === -1 ? template.length : at);
   const pathEnd = Math.min(end(queryAt), end(fragmentAt));
-  const encodeValues = (text: string): string => text.replace(PLACEHOLDER, (_: string, path: string) => encodeURIComponent(stringify(lookup(context, path, secrets))));
+  const encodeValues = (text: string): string =>
+    text.replace(PLACEHOLDER, (_: string, path: string) =>
+      encodeURIComponent(stringify(lookup(context, path, secrets))),
+    );
 
   // Placeholders contain no separator, so cutting the path at `/` and `\` never cuts one; odd parts are the separators.
   const parts = template.slice(authority.length, pathEnd).split(PATH_SEPARATOR);
@@ -142,9 +155,16 @@ export function renderUrl(rawTemplate: string, context: unknown, secrets?: Secre
     }
     const segment = encodeValues(part);
     if (DOT_SEGMENT.test(segment)) {
-      throw new TemplateError('url', `url ${template} would render a "." or ".." path segment; a value may not move the path`);
+      throw new TemplateError(
+        'url',
+        `url ${template} would render a "." or ".." path segment; a value may not move the path`,
+      );
     }
-    if (segment === '') throw new TemplateError('url', `url ${template} would render an empty path segment; a value may not remove a segment`);
+    if (segment === '')
+      throw new TemplateError(
+        'url',
+        `url ${template} would render an empty path segment; a value may not remove a segment`,
+      );
     const standIn = `${marker}${markers.size}~`;
     markers.set(standIn, segment);
     renderedParts.push(segment);
@@ -174,7 +194,10 @@ export function renderUrl(rawTemplate: string, context: unknown, secrets?: Secre
   }
   // Every placeholder's segment must survive parsing (a static `..` after one would resolve it away).
   if (url.origin !== skeleton.origin || url.pathname !== expectedPath || seen.size !== markers.size) {
-    throw new TemplateError('url', `url ${template} rendered outside ${skeleton.origin} and its path's segments; a value may not change the host or move, split, join or remove a path segment`);
+    throw new TemplateError(
+      'url',
+      `url ${template} rendered outside ${skeleton.origin} and its path's segments; a value may not change the host or move, split, join or remove a path segment`,
+    );
   }
   return rendered;
 }

@@ -16,7 +16,11 @@ export type PemSource = { setting: string; path: string } | { setting: string; d
 /** The Temporal part of the parsed config (structurally; this package does not read config). */
 export interface TemporalConnectionSettings {
   address: string;
-  tls: { serverCa: PemSource | null; serverName: string | null; client: { cert: PemSource; key: PemSource } | null } | null;
+  tls: {
+    serverCa: PemSource | null;
+    serverName: string | null;
+    client: { cert: PemSource; key: PemSource } | null;
+  } | null;
   apiKey: string | null;
 }
 
@@ -37,7 +41,10 @@ function readPem(source: PemSource, kind: 'CERTIFICATE' | 'PRIVATE KEY'): Buffer
     try {
       text = readFileSync(source.path, 'utf8');
     } catch (error) {
-      throw new TemporalConnectionSettingsError(source.setting, `cannot read ${source.path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+      throw new TemporalConnectionSettingsError(
+        source.setting,
+        `cannot read ${source.path} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      );
     }
   } else {
     text = source.data;
@@ -55,14 +62,21 @@ function readPem(source: PemSource, kind: 'CERTIFICATE' | 'PRIVATE KEY'): Buffer
  * here, once; a missing or malformed one throws TemporalConnectionSettingsError
  * naming its setting.
  */
-export function temporalConnectionOptions(settings: TemporalConnectionSettings): { address: string; tls?: TLSConfig; apiKey?: string } {
+export function temporalConnectionOptions(settings: TemporalConnectionSettings): {
+  address: string;
+  tls?: TLSConfig;
+  apiKey?: string;
+} {
   const options: { address: string; tls?: TLSConfig; apiKey?: string } = { address: settings.address };
   if (settings.tls !== null) {
     const tls: TLSConfig = {};
     if (settings.tls.serverCa !== null) tls.serverRootCACertificate = readPem(settings.tls.serverCa, 'CERTIFICATE');
     if (settings.tls.serverName !== null) tls.serverNameOverride = settings.tls.serverName;
     if (settings.tls.client !== null) {
-      tls.clientCertPair = { crt: readPem(settings.tls.client.cert, 'CERTIFICATE'), key: readPem(settings.tls.client.key, 'PRIVATE KEY') };
+      tls.clientCertPair = {
+        crt: readPem(settings.tls.client.cert, 'CERTIFICATE'),
+        key: readPem(settings.tls.client.key, 'PRIVATE KEY'),
+      };
     }
     options.tls = tls;
   }
@@ -115,7 +129,13 @@ async function probeHandshake(address: string, options: ConnectionOptions, timeo
   return await new Promise<Handshake>((resolve) => {
     let settled = false;
     let secured = false;
-    const socket = tlsConnect({ ...options, host, port, ALPNProtocols: ['h2'], ...(isIP(host) === 0 && options.servername === undefined ? { servername: host } : {}) });
+    const socket = tlsConnect({
+      ...options,
+      host,
+      port,
+      ALPNProtocols: ['h2'],
+      ...(isIP(host) === 0 && options.servername === undefined ? { servername: host } : {}),
+    });
     const done = (result: Handshake) => {
       if (settled) return;
       settled = true;
@@ -132,14 +152,29 @@ async function probeHandshake(address: string, options: ConnectionOptions, timeo
     socket.on('error', (error: NodeJS.ErrnoException) => {
       const code = error.code ?? '';
       const detail = `${code} ${error.message}`.trim();
-      if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ETIMEDOUT' || code === 'EHOSTUNREACH') done({ kind: 'unreachable' });
+      if (
+        code === 'ECONNREFUSED' ||
+        code === 'ENOTFOUND' ||
+        code === 'EAI_AGAIN' ||
+        code === 'ETIMEDOUT' ||
+        code === 'EHOSTUNREACH'
+      )
+        done({ kind: 'unreachable' });
       else if (UNTRUSTED_SERVER.has(code)) done({ kind: 'server_untrusted', detail });
       else if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') done({ kind: 'name_mismatch', detail });
-      else if (secured || /alert|certificate required|unknown ca|bad certificate/i.test(error.message)) done({ kind: 'client_refused', detail });
-      else if (/wrong version number|packet length too long|unexpected eof|ECONNRESET/i.test(detail)) done({ kind: 'not_tls', detail });
+      else if (secured || /alert|certificate required|unknown ca|bad certificate/i.test(error.message))
+        done({ kind: 'client_refused', detail });
+      else if (/wrong version number|packet length too long|unexpected eof|ECONNRESET/i.test(detail))
+        done({ kind: 'not_tls', detail });
       else done({ kind: 'not_tls', detail });
     });
-    socket.once('close', () => done(secured ? { kind: 'client_refused', detail: 'the server closed the connection right after the handshake' } : { kind: 'not_tls', detail: 'the server closed the connection during the handshake' }));
+    socket.once('close', () =>
+      done(
+        secured
+          ? { kind: 'client_refused', detail: 'the server closed the connection right after the handshake' }
+          : { kind: 'not_tls', detail: 'the server closed the connection during the handshake' },
+      ),
+    );
   });
 }
 
@@ -160,8 +195,12 @@ export async function diagnoseTemporalConnectFailure(
 ): Promise<TemporalConnectionSettingsError | undefined> {
   const text = messagesOf(error);
   if (AUTH_FAILURE.test(text)) {
-    const setting = settings.apiKey !== null ? 'TEMPORAL_API_KEY' : (settings.tls?.client?.cert.setting ?? 'TEMPORAL_API_KEY');
-    return new TemporalConnectionSettingsError(setting, `Temporal at ${settings.address} refused the credentials (${text})`);
+    const setting =
+      settings.apiKey !== null ? 'TEMPORAL_API_KEY' : (settings.tls?.client?.cert.setting ?? 'TEMPORAL_API_KEY');
+    return new TemporalConnectionSettingsError(
+      setting,
+      `Temporal at ${settings.address} refused the credentials (${text})`,
+    );
   }
   const timeoutMs = options.timeoutMs ?? 3_000;
   const tls = settings.tls;
@@ -181,8 +220,15 @@ export async function diagnoseTemporalConnectFailure(
     settings.address,
     {
       rejectUnauthorized: true,
-      ...(connectOptions.tls?.serverRootCACertificate === undefined ? {} : { ca: Buffer.from(connectOptions.tls.serverRootCACertificate) }),
-      ...(connectOptions.tls?.clientCertPair === undefined ? {} : { cert: Buffer.from(connectOptions.tls.clientCertPair.crt), key: Buffer.from(connectOptions.tls.clientCertPair.key) }),
+      ...(connectOptions.tls?.serverRootCACertificate === undefined
+        ? {}
+        : { ca: Buffer.from(connectOptions.tls.serverRootCACertificate) }),
+      ...(connectOptions.tls?.clientCertPair === undefined
+        ? {}
+        : {
+            cert: Buffer.from(connectOptions.tls.clientCertPair.crt),
+            key: Buffer.from(connectOptions.tls.clientCertPair.key),
+          }),
       ...(tls.serverName === null ? {} : { servername: tls.serverName }),
     },
     timeoutMs,
@@ -192,14 +238,20 @@ export async function diagnoseTemporalConnectFailure(
     case 'ok':
       return undefined;
     case 'not_tls':
-      return new TemporalConnectionSettingsError('TEMPORAL_TLS', `Temporal at ${settings.address} did not complete a TLS handshake (${result.detail}); is it a plain-text endpoint? Then unset the TLS settings`);
+      return new TemporalConnectionSettingsError(
+        'TEMPORAL_TLS',
+        `Temporal at ${settings.address} did not complete a TLS handshake (${result.detail}); is it a plain-text endpoint? Then unset the TLS settings`,
+      );
     case 'server_untrusted':
       return new TemporalConnectionSettingsError(
         tls.serverCa?.setting ?? 'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
         `the certificate of Temporal at ${settings.address} is not signed by ${tls.serverCa === null ? 'a CA this system trusts; set TEMPORAL_TLS_SERVER_CA_CERT_PATH to its CA' : 'this CA'} (${result.detail})`,
       );
     case 'name_mismatch':
-      return new TemporalConnectionSettingsError('TEMPORAL_TLS_SERVER_NAME', `the certificate of Temporal at ${settings.address} is for another name (${result.detail}); set TEMPORAL_TLS_SERVER_NAME to the name it carries`);
+      return new TemporalConnectionSettingsError(
+        'TEMPORAL_TLS_SERVER_NAME',
+        `the certificate of Temporal at ${settings.address} is for another name (${result.detail}); set TEMPORAL_TLS_SERVER_NAME to the name it carries`,
+      );
     case 'client_refused':
       return new TemporalConnectionSettingsError(
         tls.client?.cert.setting ?? 'TEMPORAL_TLS_CLIENT_CERT_PATH',

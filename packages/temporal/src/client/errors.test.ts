@@ -1,5 +1,11 @@
 import { createServer } from 'node:net';
-import { Client, Connection, ServiceError, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  ServiceError,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { isTemporalUnreachable, StartTimeoutError } from './errors';
 
@@ -19,7 +25,8 @@ function grpcError(code: number, name: string, details: string): Error {
 }
 
 /** How the Temporal client wraps it (WorkflowClient.rethrowGrpcError, ScheduleClient.rethrowGrpcError). */
-const wrapped = (cause: Error, message = 'Failed to start Workflow'): ServiceError => new ServiceError(message, { cause });
+const wrapped = (cause: Error, message = 'Failed to start Workflow'): ServiceError =>
+  new ServiceError(message, { cause });
 
 async function failureOf(call: () => Promise<unknown>): Promise<unknown> {
   try {
@@ -43,7 +50,11 @@ describe('an unreachable Temporal, as the real client reports it', () => {
   });
 
   const startOn = (connection: Connection) => () =>
-    new Client({ connection, namespace: 'default' }).workflow.start('RunActivityWorkflow', { workflowId: 'activity-x:evt_1', taskQueue: 'q', args: [] });
+    new Client({ connection, namespace: 'default' }).workflow.start('RunActivityWorkflow', {
+      workflowId: 'activity-x:evt_1',
+      taskQueue: 'q',
+      args: [],
+    });
 
   test('a start refused at the socket, without the retry interceptor, fails as UNAVAILABLE inside a ServiceError and counts as unreachable', async () => {
     const connection = Connection.lazy({ address, interceptors: [] });
@@ -70,24 +81,48 @@ describe('an unreachable Temporal, as the real client reports it', () => {
   });
 
   test('our own backstop timing out a start counts as unreachable', () => {
-    expect(isTemporalUnreachable(new StartTimeoutError('starting the run workflow timed out after 5000 ms'))).toBe(true);
+    expect(isTemporalUnreachable(new StartTimeoutError('starting the run workflow timed out after 5000 ms'))).toBe(
+      true,
+    );
   });
 });
 
 describe('the other verdicts', () => {
   test('Temporal shedding load (server RESOURCE_EXHAUSTED) counts as unreachable: the caller backs off as a whole', () => {
-    expect(isTemporalUnreachable(wrapped(grpcError(8, 'RESOURCE_EXHAUSTED', 'namespace rate limit exceeded')))).toBe(true);
+    expect(isTemporalUnreachable(wrapped(grpcError(8, 'RESOURCE_EXHAUSTED', 'namespace rate limit exceeded')))).toBe(
+      true,
+    );
   });
 
   test('the client refusing a message over its size limit (also RESOURCE_EXHAUSTED) is a refusal of that request', () => {
-    expect(isTemporalUnreachable(wrapped(grpcError(8, 'RESOURCE_EXHAUSTED', 'Attempted to send message with a size larger than 4194304')))).toBe(false);
-    expect(isTemporalUnreachable(wrapped(grpcError(8, 'RESOURCE_EXHAUSTED', 'Received message larger than max (5000000 vs 4194304)')))).toBe(false);
+    expect(
+      isTemporalUnreachable(
+        wrapped(grpcError(8, 'RESOURCE_EXHAUSTED', 'Attempted to send message with a size larger than 4194304')),
+      ),
+    ).toBe(false);
+    expect(
+      isTemporalUnreachable(
+        wrapped(grpcError(8, 'RESOURCE_EXHAUSTED', 'Received message larger than max (5000000 vs 4194304)')),
+      ),
+    ).toBe(false);
   });
 
   test('an invalid argument, a missing workflow or a duplicate start is a refusal', () => {
-    expect(isTemporalUnreachable(wrapped(grpcError(3, 'INVALID_ARGUMENT', 'WorkflowId is not set on request.')))).toBe(false);
-    expect(isTemporalUnreachable(new WorkflowNotFoundError('workflow not found', 'activity-x:evt_1', undefined))).toBe(false);
-    expect(isTemporalUnreachable(new WorkflowExecutionAlreadyStartedError('Workflow execution already started', 'activity-x:evt_1', 'RunActivityWorkflow'))).toBe(false);
+    expect(isTemporalUnreachable(wrapped(grpcError(3, 'INVALID_ARGUMENT', 'WorkflowId is not set on request.')))).toBe(
+      false,
+    );
+    expect(isTemporalUnreachable(new WorkflowNotFoundError('workflow not found', 'activity-x:evt_1', undefined))).toBe(
+      false,
+    );
+    expect(
+      isTemporalUnreachable(
+        new WorkflowExecutionAlreadyStartedError(
+          'Workflow execution already started',
+          'activity-x:evt_1',
+          'RunActivityWorkflow',
+        ),
+      ),
+    ).toBe(false);
   });
 
   test('this process cancelling its own call (CANCELLED) is not Temporal being unreachable', () => {
@@ -96,12 +131,24 @@ describe('the other verdicts', () => {
 
   test('the verdict is found up to five causes deep', () => {
     const unavailable = grpcError(14, 'UNAVAILABLE', 'Connection dropped');
-    expect(isTemporalUnreachable(new Error('a', { cause: new Error('b', { cause: new Error('c', { cause: wrapped(unavailable) }) }) }))).toBe(true);
-    expect(isTemporalUnreachable(new Error('a', { cause: new Error('b', { cause: new Error('c', { cause: new Error('d', { cause: wrapped(unavailable) }) }) }) }))).toBe(false);
+    expect(
+      isTemporalUnreachable(
+        new Error('a', { cause: new Error('b', { cause: new Error('c', { cause: wrapped(unavailable) }) }) }),
+      ),
+    ).toBe(true);
+    expect(
+      isTemporalUnreachable(
+        new Error('a', {
+          cause: new Error('b', { cause: new Error('c', { cause: new Error('d', { cause: wrapped(unavailable) }) }) }),
+        }),
+      ),
+    ).toBe(false);
   });
 
   test('a raw socket error is not a Temporal verdict: the gRPC client reports those as UNAVAILABLE, so a raw one came from elsewhere (Postgres)', () => {
-    expect(isTemporalUnreachable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))).toBe(false);
+    expect(
+      isTemporalUnreachable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })),
+    ).toBe(false);
   });
 
   test('an unknown error, or no error object at all, is not unreachable', () => {

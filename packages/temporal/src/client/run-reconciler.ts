@@ -17,7 +17,12 @@ export interface RunReconcilerOptions {
   announcer?: { announce(runId: string): Promise<unknown> };
 }
 
-export type ReconciledOutcome = { runId: string; workflowId: string; status: 'succeeded' | 'failed' | 'cancelled'; reason: string };
+export type ReconciledOutcome = {
+  runId: string;
+  workflowId: string;
+  status: 'succeeded' | 'failed' | 'cancelled';
+  reason: string;
+};
 
 /**
  * A run records its own outcome, except when it cannot: an operator
@@ -29,7 +34,13 @@ export function createRunReconciler(options: RunReconcilerOptions) {
   const minAgeMs = options.minAgeMs ?? 60_000;
   const recheckAfterMs = options.recheckAfterMs ?? 300_000;
 
-  async function settle(runId: string, workflowId: string, status: ReconciledOutcome['status'], type: string, message: string): Promise<ReconciledOutcome> {
+  async function settle(
+    runId: string,
+    workflowId: string,
+    status: ReconciledOutcome['status'],
+    type: string,
+    message: string,
+  ): Promise<ReconciledOutcome> {
     await options.runs.setRunStatus(runId, status, status === 'succeeded' ? null : { message, type });
     options.logger.info({ runId, workflowId, status, type }, 'run outcome recorded from Temporal');
     if ((status === 'failed' || status === 'cancelled') && options.announcer !== undefined) {
@@ -37,7 +48,10 @@ export function createRunReconciler(options: RunReconcilerOptions) {
         await options.announcer.announce(runId);
       } catch (error) {
         // The row is no longer `running`, so this run is not visited again: say so loudly.
-        options.logger.warn({ err: error, runId, workflowId, status }, 'could not emit the system event announcing this run outcome');
+        options.logger.warn(
+          { err: error, runId, workflowId, status },
+          'could not emit the system event announcing this run outcome',
+        );
       }
     }
     return { runId, workflowId, status, reason: message };
@@ -46,7 +60,11 @@ export function createRunReconciler(options: RunReconcilerOptions) {
   return {
     async reconcileOnce(limit = 100): Promise<ReconciledOutcome[]> {
       const now = Date.now();
-      const candidates = await options.runs.listRunningToCheck(new Date(now - recheckAfterMs), new Date(now - minAgeMs), limit);
+      const candidates = await options.runs.listRunningToCheck(
+        new Date(now - recheckAfterMs),
+        new Date(now - minAgeMs),
+        limit,
+      );
       const settled: ReconciledOutcome[] = [];
       for (const run of candidates) {
         let status: string;
@@ -54,7 +72,15 @@ export function createRunReconciler(options: RunReconcilerOptions) {
           status = (await options.client.workflow.getHandle(run.workflowId).describe()).status.name;
         } catch (error) {
           if (error instanceof WorkflowNotFoundError) {
-            settled.push(await settle(run.runId, run.workflowId, 'failed', 'workflow_not_found', 'Temporal has no record of this run (deleted, or its history outlived namespace retention)'));
+            settled.push(
+              await settle(
+                run.runId,
+                run.workflowId,
+                'failed',
+                'workflow_not_found',
+                'Temporal has no record of this run (deleted, or its history outlived namespace retention)',
+              ),
+            );
           } else {
             options.logger.warn({ err: error, runId: run.runId }, 'could not check run with Temporal; will retry');
           }
@@ -66,16 +92,36 @@ export function createRunReconciler(options: RunReconcilerOptions) {
             await options.runs.markChecked(run.runId);
             break;
           case 'TERMINATED':
-            settled.push(await settle(run.runId, run.workflowId, 'cancelled', 'terminated', 'the run workflow was terminated in Temporal'));
+            settled.push(
+              await settle(
+                run.runId,
+                run.workflowId,
+                'cancelled',
+                'terminated',
+                'the run workflow was terminated in Temporal',
+              ),
+            );
             break;
           case 'TIMED_OUT':
-            settled.push(await settle(run.runId, run.workflowId, 'failed', 'timed_out', 'the run exceeded its run_timeout'));
+            settled.push(
+              await settle(run.runId, run.workflowId, 'failed', 'timed_out', 'the run exceeded its run_timeout'),
+            );
             break;
           case 'CANCELLED':
-            settled.push(await settle(run.runId, run.workflowId, 'cancelled', 'cancelled', 'the run workflow was cancelled'));
+            settled.push(
+              await settle(run.runId, run.workflowId, 'cancelled', 'cancelled', 'the run workflow was cancelled'),
+            );
             break;
           case 'FAILED':
-            settled.push(await settle(run.runId, run.workflowId, 'failed', 'workflow_failed', 'the run workflow failed before recording its outcome'));
+            settled.push(
+              await settle(
+                run.runId,
+                run.workflowId,
+                'failed',
+                'workflow_failed',
+                'the run workflow failed before recording its outcome',
+              ),
+            );
             break;
           case 'COMPLETED':
             settled.push(await settle(run.runId, run.workflowId, 'succeeded', 'completed', 'completed'));

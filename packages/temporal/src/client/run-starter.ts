@@ -1,4 +1,10 @@
-import { parseDurationMs, parseScheduledFor, type ActivitySnapshot, type RunResume, type RunTrigger } from '@activity-core/contracts';
+import {
+  parseDurationMs,
+  parseScheduledFor,
+  type ActivitySnapshot,
+  type RunResume,
+  type RunTrigger,
+} from '@activity-core/contracts';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import { RUN_ACTIVITY_WORKFLOW } from '../names';
 import { runSearchAttributes } from '../search-attributes';
@@ -52,24 +58,29 @@ export function createRunStarter(deps: { client: Client; taskQueue: string }) {
   return {
     async start(request: StartRunRequest, options: StartRunOptions = {}): Promise<StartOutcome> {
       const { trigger, activity } = request;
-      const start = () => deps.client.workflow.start(RUN_ACTIVITY_WORKFLOW, {
-        workflowId: request.workflowId,
-        taskQueue: deps.taskQueue,
-        args: [{ activity, trigger, ...(request.resume === undefined ? {} : { resume: request.resume }) }],
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        // The run's wall-clock limit; the run reconciler records the timeout as the run's outcome.
-        ...(activity.definition.run_timeout === undefined ? {} : { workflowExecutionTimeout: parseDurationMs(activity.definition.run_timeout) }),
-        typedSearchAttributes: runSearchAttributes({
-          activityId: activity.id,
-          activityName: activity.name,
-          triggerType: trigger.type,
-          ...(trigger.type === 'cron' || trigger.type === 'backfill' ? { scheduledFor: parseScheduledFor(trigger.scheduled_for) } : {}),
-          ...(trigger.type === 'event' ? { eventId: trigger.event.event_id } : {}),
-          ...(request.rerun === undefined ? {} : { rerunOf: request.rerun.of }),
-        }),
-        staticSummary: summaryFor(request),
-        staticDetails: `activity ${activity.id} version ${activity.version}`,
-      });
+      const start = () =>
+        deps.client.workflow.start(RUN_ACTIVITY_WORKFLOW, {
+          workflowId: request.workflowId,
+          taskQueue: deps.taskQueue,
+          args: [{ activity, trigger, ...(request.resume === undefined ? {} : { resume: request.resume }) }],
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          // The run's wall-clock limit; the run reconciler records the timeout as the run's outcome.
+          ...(activity.definition.run_timeout === undefined
+            ? {}
+            : { workflowExecutionTimeout: parseDurationMs(activity.definition.run_timeout) }),
+          typedSearchAttributes: runSearchAttributes({
+            activityId: activity.id,
+            activityName: activity.name,
+            triggerType: trigger.type,
+            ...(trigger.type === 'cron' || trigger.type === 'backfill'
+              ? { scheduledFor: parseScheduledFor(trigger.scheduled_for) }
+              : {}),
+            ...(trigger.type === 'event' ? { eventId: trigger.event.event_id } : {}),
+            ...(request.rerun === undefined ? {} : { rerunOf: request.rerun.of }),
+          }),
+          staticSummary: summaryFor(request),
+          staticDetails: `activity ${activity.id} version ${activity.version}`,
+        });
       try {
         await (options.deadline === undefined ? start() : deps.client.withDeadline(options.deadline, start));
         return 'started';

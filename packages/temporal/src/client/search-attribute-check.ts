@@ -30,7 +30,8 @@ export async function checkSearchAttributes(connection: Connection, namespace: s
     const actual = registered[key.name];
     const expected = TYPE_NAMES[key.type];
     if (actual === undefined || actual === null) problems.push(`${key.name} (${key.type}) is not registered`);
-    else if (expected !== undefined && actual !== expected) problems.push(`${key.name} is registered with another type (want ${key.type})`);
+    else if (expected !== undefined && actual !== expected)
+      problems.push(`${key.name} is registered with another type (want ${key.type})`);
   }
   if (problems.length > 0) throw new MissingSearchAttributesError(namespace, problems);
 }

@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { createEncryptionCodec, ENCRYPTED_ENCODING, PayloadKeyMissingError, payloadFromJson, payloadToJson } from './encryption-codec';
+import {
+  createEncryptionCodec,
+  ENCRYPTED_ENCODING,
+  PayloadKeyMissingError,
+  payloadFromJson,
+  payloadToJson,
+} from './encryption-codec';
 
 const k1 = { id: 'k1', key: randomBytes(32) };
 const k2 = { id: 'k2', key: randomBytes(32) };

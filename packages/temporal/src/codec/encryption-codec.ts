@@ -36,7 +36,8 @@ export class PayloadKeyMissingError extends Error {
 }
 
 const text = (value: string): Uint8Array => new TextEncoder().encode(value);
-const decodeText = (value: Uint8Array | null | undefined): string | undefined => (value === null || value === undefined ? undefined : new TextDecoder().decode(value));
+const decodeText = (value: Uint8Array | null | undefined): string | undefined =>
+  value === null || value === undefined ? undefined : new TextDecoder().decode(value);
 
 /**
  * A PayloadCodec that seals every payload with AES-256-GCM under the first
@@ -60,7 +61,11 @@ export function createEncryptionCodec(keys: readonly PayloadKey[]): PayloadCodec
     cipher.setAAD(text(current!.id));
     const body = Buffer.concat([cipher.update(plain), cipher.final()]);
     return {
-      metadata: { encoding: text(ENCRYPTED_ENCODING), [KEY_ID_METADATA]: text(current!.id), [CIPHER_METADATA]: text(CIPHER) },
+      metadata: {
+        encoding: text(ENCRYPTED_ENCODING),
+        [KEY_ID_METADATA]: text(current!.id),
+        [CIPHER_METADATA]: text(CIPHER),
+      },
       data: Buffer.concat([iv, body, cipher.getAuthTag()]),
     };
   }
@@ -93,14 +98,21 @@ export interface JsonPayload {
 
 export function payloadFromJson(json: JsonPayload): Payload {
   return {
-    metadata: Object.fromEntries(Object.entries(json.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')])),
+    metadata: Object.fromEntries(
+      Object.entries(json.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')]),
+    ),
     data: Buffer.from(json.data ?? '', 'base64'),
   };
 }
 
 export function payloadToJson(payload: Payload): JsonPayload {
   return {
-    metadata: Object.fromEntries(Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value ?? new Uint8Array()).toString('base64')])),
+    metadata: Object.fromEntries(
+      Object.entries(payload.metadata ?? {}).map(([key, value]) => [
+        key,
+        Buffer.from(value ?? new Uint8Array()).toString('base64'),
+      ]),
+    ),
     data: Buffer.from(payload.data ?? new Uint8Array()).toString('base64'),
   };
 }

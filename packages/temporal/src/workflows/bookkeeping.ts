@@ -29,9 +29,21 @@ export function bookkeepingForThisWorkflow(): { local: boolean; books: Bookkeepi
   return {
     local: true,
     books: {
-      logRun: (input) => localFirst(() => local.logRun(input), () => durable.logRun(input)),
-      recordTask: (input) => localFirst(() => local.recordTask(input), () => durable.recordTask(input)),
-      setRunStatus: (input) => localFirst(() => local.setRunStatus(input), () => durable.setRunStatus(input)),
+      logRun: (input) =>
+        localFirst(
+          () => local.logRun(input),
+          () => durable.logRun(input),
+        ),
+      recordTask: (input) =>
+        localFirst(
+          () => local.recordTask(input),
+          () => durable.recordTask(input),
+        ),
+      setRunStatus: (input) =>
+        localFirst(
+          () => local.setRunStatus(input),
+          () => durable.setRunStatus(input),
+        ),
     },
   };
 }

@@ -1,7 +1,11 @@
 import { describe, expect, test } from 'vitest';
 import { emptySlotState, isIdle, releaseSlot, requestSlot } from './concurrency-slots';
 
-const ask = (runWorkflowId: string, limit = 1, onLimit: 'queue' | 'skip' = 'queue') => ({ runWorkflowId, limit, onLimit });
+const ask = (runWorkflowId: string, limit = 1, onLimit: 'queue' | 'skip' = 'queue') => ({
+  runWorkflowId,
+  limit,
+  onLimit,
+});
 
 describe('concurrency slots', () => {
   test('grants up to the limit and queues the rest in arrival order', () => {
@@ -20,7 +24,11 @@ describe('concurrency slots', () => {
     const state = emptySlotState(1, 'skip');
     requestSlot(state, ask('a', 1, 'skip'));
     expect(requestSlot(state, ask('b', 1, 'skip'))).toEqual([
-      { runWorkflowId: 'b', answer: 'skipped', reason: 'the concurrency limit of 1 was reached (1 running); on_limit is skip' },
+      {
+        runWorkflowId: 'b',
+        answer: 'skipped',
+        reason: 'the concurrency limit of 1 was reached (1 running); on_limit is skip',
+      },
     ]);
     expect(state.queue).toEqual([]);
   });

@@ -24,7 +24,8 @@ export interface SlotRequest {
 }
 
 /** What the coordinator tells one run. */
-export type SlotAnswer = { runWorkflowId: string; answer: 'granted' } | { runWorkflowId: string; answer: 'skipped'; reason: string };
+export type SlotAnswer =
+  { runWorkflowId: string; answer: 'granted' } | { runWorkflowId: string; answer: 'skipped'; reason: string };
 
 export function emptySlotState(limit: number, onLimit: OnLimit): SlotState {
   return { limit, onLimit, holders: [], queue: [] };
@@ -46,7 +47,13 @@ export function requestSlot(state: SlotState, request: SlotRequest): SlotAnswer[
     return [{ runWorkflowId: id, answer: 'granted' }];
   }
   if (state.onLimit === 'skip') {
-    return [{ runWorkflowId: id, answer: 'skipped', reason: `the concurrency limit of ${state.limit} was reached (${state.holders.length} running); on_limit is skip` }];
+    return [
+      {
+        runWorkflowId: id,
+        answer: 'skipped',
+        reason: `the concurrency limit of ${state.limit} was reached (${state.holders.length} running); on_limit is skip`,
+      },
+    ];
   }
   state.queue.push(id);
   // A raised limit frees slots for the queue at once.

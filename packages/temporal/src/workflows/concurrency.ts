@@ -14,7 +14,14 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { BOOKKEEPING_OPTIONS } from './activity-options';
-import { isIdle, releaseSlot, requestSlot, type SlotAnswer, type SlotRequest, type SlotState } from './concurrency-slots';
+import {
+  isIdle,
+  releaseSlot,
+  requestSlot,
+  type SlotAnswer,
+  type SlotRequest,
+  type SlotState,
+} from './concurrency-slots';
 
 /** Run → coordinator: "give me a slot" (sent with signal-with-start by the requestConcurrencySlot activity). */
 export const slotRequestSignal = defineSignal<[SlotRequest]>('concurrencySlotRequest');
@@ -39,7 +46,10 @@ const REREQUEST_EVERY = '2 minutes';
  * ends. Only called for definitions with `concurrency`: runs without it issue
  * exactly the commands they always did.
  */
-export async function withConcurrencySlot(input: RunActivityInput, run: () => Promise<RunOutcome>): Promise<RunOutcome> {
+export async function withConcurrencySlot(
+  input: RunActivityInput,
+  run: () => Promise<RunOutcome>,
+): Promise<RunOutcome> {
   const concurrency = input.activity.definition.concurrency!;
   const { workflowId } = workflowInfo();
   const runId = runIdFor(workflowId);
@@ -77,7 +87,11 @@ export async function withConcurrencySlot(input: RunActivityInput, run: () => Pr
   try {
     while (!(await condition(() => answer !== undefined, REREQUEST_EVERY))) await request();
     if (answer!.answer === 'skipped') {
-      await slots.setRunStatus({ runId, status: 'skipped', error: { message: answer!.reason, type: 'concurrency_limit', key: requested.key } });
+      await slots.setRunStatus({
+        runId,
+        status: 'skipped',
+        error: { message: answer!.reason, type: 'concurrency_limit', key: requested.key },
+      });
       return { runId, status: 'skipped', tasks: [] };
     }
     await slots.markRunHoldsSlot({ runId });
@@ -115,7 +129,10 @@ const IDLE_EXIT_MS = 60_000;
 /** History length at which the coordinator continues as new, carrying its state. */
 const MAX_HISTORY_EVENTS = 5_000;
 
-const watchdog = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', maximumInterval: '10 seconds' } });
+const watchdog = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds' },
+});
 
 /**
  * Hands out the slots of one (activity, key): `concurrency-{activity_id}[:{key hash}]`.
@@ -134,10 +151,13 @@ export async function ConcurrencyCoordinatorWorkflow(input: ConcurrencyCoordinat
   for (;;) {
     if (outbox.length > 0) {
       const batch = outbox.splice(0);
-      const delivered = await Promise.allSettled(batch.map((answer) => getExternalWorkflowHandle(answer.runWorkflowId).signal(slotAnswerSignal, answer)));
+      const delivered = await Promise.allSettled(
+        batch.map((answer) => getExternalWorkflowHandle(answer.runWorkflowId).signal(slotAnswerSignal, answer)),
+      );
       delivered.forEach((result, index) => {
         const answer = batch[index]!;
-        if (result.status === 'rejected' && answer.answer === 'granted') outbox.push(...releaseSlot(state, answer.runWorkflowId));
+        if (result.status === 'rejected' && answer.answer === 'granted')
+          outbox.push(...releaseSlot(state, answer.runWorkflowId));
       });
       continue;
     }

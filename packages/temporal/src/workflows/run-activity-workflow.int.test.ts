@@ -9,12 +9,31 @@
  * time while a test waits for a result, so a `delay: 2h` takes milliseconds.
  */
 import { randomUUID } from 'node:crypto';
-import { ActivityDefinition, manualRunWorkflowId, runIdFor, taskWorkflowId, type RunActivityInput, type RunContext, type RunOutcome, type TaskWorkflowInput } from '@activity-core/contracts';
+import {
+  ActivityDefinition,
+  manualRunWorkflowId,
+  runIdFor,
+  taskWorkflowId,
+  type RunActivityInput,
+  type RunContext,
+  type RunOutcome,
+  type TaskWorkflowInput,
+} from '@activity-core/contracts';
 import { ApplicationFailure } from '@temporalio/common';
-import { TimeoutFailure, WorkflowFailedError, type WorkflowHandle, type WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import {
+  TimeoutFailure,
+  WorkflowFailedError,
+  type WorkflowHandle,
+  type WorkflowHandleWithFirstExecutionRunId,
+} from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startWorkflowTestEnvironment, stubActivities, until, type WorkflowTestEnvironment } from '../../test/workflow-test-environment';
+import {
+  startWorkflowTestEnvironment,
+  stubActivities,
+  until,
+  type WorkflowTestEnvironment,
+} from '../../test/workflow-test-environment';
 import type { Activities, LogRunInput, RecordTaskInput } from '../activities';
 import { createRunStarter } from '../client/run-starter';
 import { RUN_ACTIVITY_WORKFLOW, TASK_WORKFLOW } from '../names';
@@ -101,16 +120,26 @@ function newRun(def: ActivityDefinition): TestRun {
 }
 
 async function start(run: TestRun): Promise<WorkflowHandle> {
-  return await env.client.workflow.start(RUN_ACTIVITY_WORKFLOW, { workflowId: run.workflowId, taskQueue, args: [run.input] });
+  return await env.client.workflow.start(RUN_ACTIVITY_WORKFLOW, {
+    workflowId: run.workflowId,
+    taskQueue,
+    args: [run.input],
+  });
 }
 
 /** Task records of one run, as `index:status`, in the order they were written. */
 function taskRecords(runId: string): string[] {
-  return calls.flatMap((call) => (call.name === 'recordTask' && call.input.runId === runId ? [`${call.input.taskIndex}:${call.input.status}`] : []));
+  return calls.flatMap((call) =>
+    call.name === 'recordTask' && call.input.runId === runId ? [`${call.input.taskIndex}:${call.input.status}`] : [],
+  );
 }
 
 function runStatuses(runId: string): Array<{ status: string; error?: unknown }> {
-  return calls.flatMap((call) => (call.name === 'setRunStatus' && call.input.runId === runId ? [{ status: call.input.status, error: call.input.error }] : []));
+  return calls.flatMap((call) =>
+    call.name === 'setRunStatus' && call.input.runId === runId
+      ? [{ status: call.input.status, error: call.input.error }]
+      : [],
+  );
 }
 
 /** Starts one task's workflow under the id the run will use for it, as a first attempt or a reset run left it. */
@@ -149,10 +178,9 @@ describe('RunActivityWorkflow', () => {
   });
 
   test('a failing task marked continue_on_failure is recorded failed and the next task still runs', async () => {
-    const run = newRun(definition([
-      { type: 'http', config: { url: FAIL_URL }, continue_on_failure: true },
-      { type: 'noop' },
-    ]));
+    const run = newRun(
+      definition([{ type: 'http', config: { url: FAIL_URL }, continue_on_failure: true }, { type: 'noop' }]),
+    );
     const outcome: RunOutcome = await (await start(run)).result();
 
     expect(outcome.status).toBe('succeeded');
@@ -166,15 +194,32 @@ describe('RunActivityWorkflow', () => {
     const run = newRun(definition([{ type: 'http', config: { url: FAIL_URL } }, { type: 'noop' }]));
     const handle = await start(run);
 
-    const failure = await handle.result().then(() => undefined, (error: unknown) => error);
+    const failure = await handle.result().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     expect(failure).toBeInstanceOf(WorkflowFailedError);
-    expect((failure as WorkflowFailedError).cause).toMatchObject({ type: 'run_failed', message: 'task 0 (http) failed: the target answered 500' });
+    expect((failure as WorkflowFailedError).cause).toMatchObject({
+      type: 'run_failed',
+      message: 'task 0 (http) failed: the target answered 500',
+    });
     expect(taskRecords(run.runId)).toEqual(['0:running', '0:failed']);
     expect(runStatuses(run.runId)).toEqual([
-      { status: 'failed', error: { message: 'task 0 (http) failed: the target answered 500', task_index: 0, task_workflow_id: run.taskId('http', 0) } },
+      {
+        status: 'failed',
+        error: {
+          message: 'task 0 (http) failed: the target answered 500',
+          task_index: 0,
+          task_workflow_id: run.taskId('http', 0),
+        },
+      },
     ]);
-    const started = (await historyOf(run.workflowId)).filter((e) => e.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED);
-    expect(started.map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId)).toEqual([run.taskId('http', 0)]);
+    const started = (await historyOf(run.workflowId)).filter(
+      (e) => e.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED,
+    );
+    expect(started.map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId)).toEqual([
+      run.taskId('http', 0),
+    ]);
   });
 
   test('a delay task holds the next task back for its whole duration', async () => {
@@ -190,9 +235,19 @@ describe('RunActivityWorkflow', () => {
     // In the run's own history, the third task starts only after the delay task completed, 2h later.
     const parent = await historyOf(run.workflowId);
     const at = (e: temporal.api.history.v1.IHistoryEvent) => Number(e.eventTime?.seconds ?? 0);
-    const delayDone = parent.find((e) => e.eventType === EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED && e.childWorkflowExecutionCompletedEventAttributes?.workflowExecution?.workflowId === run.taskId('delay', 1));
-    const lastStart = parent.find((e) => e.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED && e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId === run.taskId('noop', 2));
-    const firstStart = parent.find((e) => e.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED);
+    const delayDone = parent.find(
+      (e) =>
+        e.eventType === EventType.EVENT_TYPE_CHILD_WORKFLOW_EXECUTION_COMPLETED &&
+        e.childWorkflowExecutionCompletedEventAttributes?.workflowExecution?.workflowId === run.taskId('delay', 1),
+    );
+    const lastStart = parent.find(
+      (e) =>
+        e.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED &&
+        e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId === run.taskId('noop', 2),
+    );
+    const firstStart = parent.find(
+      (e) => e.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED,
+    );
     expect(delayDone).toBeDefined();
     expect(Number(lastStart?.eventId)).toBeGreaterThan(Number(delayDone?.eventId));
     expect(at(lastStart!) - at(firstStart!)).toBeGreaterThanOrEqual(7200);
@@ -201,12 +256,16 @@ describe('RunActivityWorkflow', () => {
   test('cancelling a run cancels its running task, records both cancelled, and starts no further task', async () => {
     const run = newRun(definition([{ type: 'delay', config: { duration: '1d' } }, { type: 'noop' }]));
     const handle = await start(run);
-    await until('the delay task to be recorded running', () => (taskRecords(run.runId).includes('0:running') ? true : undefined));
+    await until('the delay task to be recorded running', () =>
+      taskRecords(run.runId).includes('0:running') ? true : undefined,
+    );
 
     await handle.cancel();
     // Waited for without handle.result(), which would let the test server skip time: the task's
     // day-long timer could then fire while the cancellation is still on its way to it.
-    await until('the run to close', async () => ((await handle.describe()).status.name === 'RUNNING' ? undefined : true));
+    await until('the run to close', async () =>
+      (await handle.describe()).status.name === 'RUNNING' ? undefined : true,
+    );
 
     expect((await handle.describe()).status.name).toBe('CANCELLED');
     expect((await historyOf(run.workflowId)).at(-1)?.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED);
@@ -225,24 +284,46 @@ describe('RunActivityWorkflow', () => {
 
     const outcome: RunOutcome = await (await start(run)).result();
 
-    expect(outcome.tasks.map((t) => [t.status, t.result ?? null])).toEqual([['succeeded', 'from the first attempt'], ['succeeded', null]]);
-    expect(calls.filter((c) => c.name === 'awaitTaskWorkflow' && c.input.workflowId.includes(run.runId)).map((c) => c.input)).toEqual([{ workflowId: run.taskId('noop', 0) }]);
+    expect(outcome.tasks.map((t) => [t.status, t.result ?? null])).toEqual([
+      ['succeeded', 'from the first attempt'],
+      ['succeeded', null],
+    ]);
+    expect(
+      calls.filter((c) => c.name === 'awaitTaskWorkflow' && c.input.workflowId.includes(run.runId)).map((c) => c.input),
+    ).toEqual([{ workflowId: run.taskId('noop', 0) }]);
     // The first task's workflow ran once: its records are the pre-existing execution's, not a second one's.
     expect(taskRecords(run.runId)).toEqual(['0:running', '0:succeeded', '1:running', '1:succeeded']);
-    expect((await env.client.workflow.getHandle(run.taskId('noop', 0)).describe()).runId).toBe(existing.firstExecutionRunId);
+    expect((await env.client.workflow.getHandle(run.taskId('noop', 0)).describe()).runId).toBe(
+      existing.firstExecutionRunId,
+    );
   });
 
   test('an already-started task that failed fails the run like a task that failed in it, and no later task starts', async () => {
     const run = newRun(definition([{ type: 'http', config: { url: FAIL_URL } }, { type: 'noop' }]));
-    await expect(startTaskOutsideTheRun(run, 0).then((handle) => handle.result())).rejects.toBeInstanceOf(WorkflowFailedError);
+    await expect(startTaskOutsideTheRun(run, 0).then((handle) => handle.result())).rejects.toBeInstanceOf(
+      WorkflowFailedError,
+    );
     // What the real activity reads from the failed workflow's result.
     existingOutcomes.set(run.taskId('http', 0), { status: 'failed', error: { message: 'the target answered 500' } });
 
-    const failure = await (await start(run)).result().then(() => undefined, (error: unknown) => error);
+    const failure = await (await start(run)).result().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
 
-    expect((failure as WorkflowFailedError).cause).toMatchObject({ type: 'run_failed', message: 'task 0 (http) failed: the target answered 500' });
+    expect((failure as WorkflowFailedError).cause).toMatchObject({
+      type: 'run_failed',
+      message: 'task 0 (http) failed: the target answered 500',
+    });
     expect(runStatuses(run.runId)).toEqual([
-      { status: 'failed', error: { message: 'task 0 (http) failed: the target answered 500', task_index: 0, task_workflow_id: run.taskId('http', 0) } },
+      {
+        status: 'failed',
+        error: {
+          message: 'task 0 (http) failed: the target answered 500',
+          task_index: 0,
+          task_workflow_id: run.taskId('http', 0),
+        },
+      },
     ]);
     // Only the first attempt's records: the task was not run again, and task 1 never started.
     expect(taskRecords(run.runId)).toEqual(['0:running', '0:failed']);
@@ -250,11 +331,25 @@ describe('RunActivityWorkflow', () => {
   });
 
   test('a run that exceeds its run_timeout times out, records no status of its own, and starts no further task', async () => {
-    const run = newRun(definition([{ type: 'delay', config: { duration: '1d' } }, { type: 'noop' }], { run_timeout: '1h' }));
+    const run = newRun(
+      definition([{ type: 'delay', config: { duration: '1d' } }, { type: 'noop' }], { run_timeout: '1h' }),
+    );
     // Started as the run starter starts every run: run_timeout becomes the execution timeout.
-    await expect(createRunStarter({ client: env.client, taskQueue }).start({ workflowId: run.workflowId, activity: run.input.activity, trigger: run.input.trigger })).resolves.toBe('started');
+    await expect(
+      createRunStarter({ client: env.client, taskQueue }).start({
+        workflowId: run.workflowId,
+        activity: run.input.activity,
+        trigger: run.input.trigger,
+      }),
+    ).resolves.toBe('started');
 
-    const failure = await env.client.workflow.getHandle(run.workflowId).result().then(() => undefined, (error: unknown) => error);
+    const failure = await env.client.workflow
+      .getHandle(run.workflowId)
+      .result()
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
     expect(failure).toBeInstanceOf(WorkflowFailedError);
     expect((failure as WorkflowFailedError).cause).toBeInstanceOf(TimeoutFailure);
     const history = await historyOf(run.workflowId);
@@ -268,9 +363,14 @@ describe('RunActivityWorkflow', () => {
     expect(taskRecords(run.runId).filter((record) => !record.startsWith('0:'))).toEqual([]);
     // Temporal cancels the abandoned task because the run asked it to when it started the task
     // (the test server does not enforce parent close policies; the reconciler test sees it done on a real one).
-    const children = history.filter((e) => e.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED);
-    expect(children.map((e) => [e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId, e.startChildWorkflowExecutionInitiatedEventAttributes?.parentClosePolicy])).toEqual([
-      [run.taskId('delay', 0), temporal.api.enums.v1.ParentClosePolicy.PARENT_CLOSE_POLICY_REQUEST_CANCEL],
-    ]);
+    const children = history.filter(
+      (e) => e.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED,
+    );
+    expect(
+      children.map((e) => [
+        e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId,
+        e.startChildWorkflowExecutionInitiatedEventAttributes?.parentClosePolicy,
+      ]),
+    ).toEqual([[run.taskId('delay', 0), temporal.api.enums.v1.ParentClosePolicy.PARENT_CLOSE_POLICY_REQUEST_CANCEL]]);
   });
 });

@@ -52,7 +52,8 @@ function contextFor(input: RunActivityInput, runId: string, workflowId: string):
 export async function RunActivityWorkflow(input: RunActivityInput): Promise<RunOutcome> {
   // Input-driven: only definitions with `concurrency` wait for a slot, so every
   // history recorded without it replays to the very same commands.
-  if (input.activity.definition.concurrency !== undefined) return await withConcurrencySlot(input, () => runActivity(input));
+  if (input.activity.definition.concurrency !== undefined)
+    return await withConcurrencySlot(input, () => runActivity(input));
   return await runActivity(input);
 }
 
@@ -66,19 +67,23 @@ async function runActivity(input: RunActivityInput): Promise<RunOutcome> {
   // cancellation arrives at that moment: the row then always ends `cancelled`
   // or with the outcome the tasks reached. Older runs keep the shape they were
   // recorded with (their writes were cancellable).
-  const record = local ? <T>(write: () => Promise<T>) => CancellationScope.nonCancellable(write) : <T>(write: () => Promise<T>) => write();
+  const record = local
+    ? <T>(write: () => Promise<T>) => CancellationScope.nonCancellable(write)
+    : <T>(write: () => Promise<T>) => write();
 
-  await record(() => books.logRun({
-    runId,
-    workflowId,
-    activityId: activity.id,
-    activityVersion: activity.version,
-    triggerType: trigger.type,
-    ...(trigger.type === 'event' ? { eventId: trigger.event.event_id } : {}),
-    ...(trigger.type === 'cron' || trigger.type === 'backfill'
-      ? { scheduledFor: trigger.scheduled_for, windowStart: trigger.window_start, windowEnd: trigger.window_end }
-      : {}),
-  }));
+  await record(() =>
+    books.logRun({
+      runId,
+      workflowId,
+      activityId: activity.id,
+      activityVersion: activity.version,
+      triggerType: trigger.type,
+      ...(trigger.type === 'event' ? { eventId: trigger.event.event_id } : {}),
+      ...(trigger.type === 'cron' || trigger.type === 'backfill'
+        ? { scheduledFor: trigger.scheduled_for, windowStart: trigger.window_start, windowEnd: trigger.window_end }
+        : {}),
+    }),
+  );
 
   const context = contextFor(input, runId, workflowId);
   const outcomes: TaskOutcome[] = [];
@@ -87,8 +92,14 @@ async function runActivity(input: RunActivityInput): Promise<RunOutcome> {
     for (const [index, task] of activity.definition.tasks.entries()) {
       // A re-run from the failed task: the tasks before it are not executed again; their
       // recorded outcomes stand in for them (absent `resume`: every task runs, as always).
-      const prior = input.resume !== undefined && index < input.resume.from_index ? input.resume.prior.find((entry) => entry.index === index) : undefined;
-      const outcome = prior !== undefined ? { index, type: task.type, workflowId: prior.workflow_id, status: prior.status, result: prior.result } : await runTask(input, runId, index, context);
+      const prior =
+        input.resume !== undefined && index < input.resume.from_index
+          ? input.resume.prior.find((entry) => entry.index === index)
+          : undefined;
+      const outcome =
+        prior !== undefined
+          ? { index, type: task.type, workflowId: prior.workflow_id, status: prior.status, result: prior.result }
+          : await runTask(input, runId, index, context);
       outcomes.push(outcome);
       context.tasks.push({ index, type: task.type, status: outcome.status, result: outcome.result });
       if (outcome.status === 'failed' && !task.continue_on_failure) {
@@ -113,14 +124,28 @@ async function runActivity(input: RunActivityInput): Promise<RunOutcome> {
   return { runId, status: 'succeeded', tasks: outcomes };
 }
 
-async function runTask(input: RunActivityInput, runId: string, index: number, context: RunContext): Promise<TaskOutcome> {
+async function runTask(
+  input: RunActivityInput,
+  runId: string,
+  index: number,
+  context: RunContext,
+): Promise<TaskOutcome> {
   const task = input.activity.definition.tasks[index]!;
   const childId = taskWorkflowId(runId, task.type, index);
   const base = { index, type: task.type, workflowId: childId };
   try {
     const result = await executeChild(TaskWorkflow, {
       workflowId: childId,
-      args: [{ runId, runWorkflowId: workflowInfo().workflowId, index, task, defaultRetry: input.activity.definition.retry, context: structuredCloneSafe(context) }],
+      args: [
+        {
+          runId,
+          runWorkflowId: workflowInfo().workflowId,
+          index,
+          task,
+          defaultRetry: input.activity.definition.retry,
+          context: structuredCloneSafe(context),
+        },
+      ],
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
       staticSummary: `${input.activity.name} · task ${index}: ${task.name ?? task.type}`,

@@ -10,7 +10,11 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { startWorkflowTestEnvironment, stubActivities, type WorkflowTestEnvironment } from '../../test/workflow-test-environment';
+import {
+  startWorkflowTestEnvironment,
+  stubActivities,
+  type WorkflowTestEnvironment,
+} from '../../test/workflow-test-environment';
 import type { ProcessScheduleTickInput, ProcessScheduleTickResult, ScheduleTickInput } from '../activities';
 import { SCHEDULE_TICK_WORKFLOW } from '../names';
 
@@ -42,7 +46,9 @@ beforeAll(async () => {
   // Schedules): registered here so a test can start a tick the way a Schedule does.
   await testEnv.env.connection.operatorService.addSearchAttributes({
     namespace: testEnv.env.namespace ?? 'default',
-    searchAttributes: { [TemporalScheduledStartTime.name]: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DATETIME },
+    searchAttributes: {
+      [TemporalScheduledStartTime.name]: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
+    },
   });
 });
 
@@ -54,13 +60,18 @@ function tickInput(): ScheduleTickInput {
   return { activityId: randomUUID(), triggerIndex: 1, definitionVersion: 3, revision: 'r1' };
 }
 
-async function runTick(input: ScheduleTickInput, options: { nominal?: Date; workflowId?: string } = {}): Promise<ProcessScheduleTickResult> {
+async function runTick(
+  input: ScheduleTickInput,
+  options: { nominal?: Date; workflowId?: string } = {},
+): Promise<ProcessScheduleTickResult> {
   return await testEnv.env.client.workflow.execute(SCHEDULE_TICK_WORKFLOW, {
     workflowId: options.workflowId ?? `schedule-tick-${input.activityId}`,
     taskQueue: testEnv.taskQueue,
     args: [input],
     // What a Temporal Schedule sets on every workflow it starts.
-    ...(options.nominal === undefined ? {} : { typedSearchAttributes: [{ key: TemporalScheduledStartTime, value: options.nominal }] }),
+    ...(options.nominal === undefined
+      ? {}
+      : { typedSearchAttributes: [{ key: TemporalScheduledStartTime, value: options.nominal }] }),
   });
 }
 
@@ -74,11 +85,19 @@ describe('ScheduleTickWorkflow', () => {
     };
     answers.set(input.activityId, decision);
 
-    const result = await runTick(input, { nominal: new Date('2026-03-01T09:00:00Z'), workflowId: `schedule-tick-${input.activityId}-2026-03-01T09:00:00Z` });
+    const result = await runTick(input, {
+      nominal: new Date('2026-03-01T09:00:00Z'),
+      workflowId: `schedule-tick-${input.activityId}-2026-03-01T09:00:00Z`,
+    });
 
     expect(result).toEqual(decision);
     expect(requests.filter((r) => r.activityId === input.activityId)).toEqual([
-      { activityId: input.activityId, triggerIndex: 1, nominalTime: '2026-03-01T09:00:00.000Z', tickWorkflowId: `schedule-tick-${input.activityId}-2026-03-01T09:00:00Z` },
+      {
+        activityId: input.activityId,
+        triggerIndex: 1,
+        nominalTime: '2026-03-01T09:00:00.000Z',
+        tickWorkflowId: `schedule-tick-${input.activityId}-2026-03-01T09:00:00Z`,
+      },
     ]);
   });
 
@@ -89,23 +108,38 @@ describe('ScheduleTickWorkflow', () => {
     await runTick(input);
 
     const [request] = requests.filter((r) => r.activityId === input.activityId);
-    expect(request).toEqual({ activityId: input.activityId, triggerIndex: 1, tickWorkflowId: `schedule-tick-${input.activityId}` });
+    expect(request).toEqual({
+      activityId: input.activityId,
+      triggerIndex: 1,
+      tickWorkflowId: `schedule-tick-${input.activityId}`,
+    });
     expect(request).not.toHaveProperty('nominalTime');
   });
 
-  test.each(['paused', 'orphaned'] as const)('a tick the activity answers %s returns that answer unchanged', async (status) => {
-    const input = tickInput();
-    answers.set(input.activityId, { status, runs: [], skipped: { [status]: 1 } });
+  test.each(['paused', 'orphaned'] as const)(
+    'a tick the activity answers %s returns that answer unchanged',
+    async (status) => {
+      const input = tickInput();
+      answers.set(input.activityId, { status, runs: [], skipped: { [status]: 1 } });
 
-    await expect(runTick(input, { nominal: new Date('2026-03-01T10:00:00Z') })).resolves.toEqual({ status, runs: [], skipped: { [status]: 1 } });
-    expect(requests.filter((r) => r.activityId === input.activityId)).toHaveLength(1);
-  });
+      await expect(runTick(input, { nominal: new Date('2026-03-01T10:00:00Z') })).resolves.toEqual({
+        status,
+        runs: [],
+        skipped: { [status]: 1 },
+      });
+      expect(requests.filter((r) => r.activityId === input.activityId)).toHaveLength(1);
+    },
+  );
 
   test('a tick whose activity cannot decide yet (Postgres down) is retried until it can, not lost', async () => {
     const input = tickInput();
     answers.set(input.activityId, { failFirst: 3 });
 
-    await expect(runTick(input, { nominal: new Date('2026-03-01T11:00:00Z') })).resolves.toEqual({ status: 'processed', runs: [], skipped: {} });
+    await expect(runTick(input, { nominal: new Date('2026-03-01T11:00:00Z') })).resolves.toEqual({
+      status: 'processed',
+      runs: [],
+      skipped: {},
+    });
     expect(requests.filter((r) => r.activityId === input.activityId)).toHaveLength(4);
   });
 });

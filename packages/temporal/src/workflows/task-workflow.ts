@@ -40,7 +40,12 @@ export async function TaskWorkflow(input: TaskWorkflowInput): Promise<unknown> {
     // The work is done: record it even if a cancellation arrives now, so a late
     // "succeeded" write can never race a "cancelled" one.
     await CancellationScope.nonCancellable(() =>
-      bookkeeping.recordTask({ ...record, status: 'succeeded', result: result ?? null, attemptCount: input.task.type === 'http' ? undefined : 1 }),
+      bookkeeping.recordTask({
+        ...record,
+        status: 'succeeded',
+        result: result ?? null,
+        attemptCount: input.task.type === 'http' ? undefined : 1,
+      }),
     );
     return result ?? null;
   } catch (error) {
@@ -50,7 +55,12 @@ export async function TaskWorkflow(input: TaskWorkflowInput): Promise<unknown> {
     }
     const failure = describeFailure(error);
     await CancellationScope.nonCancellable(() =>
-      bookkeeping.recordTask({ ...record, status: 'failed', error: failure, attemptCount: input.task.type === 'http' ? undefined : 1 }),
+      bookkeeping.recordTask({
+        ...record,
+        status: 'failed',
+        error: failure,
+        attemptCount: input.task.type === 'http' ? undefined : 1,
+      }),
     );
     throw ApplicationFailure.nonRetryable(failure.message, failure.type ?? 'task_failed');
   }
@@ -72,7 +82,13 @@ async function runTask(input: TaskWorkflowInput, taskInstanceId: string, workflo
         startToCloseTimeout: timeoutMs + 10_000,
         retry: toTemporalRetry(task.retry ?? input.defaultRetry),
       });
-      return await http.httpTask({ taskInstanceId, taskWorkflowId: workflowId, runId: input.runId, config: task.config, context: input.context });
+      return await http.httpTask({
+        taskInstanceId,
+        taskWorkflowId: workflowId,
+        runId: input.runId,
+        config: task.config,
+        context: input.context,
+      });
     }
     case 'emit_event': {
       // Retried until the event is stored (it has a derived id, so retrying is safe); only

@@ -49,16 +49,22 @@ export const interceptors = (): WorkflowInterceptors => {
   const outboundInterceptor: WorkflowOutboundCallsInterceptor = {
     scheduleActivity: (input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>) =>
       traced ? outbound().scheduleActivity(input, next) : next(input),
-    scheduleLocalActivity: (input: LocalActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleLocalActivity'>) =>
-      traced ? outbound().scheduleLocalActivity(input, next) : next(input),
-    startChildWorkflowExecution: (input: StartChildWorkflowExecutionInput, next: Next<WorkflowOutboundCallsInterceptor, 'startChildWorkflowExecution'>) =>
-      traced ? outbound().startChildWorkflowExecution(input, next) : next(input),
+    scheduleLocalActivity: (
+      input: LocalActivityInput,
+      next: Next<WorkflowOutboundCallsInterceptor, 'scheduleLocalActivity'>,
+    ) => (traced ? outbound().scheduleLocalActivity(input, next) : next(input)),
+    startChildWorkflowExecution: (
+      input: StartChildWorkflowExecutionInput,
+      next: Next<WorkflowOutboundCallsInterceptor, 'startChildWorkflowExecution'>,
+    ) => (traced ? outbound().startChildWorkflowExecution(input, next) : next(input)),
     continueAsNew: (input: ContinueAsNewInput, next: Next<WorkflowOutboundCallsInterceptor, 'continueAsNew'>) =>
       traced ? outbound().continueAsNew(input, next) : next(input),
     signalWorkflow: (input: SignalWorkflowInput, next: Next<WorkflowOutboundCallsInterceptor, 'signalWorkflow'>) =>
       traced ? outbound().signalWorkflow(input, next) : next(input),
-    getLogAttributes: (input: GetLogAttributesInput, next: Next<WorkflowOutboundCallsInterceptor, 'getLogAttributes'>) =>
-      traced ? outbound().getLogAttributes(input, next) : next(input),
+    getLogAttributes: (
+      input: GetLogAttributesInput,
+      next: Next<WorkflowOutboundCallsInterceptor, 'getLogAttributes'>,
+    ) => (traced ? outbound().getLogAttributes(input, next) : next(input)),
   };
   return {
     inbound: [inbound],

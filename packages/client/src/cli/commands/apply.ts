@@ -37,7 +37,9 @@ function changeLines(change: Change, context: CommandContext): string[] {
   const from =
     change.kind === 'delete'
       ? style.dim(`(id ${change.live.id}, version ${change.live.version}; in no file)`)
-      : style.dim(`(${change.desired.file}${change.desired.position === undefined ? '' : `:${change.desired.position.line}`})`);
+      : style.dim(
+          `(${change.desired.file}${change.desired.position === undefined ? '' : `:${change.desired.position.line}`})`,
+        );
   const version = change.kind === 'update' ? style.dim(` v${change.live.version} → v${change.live.version + 1}`) : '';
   const lines = [`${colour(`${MARK[change.kind]} ${label}`)} ${style.bold(change.name)}${version} ${from}`];
   if (change.kind === 'update') lines.push(...change.fields.map((field) => fieldLine(field, context)));
@@ -51,26 +53,39 @@ function summaryLine(summary: PlanSummary, applied: boolean): string {
 }
 
 /** A refusal of one definition, printed where the server says the problem is (file, line, field). */
-function refusalLines(definition: LoadedDefinition | undefined, name: string, error: unknown, context: CommandContext): string[] {
+function refusalLines(
+  definition: LoadedDefinition | undefined,
+  name: string,
+  error: unknown,
+  context: CommandContext,
+): string[] {
   if (definition !== undefined && error instanceof ActivityCoreProblem && error.errors.length > 0) {
     return [
       `${definition.file}: ${name}: ${error.status} ${error.title}`,
-      ...error.errors.map((issue) => `  ${formatIssue({ file: definition.file, position: definition.locate(parsePath(issue.path)), path: issue.path, message: issue.message })}`),
+      ...error.errors.map(
+        (issue) =>
+          `  ${formatIssue({ file: definition.file, position: definition.locate(parsePath(issue.path)), path: issue.path, message: issue.message })}`,
+      ),
     ];
   }
-  return [`${definition === undefined ? name : `${definition.file}: ${name}`}: ${describeError(error, context.baseUrl)}`];
+  return [
+    `${definition === undefined ? name : `${definition.file}: ${name}`}: ${describeError(error, context.baseUrl)}`,
+  ];
 }
 
 export async function apply(options: ApplyOptions, context: CommandContext): Promise<number> {
   const { out, err, style, errStyle, progress, client } = context;
   if (options.files.length === 0) throw new UsageError('apply needs at least one -f <file|dir>');
-  if (options.prunePrefix !== undefined && !options.prune) throw new UsageError('--prune-prefix only makes sense with --prune');
+  if (options.prunePrefix !== undefined && !options.prune)
+    throw new UsageError('--prune-prefix only makes sense with --prune');
 
   const loaded = await loadDefinitions(options.files, context.cwd);
   if (loaded.issues.length > 0) {
     for (const issue of loaded.issues) err.write(`${errStyle.red('error')} ${formatIssue(issue)}\n`);
     const files = new Set(loaded.issues.map((issue) => issue.file)).size;
-    err.write(`${loaded.issues.length} problem${loaded.issues.length === 1 ? '' : 's'} in ${files} file${files === 1 ? '' : 's'}; nothing was applied\n`);
+    err.write(
+      `${loaded.issues.length} problem${loaded.issues.length === 1 ? '' : 's'} in ${files} file${files === 1 ? '' : 's'}; nothing was applied\n`,
+    );
     return EXIT.failed;
   }
   if (options.prune && loaded.definitions.length === 0) {
@@ -114,7 +129,8 @@ export async function apply(options: ApplyOptions, context: CommandContext): Pro
       failures++;
       progress.clear();
       const definition = change.kind === 'delete' ? undefined : change.desired;
-      for (const line of refusalLines(definition, change.name, error, context)) err.write(`${errStyle.red('error')} ${line}\n`);
+      for (const line of refusalLines(definition, change.name, error, context))
+        err.write(`${errStyle.red('error')} ${line}\n`);
     }
   }
   progress.clear();

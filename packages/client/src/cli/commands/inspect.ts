@@ -58,7 +58,10 @@ function statusText(status: string, style: Style): string {
 
 // --- get -------------------------------------------------------------------------------
 
-export async function get(options: { name: string | undefined; output: string | undefined }, context: CommandContext): Promise<number> {
+export async function get(
+  options: { name: string | undefined; output: string | undefined },
+  context: CommandContext,
+): Promise<number> {
   if (options.name === undefined) throw new UsageError('get needs an activity name');
   const format = outputFormat(options.output, ['yaml', 'json']);
   const record = await resolveActivity(context, options.name);
@@ -66,17 +69,28 @@ export async function get(options: { name: string | undefined; output: string | 
     context.out.write(json(record));
     return EXIT.ok;
   }
-  context.out.write(`# activity ${record.name} · id ${record.id} · version ${record.version} · updated ${record.updated_at}\n`);
+  context.out.write(
+    `# activity ${record.name} · id ${record.id} · version ${record.version} · updated ${record.updated_at}\n`,
+  );
   context.out.write(stringify(record.definition, { lineWidth: 0 }));
   return EXIT.ok;
 }
 
 // --- list ------------------------------------------------------------------------------
 
-export async function list(options: { enabled: string | undefined; output: string | undefined }, context: CommandContext): Promise<number> {
+export async function list(
+  options: { enabled: string | undefined; output: string | undefined },
+  context: CommandContext,
+): Promise<number> {
   const format = outputFormat(options.output, ['table', 'json']);
-  if (options.enabled !== undefined && options.enabled !== 'true' && options.enabled !== 'false') throw new UsageError(`--enabled must be true or false, got ${options.enabled}`);
-  const records = await collect(context.client.activities.listAll({ limit: 200, ...(options.enabled === undefined ? {} : { enabled: options.enabled === 'true' }) }));
+  if (options.enabled !== undefined && options.enabled !== 'true' && options.enabled !== 'false')
+    throw new UsageError(`--enabled must be true or false, got ${options.enabled}`);
+  const records = await collect(
+    context.client.activities.listAll({
+      limit: 200,
+      ...(options.enabled === undefined ? {} : { enabled: options.enabled === 'true' }),
+    }),
+  );
   if (format === 'json') {
     context.out.write(json(records));
     return EXIT.ok;
@@ -86,7 +100,9 @@ export async function list(options: { enabled: string | undefined; output: strin
     record.name,
     `v${record.version}`,
     record.enabled ? 'yes' : style.yellow('no'),
-    record.definition.triggers.length === 0 ? style.dim('none') : record.definition.triggers.map(triggerText).join('; '),
+    record.definition.triggers.length === 0
+      ? style.dim('none')
+      : record.definition.triggers.map(triggerText).join('; '),
     String(record.definition.tasks.length),
     record.updated_at,
   ]);
@@ -124,10 +140,13 @@ export async function runs(options: RunsOptions, context: CommandContext): Promi
   const { client, out, style } = context;
   if (options.runId !== undefined) return await showRun(options.runId, format, context);
 
-  if (options.status !== undefined && !RUN_STATUSES.includes(options.status)) throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}`);
-  if (options.trigger !== undefined && !TRIGGER_TYPES.includes(options.trigger)) throw new UsageError(`--trigger must be one of ${TRIGGER_TYPES.join(', ')}`);
+  if (options.status !== undefined && !RUN_STATUSES.includes(options.status))
+    throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}`);
+  if (options.trigger !== undefined && !TRIGGER_TYPES.includes(options.trigger))
+    throw new UsageError(`--trigger must be one of ${TRIGGER_TYPES.join(', ')}`);
   const limit = options.limit === undefined ? 20 : Number(options.limit);
-  if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit must be a positive integer, got ${options.limit}`);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new UsageError(`--limit must be a positive integer, got ${options.limit}`);
 
   const activity = options.activity === undefined ? undefined : await resolveActivity(context, options.activity);
   const found = await collect(
@@ -144,7 +163,9 @@ export async function runs(options: RunsOptions, context: CommandContext): Promi
     out.write(json(found));
     return EXIT.ok;
   }
-  const names = new Map((await collect(client.activities.listAll({ limit: 200 }))).map((record) => [record.id, record.name]));
+  const names = new Map(
+    (await collect(client.activities.listAll({ limit: 200 }))).map((record) => [record.id, record.name]),
+  );
   const rows = found.map((run) => [
     run.run_id,
     names.get(run.activity_id) ?? style.dim(`${run.activity_id} (deleted)`),
@@ -155,7 +176,9 @@ export async function runs(options: RunsOptions, context: CommandContext): Promi
     run.started_at,
     runTime(run),
   ]);
-  out.write(table(['RUN', 'ACTIVITY', 'VERSION', 'STATUS', 'TRIGGER', 'EVENT / FIRE TIME', 'STARTED', 'TOOK'], rows, style));
+  out.write(
+    table(['RUN', 'ACTIVITY', 'VERSION', 'STATUS', 'TRIGGER', 'EVENT / FIRE TIME', 'STARTED', 'TOOK'], rows, style),
+  );
   if (found.length === 0) out.write(style.dim('(no runs)\n'));
   return EXIT.ok;
 }
@@ -173,18 +196,27 @@ async function showRun(runId: string, format: string, context: CommandContext): 
   } catch (error) {
     if (!(error instanceof NotFoundProblem)) throw error;
   }
-  out.write(`run ${style.bold(run.run_id)} · ${activityName} v${run.activity_version} · ${statusText(run.status, style)}\n`);
+  out.write(
+    `run ${style.bold(run.run_id)} · ${activityName} v${run.activity_version} · ${statusText(run.status, style)}\n`,
+  );
   out.write(`  workflow  ${run.workflow_id}\n`);
   out.write(`  trigger   ${run.trigger_type}${runCause(run) === '' ? '' : ` ${runCause(run)}`}\n`);
-  out.write(`  started   ${run.started_at}${run.finished_at === null ? '' : ` · finished ${run.finished_at} · took ${runTime(run)}`}\n`);
-  if (run.error !== null) out.write(`  error     ${style.red(run.error.message)}${run.error.type === undefined ? '' : ` (${run.error.type})`}\n`);
+  out.write(
+    `  started   ${run.started_at}${run.finished_at === null ? '' : ` · finished ${run.finished_at} · took ${runTime(run)}`}\n`,
+  );
+  if (run.error !== null)
+    out.write(
+      `  error     ${style.red(run.error.message)}${run.error.type === undefined ? '' : ` (${run.error.type})`}\n`,
+    );
   out.write(`  temporal  ${run.temporal_ui_url}\n\n`);
   const rows = run.tasks.map((task) => [
     String(task.task_index),
     task.task_type,
     statusText(task.status, style),
     String(task.attempt_count),
-    task.started_at === null || task.finished_at === null ? '' : duration(Date.parse(task.finished_at) - Date.parse(task.started_at)),
+    task.started_at === null || task.finished_at === null
+      ? ''
+      : duration(Date.parse(task.finished_at) - Date.parse(task.started_at)),
     task.error === null ? '' : `${task.error.type ?? 'error'}: ${task.error.message}`,
   ]);
   out.write(table(['TASK', 'TYPE', 'STATUS', 'ATTEMPTS', 'TOOK', 'ERROR'], rows, style));
@@ -209,8 +241,12 @@ export function eventTypeMatches(pattern: string, eventType: string): boolean {
 export function whyNoRoute(activity: ActivityRecord, event: Pick<StoredEvent, 'received_at' | 'envelope'>): string {
   const { event_type: type, source } = event.envelope;
   const triggers = activity.definition.triggers.filter((trigger) => trigger.type === 'event');
-  const matching = triggers.filter((trigger) => eventTypeMatches(trigger.event_type, type) && (trigger.source === undefined || trigger.source === source));
-  if (triggers.length === 0) return `it has no event triggers (only ${activity.definition.triggers.length === 0 ? 'manual runs' : 'cron'})`;
+  const matching = triggers.filter(
+    (trigger) =>
+      eventTypeMatches(trigger.event_type, type) && (trigger.source === undefined || trigger.source === source),
+  );
+  if (triggers.length === 0)
+    return `it has no event triggers (only ${activity.definition.triggers.length === 0 ? 'manual runs' : 'cron'})`;
   if (matching.length === 0) {
     return `none of its event triggers (${triggers.map(triggerText).join('; ')}) matches event type ${type} from source ${source}`;
   }
@@ -237,21 +273,34 @@ export async function explain(options: ExplainOptions, context: CommandContext):
   }
   if (options.what === 'fire') {
     const [activity, scheduledFor] = options.args;
-    if (activity === undefined || scheduledFor === undefined || options.args.length !== 2) throw new UsageError('explain fire needs an activity and a fire time (RFC 3339)');
-    if (options.activity !== undefined) throw new UsageError('--activity is for explain event; explain fire names the activity as its first argument');
+    if (activity === undefined || scheduledFor === undefined || options.args.length !== 2)
+      throw new UsageError('explain fire needs an activity and a fire time (RFC 3339)');
+    if (options.activity !== undefined)
+      throw new UsageError('--activity is for explain event; explain fire names the activity as its first argument');
     return await explainFire(activity, scheduledFor, format, context);
   }
-  throw new UsageError(options.what === undefined ? 'explain needs what to explain: event or fire' : `explain event or explain fire, not explain ${options.what}`);
+  throw new UsageError(
+    options.what === undefined
+      ? 'explain needs what to explain: event or fire'
+      : `explain event or explain fire, not explain ${options.what}`,
+  );
 }
 
-async function explainEvent(eventId: string, activityName: string | undefined, format: string, context: CommandContext): Promise<number> {
+async function explainEvent(
+  eventId: string,
+  activityName: string | undefined,
+  format: string,
+  context: CommandContext,
+): Promise<number> {
   const { client, out, style } = context;
   let event: StoredEvent;
   try {
     event = await client.events.get(eventId);
   } catch (error) {
     if (error instanceof NotFoundProblem) {
-      throw new NotFoundLocally(`event ${eventId} was never accepted (or, when EVENT_RETENTION_DAYS is set, was accepted longer ago than that and has been forgotten)`);
+      throw new NotFoundLocally(
+        `event ${eventId} was never accepted (or, when EVENT_RETENTION_DAYS is set, was accepted longer ago than that and has been forgotten)`,
+      );
     }
     throw error;
   }
@@ -261,10 +310,14 @@ async function explainEvent(eventId: string, activityName: string | undefined, f
     return EXIT.ok;
   }
   const { envelope } = event;
-  out.write(`event ${style.bold(event.event_id)} · ${envelope.event_type} from ${envelope.source} · accepted ${event.received_at} · ${event.routing_state}\n`);
+  out.write(
+    `event ${style.bold(event.event_id)} · ${envelope.event_type} from ${envelope.source} · accepted ${event.received_at} · ${event.routing_state}\n`,
+  );
   if (event.last_error !== null) out.write(`  ${style.yellow('routing')}: ${event.last_error}\n`);
   if (event.routes.length === 0) {
-    out.write(`  no activity's trigger matched event type ${envelope.event_type} from source ${envelope.source} when it was accepted: nothing ran\n`);
+    out.write(
+      `  no activity's trigger matched event type ${envelope.event_type} from source ${envelope.source} when it was accepted: nothing ran\n`,
+    );
   }
   for (const route of event.routes) {
     const who = `${style.bold(route.activity_name)} (v${route.activity_version})`;
@@ -284,11 +337,15 @@ async function explainEvent(eventId: string, activityName: string | undefined, f
         break;
       }
       case 'pending':
-        out.write(`  ${style.yellow('…')} ${who}: will run — Temporal has not confirmed the start yet; the dispatcher keeps trying (run ${route.run_id})\n`);
+        out.write(
+          `  ${style.yellow('…')} ${who}: will run — Temporal has not confirmed the start yet; the dispatcher keeps trying (run ${route.run_id})\n`,
+        );
         break;
       case 'filtered':
       case 'filter_error':
-        out.write(`  ${style.red('✗')} ${who}: did not run — ${route.outcome === 'filtered' ? 'its filter said no' : 'its filter failed on this event'}: ${route.detail ?? ''}\n`);
+        out.write(
+          `  ${style.red('✗')} ${who}: did not run — ${route.outcome === 'filtered' ? 'its filter said no' : 'its filter failed on this event'}: ${route.detail ?? ''}\n`,
+        );
         break;
     }
   }
@@ -298,7 +355,12 @@ async function explainEvent(eventId: string, activityName: string | undefined, f
   return EXIT.ok;
 }
 
-async function explainFire(activityName: string, scheduledFor: string, format: string, context: CommandContext): Promise<number> {
+async function explainFire(
+  activityName: string,
+  scheduledFor: string,
+  format: string,
+  context: CommandContext,
+): Promise<number> {
   const { client, out, style } = context;
   const activity = await resolveActivity(context, activityName);
   const answer = await client.schedules.explain(activity.id, scheduledFor);
@@ -312,7 +374,11 @@ async function explainFire(activityName: string, scheduledFor: string, format: s
     const rows = answer.fires.map((fire) => [
       String(fire.trigger_index),
       fire.range_end === null ? fire.scheduled_for : `${fire.scheduled_for} … ${fire.range_end}`,
-      fire.status === 'skipped' ? style.dim('skipped') : fire.status === 'pending' ? style.yellow('pending') : style.green(fire.status),
+      fire.status === 'skipped'
+        ? style.dim('skipped')
+        : fire.status === 'pending'
+          ? style.yellow('pending')
+          : style.green(fire.status),
       fire.reason,
       fire.run_id ?? '',
       fire.detail ?? '',

@@ -1,7 +1,14 @@
 /** `rerun`: re-run one run, or every run a filter selects (a bulk re-run), and follow its progress. */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BulkRerunFilter, RunStatus, TriggerType, type BulkRerunRecord, type RerunFrom, type RerunResponse } from '@activity-core/contracts';
+import {
+  BulkRerunFilter,
+  RunStatus,
+  TriggerType,
+  type BulkRerunRecord,
+  type RerunFrom,
+  type RerunResponse,
+} from '@activity-core/contracts';
 import { ActivityCoreNetworkError, ActivityCoreProblem } from '../../problem';
 import { describeError, type CommandContext, UsageError } from '../context';
 import { EXIT } from '../help';
@@ -9,7 +16,9 @@ import { NotFoundLocally, resolveActivity } from './inspect';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Statuses a bulk re-run may select: runs that have ended (a run in progress cannot be re-run). */
-export const BULK_STATUSES: readonly string[] = RunStatus.options.filter((status) => status !== 'running' && status !== 'waiting_for_slot');
+export const BULK_STATUSES: readonly string[] = RunStatus.options.filter(
+  (status) => status !== 'running' && status !== 'waiting_for_slot',
+);
 const TRIGGER_TYPES: readonly string[] = TriggerType.options;
 /** How often `--wait` asks for a bulk re-run's progress. */
 const POLL_INTERVAL_MS = 1000;
@@ -56,11 +65,19 @@ function startPoint(value: string | undefined, option: string): RerunFrom {
 }
 
 function instant(value: string | undefined, option: string): string {
-  if (value === undefined) throw new UsageError(`a bulk re-run needs --from and --to (RFC 3339, e.g. 2026-03-01T09:00:00Z); ${option} is missing`);
+  if (value === undefined)
+    throw new UsageError(
+      `a bulk re-run needs --from and --to (RFC 3339, e.g. 2026-03-01T09:00:00Z); ${option} is missing`,
+    );
   if (value === 'start' || value === 'failed-task' || value === 'failed_task') {
-    throw new UsageError(`in a bulk re-run ${option} is a time (RFC 3339); to choose where each re-run begins use --rerun-from ${value}`);
+    throw new UsageError(
+      `in a bulk re-run ${option} is a time (RFC 3339); to choose where each re-run begins use --rerun-from ${value}`,
+    );
   }
-  if (!BulkRerunFilter.shape.from.safeParse(value).success) throw new UsageError(`${option} must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z, got ${value}`);
+  if (!BulkRerunFilter.shape.from.safeParse(value).success)
+    throw new UsageError(
+      `${option} must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z, got ${value}`,
+    );
   return value;
 }
 
@@ -86,8 +103,13 @@ export function planRerun(options: RerunOptions, newKey: () => string = randomUU
 
   if (options.bulk !== undefined) {
     if (options.args.length > 0) throw new UsageError('rerun --bulk <id> takes no run id');
-    const other = [...bulkOnly, ...(options.from === undefined ? [] : ['--from']), ...(keyGiven ? ['--idempotency-key'] : [])];
-    if (other.length > 0) throw new UsageError(`rerun --bulk <id> shows a bulk re-run's progress; it does not take ${other.join(', ')}`);
+    const other = [
+      ...bulkOnly,
+      ...(options.from === undefined ? [] : ['--from']),
+      ...(keyGiven ? ['--idempotency-key'] : []),
+    ];
+    if (other.length > 0)
+      throw new UsageError(`rerun --bulk <id> shows a bulk re-run's progress; it does not take ${other.join(', ')}`);
     if (!UUID.test(options.bulk)) throw new UsageError(`--bulk must be a bulk re-run id (a UUID), got ${options.bulk}`);
     return { mode: 'progress', id: options.bulk.toLowerCase(), wait: options.wait, format };
   }
@@ -96,7 +118,9 @@ export function planRerun(options: RerunOptions, newKey: () => string = randomUU
   const [runId] = options.args;
   if (runId !== undefined) {
     if (bulkOnly.length > 0 || options.wait) {
-      throw new UsageError(`${[...bulkOnly, ...(options.wait ? ['--wait'] : [])].join(', ')} ${bulkOnly.length + (options.wait ? 1 : 0) === 1 ? 'is' : 'are'} for a bulk re-run (no run id)`);
+      throw new UsageError(
+        `${[...bulkOnly, ...(options.wait ? ['--wait'] : [])].join(', ')} ${bulkOnly.length + (options.wait ? 1 : 0) === 1 ? 'is' : 'are'} for a bulk re-run (no run id)`,
+      );
     }
     if (!UUID.test(runId)) throw new UsageError(`rerun needs a run id (a UUID, as \`runs\` prints it), got ${runId}`);
     return { mode: 'one', runId: runId.toLowerCase(), from: startPoint(options.from, '--from'), key, keyGiven, format };
@@ -105,8 +129,10 @@ export function planRerun(options: RerunOptions, newKey: () => string = randomUU
   if (options.from === undefined && options.to === undefined && bulkOnly.length === 0) {
     throw new UsageError('rerun needs a run id, or --from and --to (and filters) for a bulk re-run');
   }
-  if (options.status !== undefined && !BULK_STATUSES.includes(options.status)) throw new UsageError(`--status must be one of ${BULK_STATUSES.join(', ')} (a run in progress cannot be re-run)`);
-  if (options.trigger !== undefined && !TRIGGER_TYPES.includes(options.trigger)) throw new UsageError(`--trigger must be one of ${TRIGGER_TYPES.join(', ')}`);
+  if (options.status !== undefined && !BULK_STATUSES.includes(options.status))
+    throw new UsageError(`--status must be one of ${BULK_STATUSES.join(', ')} (a run in progress cannot be re-run)`);
+  if (options.trigger !== undefined && !TRIGGER_TYPES.includes(options.trigger))
+    throw new UsageError(`--trigger must be one of ${TRIGGER_TYPES.join(', ')}`);
   const from = instant(options.from, '--from');
   const to = instant(options.to, '--to');
   if (Date.parse(to) <= Date.parse(from)) throw new UsageError(`--to (${to}) must be after --from (${from})`);
@@ -138,7 +164,12 @@ function mayHaveBeenReceived(error: unknown): boolean {
 }
 
 /** Re-runs a failure, and when repeating the request could matter, says which key to repeat it with. */
-async function keyed<T>(send: () => Promise<T>, key: string, retry: string, context: CommandContext): Promise<T | number> {
+async function keyed<T>(
+  send: () => Promise<T>,
+  key: string,
+  retry: string,
+  context: CommandContext,
+): Promise<T | number> {
   try {
     return await send();
   } catch (error) {
@@ -146,7 +177,9 @@ async function keyed<T>(send: () => Promise<T>, key: string, retry: string, cont
     context.progress.clear();
     const { errStyle } = context;
     context.err.write(`${errStyle.red('error')} ${describeError(error, context.baseUrl)}\n`);
-    context.err.write(`the request was sent with Idempotency-Key ${key}; repeat it with the same key, so it cannot start a second re-run:\n  ${retry} --idempotency-key ${key}\n`);
+    context.err.write(
+      `the request was sent with Idempotency-Key ${key}; repeat it with the same key, so it cannot start a second re-run:\n  ${retry} --idempotency-key ${key}\n`,
+    );
     return EXIT.failed;
   }
 }
@@ -182,10 +215,17 @@ async function rerunOne(plan: Extract<RerunPlan, { mode: 'one' }>, context: Comm
     out.write(json(answer));
     return EXIT.ok;
   }
-  const status = answer.status === 'started' ? style.green('started') : `${style.yellow('duplicate')} ${style.dim('(this key already named this re-run: nothing new was started)')}`;
-  out.write(`re-run ${style.bold(answer.run_id)} of ${answer.rerun_of} · attempt ${answer.attempt} · from ${answer.from} (task ${answer.from_task_index}) · ${status}\n`);
+  const status =
+    answer.status === 'started'
+      ? style.green('started')
+      : `${style.yellow('duplicate')} ${style.dim('(this key already named this re-run: nothing new was started)')}`;
+  out.write(
+    `re-run ${style.bold(answer.run_id)} of ${answer.rerun_of} · attempt ${answer.attempt} · from ${answer.from} (task ${answer.from_task_index}) · ${status}\n`,
+  );
   out.write(`  workflow  ${answer.workflow_id}\n`);
-  out.write(`  key       ${answer.key}${plan.keyGiven ? '' : style.dim(`  (to repeat this request without a second re-run: --idempotency-key ${answer.key})`)}\n`);
+  out.write(
+    `  key       ${answer.key}${plan.keyGiven ? '' : style.dim(`  (to repeat this request without a second re-run: --idempotency-key ${answer.key})`)}\n`,
+  );
   out.write(style.dim(`follow it with: activity-core runs ${answer.run_id}\n`));
   return EXIT.ok;
 }
@@ -214,16 +254,31 @@ async function rerunBulk(plan: Extract<RerunPlan, { mode: 'bulk' }>, context: Co
     dry_run: plan.dryRun,
   };
   const retry = `activity-core rerun${plan.activity === undefined ? '' : ` --activity ${plan.activity}`} --status ${plan.status}${plan.trigger === undefined ? '' : ` --trigger ${plan.trigger}`} --from ${plan.from} --to ${plan.to}${plan.rerunFrom === 'start' ? '' : ' --rerun-from failed-task'}`;
-  const answer = await keyed(() => client.runs.bulkRerun(request, { idempotencyKey: plan.key }), plan.key, retry, context);
+  const answer = await keyed(
+    () => client.runs.bulkRerun(request, { idempotencyKey: plan.key }),
+    plan.key,
+    retry,
+    context,
+  );
   if (typeof answer === 'number') return answer;
   if (answer.dry_run) {
-    out.write(plan.format === 'json' ? json(answer) : `${answer.total} run${answer.total === 1 ? '' : 's'} would be re-run ${style.dim('(dry run: nothing was started)')}\n`);
+    out.write(
+      plan.format === 'json'
+        ? json(answer)
+        : `${answer.total} run${answer.total === 1 ? '' : 's'} would be re-run ${style.dim('(dry run: nothing was started)')}\n`,
+    );
     return EXIT.ok;
   }
   if (plan.wait) {
     if (plan.format === 'text') {
-      out.write(`bulk re-run ${style.bold(answer.id)} · ${answer.total} run${answer.total === 1 ? '' : 's'} selected · key ${plan.key}\n`);
-      context.err.write(context.errStyle.dim(`(interrupting stops the waiting, not the re-run: activity-core rerun --bulk ${answer.id} --wait follows it again)\n`));
+      out.write(
+        `bulk re-run ${style.bold(answer.id)} · ${answer.total} run${answer.total === 1 ? '' : 's'} selected · key ${plan.key}\n`,
+      );
+      context.err.write(
+        context.errStyle.dim(
+          `(interrupting stops the waiting, not the re-run: activity-core rerun --bulk ${answer.id} --wait follows it again)\n`,
+        ),
+      );
     }
     return await follow(answer, plan.format, context);
   }
@@ -232,7 +287,9 @@ async function rerunBulk(plan: Extract<RerunPlan, { mode: 'bulk' }>, context: Co
     return EXIT.ok;
   }
   out.write(`${bulkLines(answer, context).join('\n')}\n`);
-  out.write(`  key       ${plan.key}${plan.keyGiven ? '' : style.dim(`  (to repeat this request without a second bulk re-run: --idempotency-key ${plan.key})`)}\n`);
+  out.write(
+    `  key       ${plan.key}${plan.keyGiven ? '' : style.dim(`  (to repeat this request without a second bulk re-run: --idempotency-key ${plan.key})`)}\n`,
+  );
   out.write(style.dim(`follow it with: activity-core rerun --bulk ${answer.id} --wait\n`));
   return EXIT.ok;
 }
