@@ -215,10 +215,25 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
       const stateById = new Map(states.map((state) => [state.scheduleId, state]));
       const rows = await deps.schedules.listLiveDefinitions();
       const listing = new Map<string, ScheduleSummary>();
-      for await (const summary of deps.client.schedule.list({ pageSize: LIST_PAGE_SIZE })) {
-        listing.set(summary.scheduleId, summary);
-        if (listing.size % 500 === 0) await yieldToEventLoop();
+      let listingComplete = true;
+      try {
+        for await (const summary of deps.client.schedule.list({ pageSize: LIST_PAGE_SIZE })) {
+          listing.set(summary.scheduleId, summary);
+          if (listing.size % 500 === 0) await yieldToEventLoop();
+        }
+      } catch (error) {
+        // A schedule of someone else in the namespace whose memo this process cannot decode (another
+        // deployment's payload codec or key) fails the whole listing. The sweep still keeps every wanted
+        // schedule in step, comparing by description; only the removal of unwanted listed schedules waits.
+        if (!isUndecodablePayload(error)) throw error;
+        listingComplete = false;
+        listing.clear();
+        logger.warn(
+          { err: error },
+          'schedule listing holds a memo this process cannot decode: comparing by description, orphan cleanup skipped',
+        );
       }
+      const compareBy = listingComplete ? compareWith : 'describe';
       const now = deps.clock?.() ?? (await deps.schedules.databaseNow());
 
       const wanted = rows.flatMap((row) =>
@@ -232,7 +247,7 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
       // 1. Already in step? Only reads: the snapshot of the state, and the listing or a description.
       await forEachConcurrently(
         wanted,
-        compareWith === 'listing' ? 1 : DESCRIBE_CONCURRENCY,
+        compareBy === 'listing' ? 1 : DESCRIBE_CONCURRENCY,
         async ({ row, trigger, triggerIndex, scheduleId, state }, index) => {
           if (!stateInStep(state, row.enabled, trigger, now)) return;
           const cause = pauseCauseOf(row, state);
@@ -241,7 +256,7 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
             `${row.version}\u0000${row.name}\u0000${JSON.stringify(trigger)}\u0000${JSON.stringify(cause)}`,
             () => desiredSchedule({ row, trigger, triggerIndex, taskQueue: deps.taskQueue, cause }),
           );
-          if (compareWith === 'listing') {
+          if (compareBy === 'listing') {
             if (listedAsDesired(listing.get(scheduleId), desired, deps.taskQueue)) outcomes[index] = 'unchanged';
             if (index % 500 === 499) await yieldToEventLoop();
             return;
@@ -299,3 +314,9 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
 }
 
 export type ScheduleSync = ReturnType<typeof createScheduleSync>;
+
+/** A payload the data converter (or codec) could not decode, e.g. `Unknown encoding: binary/encrypted`. */
+function isUndecodablePayload(error: unknown): boolean {
+  const name = (error as { name?: unknown } | null)?.name;
+  return name === 'ValueError' || name === 'PayloadConverterError' || name === 'DataConverterError';
+}

@@ -58,6 +58,8 @@ export function registerMethodNotAllowed(app: FastifyInstance): void {
     if (allowed.length === 0 || allowed.includes(request.method)) return;
     // A templated route took the request (the router's choice); only a concrete path overrules it.
     if (!request.is404 && !concrete) return;
+    // A CORS preflight a route answers (OPTIONS /codec/:operation beside POST /codec/decode) is that route's.
+    if (!request.is404 && request.method === 'OPTIONS') return;
     const body = problem(
       'method_not_allowed',
       405,
