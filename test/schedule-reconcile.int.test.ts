@@ -1,5 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { ScheduleNotFoundError, type ScheduleDescription } from '@temporalio/client';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createEncryptionCodec } from '@activity-core/temporal/client';
+import { Client, ScheduleNotFoundError, type ScheduleDescription } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createWorkerApp } from '../apps/worker/src/worker-app';
 import { silentLogger, startStack, waitFor, workflowBundle, type TestStack } from './harness';
@@ -27,11 +28,11 @@ async function reconcile(): Promise<{ created: string[]; updated: string[]; dele
   return response.json();
 }
 
-/** A schedule shaped like ours but with no activity behind it. */
-async function createStraySchedule(taskQueue: string): Promise<string> {
+/** A schedule shaped like ours but with no activity behind it, created through `client` (ours by default). */
+async function createStraySchedule(taskQueue: string, client: Client = stack.client): Promise<string> {
   const activityId = randomUUID();
   const scheduleId = `schedule-${activityId}-0`;
-  await stack.client.schedule.create({
+  await client.schedule.create({
     scheduleId,
     spec: { cronExpressions: ['0 4 * * *'] },
     action: {
@@ -45,7 +46,7 @@ async function createStraySchedule(taskQueue: string): Promise<string> {
   });
   // Listing is eventually consistent; reconciliation finds orphans by listing.
   await waitFor('the stray schedule to be listed', async () => {
-    for await (const summary of stack.client.schedule.list()) if (summary.scheduleId === scheduleId) return true;
+    for await (const summary of client.schedule.list()) if (summary.scheduleId === scheduleId) return true;
     return undefined;
   });
   return scheduleId;
@@ -98,6 +99,53 @@ describe('reconciliation', () => {
     expect((await describeSchedule(id(untouched))).info.lastUpdatedAt).toEqual(untouchedBefore.info.lastUpdatedAt);
 
     await stack.client.schedule.getHandle(foreign).delete();
+  });
+
+  test('a schedule whose memo this deployment cannot decode (another key) is left alone and does not stop orphan removal', async () => {
+    // Another deployment in the same namespace, on the same task queue name, encrypting its payloads with a key we do not have.
+    const otherDeployment = new Client({
+      connection: stack.client.connection,
+      namespace: stack.config.temporal.namespace,
+      dataConverter: { payloadCodecs: [createEncryptionCodec([{ id: 'theirs', key: randomBytes(32) }])] },
+    });
+    const theirs = await createStraySchedule(stack.config.temporal.taskQueue, otherDeployment);
+    const stray = await createStraySchedule(stack.config.temporal.taskQueue);
+    const kept = await registerActivity(stack, daily('reconcile-beside-foreign'));
+    try {
+      const result = await reconcile();
+      expect(result.deleted).toContain(stray);
+      expect(result.deleted).not.toContain(theirs);
+      await expect(describeSchedule(stray)).rejects.toBeInstanceOf(ScheduleNotFoundError);
+      await otherDeployment.schedule.getHandle(theirs).describe();
+      await describeSchedule(`schedule-${kept.id}-0`);
+      // The workers' sweep compares by the listing itself: it trusts our entries and still removes our orphans.
+      const strayAgain = await createStraySchedule(stack.config.temporal.taskQueue);
+      const { createDatabase, createDefinitionsRepository, createRunsRepository, createSchedulesRepository } =
+        await import('@activity-core/db');
+      const { createScheduleManager } = await import('@activity-core/schedule-manager');
+      const { createRunStarter } = await import('@activity-core/temporal/client');
+      const database = createDatabase({ url: stack.config.databaseUrl, max: 3 });
+      try {
+        const manager = createScheduleManager({
+          client: stack.client,
+          namespace: stack.config.temporal.namespace,
+          taskQueue: stack.config.temporal.taskQueue,
+          schedules: createSchedulesRepository(database.db),
+          definitions: createDefinitionsRepository(database.db),
+          runs: createRunsRepository(database.db),
+          starter: createRunStarter({ client: stack.client, taskQueue: stack.config.temporal.taskQueue }),
+          logger: silentLogger,
+        });
+        const sweep = await manager.reconcile({ compareWith: 'listing' });
+        expect(sweep.deleted).toEqual([strayAgain]);
+        expect(sweep.created).toEqual([]);
+      } finally {
+        await database.close();
+      }
+      await otherDeployment.schedule.getHandle(theirs).describe();
+    } finally {
+      await otherDeployment.schedule.getHandle(theirs).delete();
+    }
   });
 
   test('a worker reconciles when it starts', async () => {

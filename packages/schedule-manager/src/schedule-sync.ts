@@ -13,12 +13,13 @@
  */
 import { temporalScheduleId, type CronTrigger, type ReconcileResponse } from '@activity-core/contracts';
 import type { DefinitionRow, ScheduleStateRow } from '@activity-core/db';
-import { ScheduleAlreadyRunning, type ScheduleDescription, type ScheduleSummary } from '@temporalio/client';
+import { ScheduleAlreadyRunning, type ScheduleDescription } from '@temporalio/client';
 import { forEachConcurrently } from './concurrency';
 import { applyDefinitionToState } from './fire-processor';
 import { isScheduleNotFound, type ScheduleManagerDeps } from './schedule-deps';
 import { cronTriggersOf, desiredSchedule, MANAGED_BY, pauseCauseOf, type DesiredSchedule } from './schedule-options';
 import { SweepMemo, yieldToEventLoop } from './sweep-memo';
+import { listSchedules, type ListedSchedule } from './schedule-listing';
 import { compareDescription, listedAsDesired, stateInStep } from './sweep-plan';
 
 /** What keeping one schedule in step did. */
@@ -214,26 +215,17 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
       const states = await deps.schedules.listStates();
       const stateById = new Map(states.map((state) => [state.scheduleId, state]));
       const rows = await deps.schedules.listLiveDefinitions();
-      const listing = new Map<string, ScheduleSummary>();
-      let listingComplete = true;
-      try {
-        for await (const summary of deps.client.schedule.list({ pageSize: LIST_PAGE_SIZE })) {
-          listing.set(summary.scheduleId, summary);
-          if (listing.size % 500 === 0) await yieldToEventLoop();
-        }
-      } catch (error) {
-        // A schedule of someone else in the namespace whose memo this process cannot decode (another
-        // deployment's payload codec or key) fails the whole listing. The sweep still keeps every wanted
-        // schedule in step, comparing by description; only the removal of unwanted listed schedules waits.
-        if (!isUndecodablePayload(error)) throw error;
-        listingComplete = false;
-        listing.clear();
-        logger.warn(
-          { err: error },
-          'schedule listing holds a memo this process cannot decode: comparing by description, orphan cleanup skipped',
-        );
+      const listing = new Map<string, ListedSchedule>();
+      const listingStats = { undecodable: 0 };
+      for await (const entry of listSchedules(deps.client, LIST_PAGE_SIZE, listingStats)) {
+        listing.set(entry.scheduleId, entry);
+        if (listing.size % 500 === 0) await yieldToEventLoop();
       }
-      const compareBy = listingComplete ? compareWith : 'describe';
+      if (listingStats.undecodable > 0)
+        logger.debug(
+          { undecodable: listingStats.undecodable },
+          'schedule listing holds memos this process cannot decode (other deployments): left alone',
+        );
       const now = deps.clock?.() ?? (await deps.schedules.databaseNow());
 
       const wanted = rows.flatMap((row) =>
@@ -247,7 +239,7 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
       // 1. Already in step? Only reads: the snapshot of the state, and the listing or a description.
       await forEachConcurrently(
         wanted,
-        compareBy === 'listing' ? 1 : DESCRIBE_CONCURRENCY,
+        compareWith === 'listing' ? 1 : DESCRIBE_CONCURRENCY,
         async ({ row, trigger, triggerIndex, scheduleId, state }, index) => {
           if (!stateInStep(state, row.enabled, trigger, now)) return;
           const cause = pauseCauseOf(row, state);
@@ -256,7 +248,7 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
             `${row.version}\u0000${row.name}\u0000${JSON.stringify(trigger)}\u0000${JSON.stringify(cause)}`,
             () => desiredSchedule({ row, trigger, triggerIndex, taskQueue: deps.taskQueue, cause }),
           );
-          if (compareBy === 'listing') {
+          if (compareWith === 'listing') {
             if (listedAsDesired(listing.get(scheduleId), desired, deps.taskQueue)) outcomes[index] = 'unchanged';
             if (index % 500 === 499) await yieldToEventLoop();
             return;
@@ -314,9 +306,3 @@ export function createScheduleSync(deps: ScheduleManagerDeps) {
 }
 
 export type ScheduleSync = ReturnType<typeof createScheduleSync>;
-
-/** A payload the data converter (or codec) could not decode, e.g. `Unknown encoding: binary/encrypted`. */
-function isUndecodablePayload(error: unknown): boolean {
-  const name = (error as { name?: unknown } | null)?.name;
-  return name === 'ValueError' || name === 'PayloadConverterError' || name === 'DataConverterError';
-}
