@@ -22,8 +22,8 @@ const order = (event_id: string, event_type: string, order_id: string) => ({
 });
 const getJson = async (url: string) => (await stack.api.server.inject({ method: 'GET', url })).json();
 
-async function startRun(eventId: string, orderId: string): Promise<string> {
-  const response = await post(order(eventId, 'order.created', orderId));
+async function startRun(eventId: string, orderId: string, eventType = 'order.created'): Promise<string> {
+  const response = await post(order(eventId, eventType, orderId));
   expect(response.statusCode, response.body).toBe(202);
   const runId: string = response.json().runs[0].run_id;
   await waitFor(`run ${runId} running`, async () =>
@@ -125,5 +125,51 @@ describe('cancel_on', () => {
 
     // Clean up the long run.
     await stack.api.server.inject({ method: 'POST', url: `/v1/runs/${runB}/cancel` });
+  });
+});
+
+describe('cancel_on and a concurrency limit', () => {
+  test('a run queued for a concurrency slot is cancelled by a matching event and leaves the queue; the slot holder runs on', async () => {
+    const registered = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/activities',
+      payload: {
+        name: 'fulfil-order-one-at-a-time',
+        triggers: [
+          { type: 'event', event_type: 'order.placed', cancel_on: [{ event_type: 'order.withdrawn', match: MATCH }] },
+        ],
+        tasks: [{ type: 'delay', config: { duration: '1h' } }],
+        concurrency: { limit: 1 },
+      },
+    });
+    expect(registered.statusCode, registered.body).toBe(201);
+
+    const runC = await startRun('evt_placed_c', 'C', 'order.placed');
+    const queued = await post(order('evt_placed_d', 'order.placed', 'D'));
+    expect(queued.statusCode, queued.body).toBe(202);
+    const runD: string = queued.json().runs[0].run_id;
+    await waitFor(`run ${runD} waiting for a slot`, async () =>
+      (await getJson(`/v1/runs/${runD}`)).status === 'waiting_for_slot' ? true : undefined,
+    );
+
+    expect((await post(order('evt_withdrawn_d', 'order.withdrawn', 'D'))).statusCode).toBe(202);
+    const cancelled = await waitFor('the queued run cancelled', async () => {
+      const run = await getJson(`/v1/runs/${runD}`);
+      return run.status === 'cancelled' ? run : undefined;
+    });
+    expect(cancelled.cancelled_by_event).toBe('evt_withdrawn_d');
+    expect(cancelled.tasks).toEqual([]);
+    const log = await getJson('/v1/events/evt_withdrawn_d');
+    expect(log.cancel_on.scans).toEqual([expect.objectContaining({ examined: 2, matched: 1 })]);
+    expect(log.cancel_on.cancellations).toEqual([
+      expect.objectContaining({ run_id: runD, outcome: 'cancel_requested' }),
+    ]);
+    expect((await getJson(`/v1/runs/${runC}`)).status).toBe('running');
+
+    // The cancelled run took no slot: once the holder ends, a new run gets the slot at once.
+    await stack.api.server.inject({ method: 'POST', url: `/v1/runs/${runC}/cancel` });
+    const runE = await startRun('evt_placed_e', 'E', 'order.placed');
+    expect((await getJson(`/v1/runs/${runE}`)).status).toBe('running');
+    await stack.api.server.inject({ method: 'POST', url: `/v1/runs/${runE}/cancel` });
   });
 });

@@ -14,7 +14,8 @@ import { eventTriggerMatches } from './matching';
 /**
  * cancel_on: an event that cancels running runs of an activity whose trigger
  * names it. When an event is routed, every enabled definition with a
- * `cancel_on` entry for its type gets one look at its running runs (at most
+ * `cancel_on` entry for its type gets one look at its running runs, and those
+ * queued for a concurrency slot (at most
  * `maxRunsPerEvent` of them, oldest first); each entry's match expression is
  * evaluated with the event and the run's trigger event, and matching runs
  * get a cancellation request through Temporal. The look and its choices are
@@ -97,7 +98,7 @@ function isEnvelope(value: unknown): value is EventEnvelope {
 }
 
 /**
- * Which of `candidates` (running runs of the watcher's activity) `event`
+ * Which of `candidates` (running or queued runs of the watcher's activity) `event`
  * cancels. An entry applies to a run when the trigger it belongs to matches
  * the run's trigger event (type and source); the first entry whose match
  * expression is true cancels the run. An expression that fails on a run (a

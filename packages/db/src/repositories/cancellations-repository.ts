@@ -1,4 +1,4 @@
-import { and, asc, eq, isNull, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { activityRuns, eventCancellations, eventCancelScans, events } from '../schema';
 
@@ -79,7 +79,7 @@ export function createCancellationsRepository(db: Db) {
           .where(
             and(
               eq(activityRuns.activityId, input.activityId),
-              eq(activityRuns.status, 'running'),
+              inArray(activityRuns.status, ['running', 'waiting_for_slot']),
               ne(activityRuns.eventId, input.eventId),
             ),
           )
