@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runIdFor } from '@activity-core/contracts';
+import { concurrencyCoordinatorWorkflowId, runIdFor } from '@activity-core/contracts';
+import { recordGoldenHistory } from './golden-histories';
 import { startHttpTarget, type RecordedRequest } from './http-target';
 import { startStack, waitFor, type TestStack } from './harness';
 import { killHard, spawnWorkerProcess } from './worker-process';
@@ -123,6 +124,11 @@ describe('concurrency limits on one worker', () => {
       expect(gated.maxInFlight('acme')).toBe(1);
       for (const eventId of ['fifo-1', 'fifo-2', 'fifo-3'])
         expect(await statusOf(stack, id, eventId)).toBe('succeeded');
+      // Golden histories of the queued shape (see recordGoldenHistory): a run that waited, and its coordinator.
+      const waited = stack.client.workflow.getHandle(`activity-${id}:fifo-2`);
+      await recordGoldenHistory('run-activity-workflow-queued', await waited.fetchHistory(), waited.workflowId);
+      const coordinator = stack.client.workflow.getHandle(concurrencyCoordinatorWorkflowId(id, ''));
+      await recordGoldenHistory('concurrency-coordinator', await coordinator.fetchHistory(), coordinator.workflowId);
     } finally {
       gated.open();
       await gated.target.close();

@@ -5,6 +5,7 @@ import { createApiApp, type ApiApp } from '../apps/api/src/app';
 import { createWorkerApp, type WorkerApp } from '../apps/worker/src/worker-app';
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
+import { recordGoldenHistory } from './golden-histories';
 import { startHttpTarget } from './http-target';
 import {
   createTestDatabase,
@@ -194,6 +195,9 @@ describe('re-running runs', () => {
     ).toEqual(['/flaky/resume/tok-1', '/flaky/resume/tok-1']);
     expect(done.tasks.map((task: { task_index: number }) => task.task_index)).toEqual([1]);
     expect(await countExecutions(stack.client, `task-${rerun.json.run_id}:http:0`)).toBe(0);
+    // A golden history of the resumed shape (see recordGoldenHistory), replayed by test/history-replay.int.test.ts.
+    const handle = stack.client.workflow.getHandle(rerun.json.workflow_id);
+    await recordGoldenHistory('run-activity-workflow-resumed-rerun', await handle.fetchHistory(), handle.workflowId);
   });
 
   test('a run that is still running cannot be re-run (409), and unknown runs are 404', async () => {
