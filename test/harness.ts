@@ -43,6 +43,18 @@ export async function createTestDatabase(): Promise<{ url: string; name: string;
   };
 }
 
+/**
+ * A pool for a test's own queries. A pooled connection the server ends (a
+ * dropped test database, a Postgres restart in a fault test) is reported on
+ * the pool; without a listener that report is an uncaught exception in the
+ * test process, which fails the whole run.
+ */
+export function testPool(url: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max });
+  pool.on('error', () => undefined);
+  return pool;
+}
+
 export function testConfig(databaseUrl: string, overrides: Record<string, string> = {}): Config {
   return loadConfig({
     DATABASE_URL: databaseUrl,
@@ -91,7 +103,7 @@ export async function startStack(options: { worker?: boolean; env?: Record<strin
   void worker?.run();
   const connection = await Connection.connect({ address: config.temporal.address });
   const client = new Client({ connection, namespace: config.temporal.namespace });
-  const sql = new pg.Pool({ connectionString: database.url, max: 3 });
+  const sql = testPool(database.url, 3);
   return {
     config,
     api,

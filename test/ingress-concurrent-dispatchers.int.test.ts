@@ -3,10 +3,10 @@ import { eventRunWorkflowId, runIdFor } from '@activity-core/contracts';
 import { createDatabase, createEventsRepository, type Database } from '@activity-core/db';
 import { eventFingerprint } from '@activity-core/router';
 import { Client, Connection } from '@temporalio/client';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiApp, type ApiApp } from '../apps/api/src/app';
-import { createTestDatabase, testConfig, waitFor } from './harness';
+import { createTestDatabase, testConfig, waitFor, testPool } from './harness';
 
 /**
  * Two API processes' worth of dispatchers (two complete API apps, each with
@@ -50,7 +50,7 @@ beforeAll(async () => {
   a = await createApiApp(config, { ...options, logger: { level: 'info', stream: decisionLog('a', decisions) } });
   b = await createApiApp(config, { ...options, logger: { level: 'info', stream: decisionLog('b', decisions) } });
   direct = createDatabase({ url: database.url, max: 4 });
-  sql = new pg.Pool({ connectionString: database.url, max: 2 });
+  sql = testPool(database.url, 2);
   connection = await Connection.connect({ address: config.temporal.address });
 });
 

@@ -1,10 +1,10 @@
 import { Client, Connection } from '@temporalio/client';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiApp, type ApiApp } from '../apps/api/src/app';
 import { createWorkerApp, type WorkerApp } from '../apps/worker/src/worker-app';
 import { createRestartableTemporal } from './restartable-temporal';
-import { createTestDatabase, silentLogger, testConfig, waitFor, workflowBundle } from './harness';
+import { createTestDatabase, silentLogger, testConfig, waitFor, workflowBundle, testPool } from './harness';
 
 /**
  * Temporal goes away for 30 s while 200 events arrive. This file runs its own
@@ -33,7 +33,7 @@ beforeAll(async () => {
     dispatcherIntervalMs: 200,
   });
   await startWorker();
-  sql = new pg.Pool({ connectionString: database.url, max: 3 });
+  sql = testPool(database.url, 3);
 });
 
 afterAll(async () => {

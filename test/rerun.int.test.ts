@@ -4,7 +4,7 @@ import { rerunWorkflowId, runIdFor } from '@activity-core/contracts';
 import { createApiApp, type ApiApp } from '../apps/api/src/app';
 import { createWorkerApp, type WorkerApp } from '../apps/worker/src/worker-app';
 import { Client, Connection } from '@temporalio/client';
-import pg from 'pg';
+import type pg from 'pg';
 import { recordGoldenHistory } from './golden-histories';
 import { startHttpTarget } from './http-target';
 import {
@@ -15,6 +15,7 @@ import {
   waitFor,
   workflowBundle,
   type TestStack,
+  testPool,
 } from './harness';
 import { killHard, spawnApiProcess, stopGracefully, type SpawnedProcess } from './worker-process';
 
@@ -355,7 +356,7 @@ describe('a bulk re-run when the API that carries it out is killed', () => {
     void worker.run();
     connection = await Connection.connect({ address: config.temporal.address });
     client = new Client({ connection, namespace: config.temporal.namespace });
-    sql = new pg.Pool({ connectionString: database.url, max: 2 });
+    sql = testPool(database.url, 2);
 
     // Failed runs to re-run, made through an API that carries out no bulk re-runs itself.
     api = await createApiApp(config, { logger: false, dispatcherIntervalMs: 200, bulkReruns: false });

@@ -1,8 +1,8 @@
 import { freePort } from '@activity-core/dev-services';
 import { Client, Connection } from '@temporalio/client';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createTestDatabase, testConfig } from './harness';
+import { createTestDatabase, testConfig, testPool } from './harness';
 import { until } from './restartable-stack';
 import { spawnApiProcess, spawnWorkerProcess, stopGracefully, type SpawnedProcess } from './worker-process';
 
@@ -34,7 +34,7 @@ beforeAll(async () => {
   apis = ports.map((port) => ({ process: spawnApiProcess(config, port), url: `http://127.0.0.1:${port}` }));
   workers = [spawnWorkerProcess(config), spawnWorkerProcess(config)];
   await Promise.all([...apis.map((api) => api.process.ready), ...workers.map((worker) => worker.ready)]);
-  sql = new pg.Pool({ connectionString: database.url, max: 2 });
+  sql = testPool(database.url, 2);
   connection = await Connection.connect({ address: config.temporal.address });
   // Four processes compiling their sources at once on a shared two-core machine can take minutes.
 }, 300_000);

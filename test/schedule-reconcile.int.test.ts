@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { listSchedules } from '@activity-core/schedule-manager';
 import { createEncryptionCodec } from '@activity-core/temporal/client';
 import { Client, ScheduleNotFoundError, type ScheduleDescription } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -46,7 +47,7 @@ async function createStraySchedule(taskQueue: string, client: Client = stack.cli
   });
   // Listing is eventually consistent; reconciliation finds orphans by listing.
   await waitFor('the stray schedule to be listed', async () => {
-    for await (const summary of client.schedule.list()) if (summary.scheduleId === scheduleId) return true;
+    for await (const entry of listSchedules(client, 1000)) if (entry.scheduleId === scheduleId) return true;
     return undefined;
   });
   return scheduleId;
@@ -154,7 +155,8 @@ describe('reconciliation', () => {
     await stack.client.schedule.getHandle(scheduleId).delete();
     // A worker's sweep reads Temporal's schedule listing, which is eventually consistent (ADR 0042).
     await waitFor('the deleted schedule to leave the listing', async () => {
-      for await (const summary of stack.client.schedule.list()) if (summary.scheduleId === scheduleId) return undefined;
+      for await (const entry of listSchedules(stack.client, 1000))
+        if (entry.scheduleId === scheduleId) return undefined;
       return true;
     });
 

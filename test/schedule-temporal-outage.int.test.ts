@@ -1,9 +1,17 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiApp, type ApiApp } from '../apps/api/src/app';
 import { createWorkerApp, type WorkerApp } from '../apps/worker/src/worker-app';
 import { createRestartableTemporal } from './restartable-temporal';
-import { createTestDatabase, silentLogger, testConfig, waitFor, workflowBundle, type TestStack } from './harness';
+import {
+  createTestDatabase,
+  silentLogger,
+  testConfig,
+  waitFor,
+  workflowBundle,
+  type TestStack,
+  testPool,
+} from './harness';
 import { everySeconds, isoOf, listRuns, settledFires, sleep, utc } from './schedule-helpers';
 
 /**
@@ -37,7 +45,7 @@ beforeAll(async () => {
   config = testConfig(database.url, { TEMPORAL_ADDRESS: temporal.address });
   api = await createApiApp(config, { logger: false });
   await startWorker();
-  sql = new pg.Pool({ connectionString: database.url, max: 2 });
+  sql = testPool(database.url, 2);
 });
 
 afterAll(async () => {

@@ -14,3 +14,4 @@ export {
 export { MAX_BACKFILL_FIRES } from './backfill-plan';
 export { cronScheduleSummaries } from './schedule-views';
 export { scheduleIssues } from './trigger-checks';
+export { listSchedules, type ListedSchedule } from './schedule-listing';
