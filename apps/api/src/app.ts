@@ -2,6 +2,7 @@ import type { Config } from '@activity-core/config';
 import { secondsCronIssues, type Logger } from '@activity-core/contracts';
 import {
   createCancellationsRepository,
+  createEventWaitsRepository,
   createDatabase,
   createDefinitionsRepository,
   createEventsRepository,
@@ -13,6 +14,7 @@ import {
 } from '@activity-core/db';
 import {
   createCancelOn,
+  createEventWaits,
   createDependencyMonitor,
   createDispatcher,
   createEventIngest,
@@ -25,6 +27,7 @@ import {
   checkSearchAttributes,
   createEncryptionCodec,
   createRunCanceller,
+  createWaitSignaller,
   createRunStarter,
   diagnoseTemporalConnectFailure,
   MissingSearchAttributesError,
@@ -156,6 +159,12 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
     canceller: createRunCanceller({ client }),
     logger: silentUntilServer,
   });
+  const eventWaitsRepository = createEventWaitsRepository(database.db);
+  const eventWaits = createEventWaits({
+    eventWaits: eventWaitsRepository,
+    signaller: createWaitSignaller({ client }),
+    logger: silentUntilServer,
+  });
   const ingest = metrics.countIngest(
     createEventIngest({
       definitions,
@@ -165,6 +174,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
       logger: silentUntilServer,
       eventDataLimits: config.eventData,
       cancelOn,
+      eventWaits,
     }),
   );
   const scheduleManager = createScheduleManager({
@@ -204,12 +214,14 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
           ingest,
           events,
           cancellations,
+          eventWaits: eventWaitsRepository,
           webhookSources: webhookCatalog,
           ingestKeyScopes: config.ingestKeyScopes,
           logger,
         }),
         runs: createRunService({
           runs,
+          eventWaits: eventWaitsRepository,
           client,
           temporalUiUrl: config.temporal.uiUrl,
           namespace: config.temporal.namespace,

@@ -2,6 +2,7 @@ import type { Config } from '@activity-core/config';
 import type { Logger } from '@activity-core/contracts';
 import {
   createCancellationsRepository,
+  createEventWaitsRepository,
   createDatabase,
   createDefinitionsRepository,
   createEventsRepository,
@@ -10,12 +11,13 @@ import {
   createSchedulesRepository,
   runMigrations,
 } from '@activity-core/db';
-import { createCancelOn, createDependencyMonitor, createEventIngest } from '@activity-core/router';
+import { createCancelOn, createDependencyMonitor, createEventIngest, createEventWaits } from '@activity-core/router';
 import { createScheduleManager } from '@activity-core/schedule-manager';
 import {
   checkSearchAttributes,
   createEncryptionCodec,
   createRunCanceller,
+  createWaitSignaller,
   createRunReconciler,
   createRunStarter,
   diagnoseTemporalConnectFailure,
@@ -130,6 +132,7 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
   });
 
   const runs = createRunsRepository(database.db);
+  const eventWaits = createEventWaitsRepository(database.db);
   const ingest = createEventIngest({
     definitions: createDefinitionsRepository(database.db),
     events: createEventsRepository(database.db),
@@ -143,6 +146,8 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
       canceller: createRunCanceller({ client }),
       logger,
     }),
+    // Emitted events resume waiting tasks too.
+    eventWaits: createEventWaits({ eventWaits, signaller: createWaitSignaller({ client }), logger }),
   });
   const scheduleManager = createScheduleManager({
     client,
@@ -175,6 +180,8 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     // Private, loopback and link-local destinations are refused unless HTTP_TASK_EGRESS_ALLOW opens them.
     egress: new EgressPolicy(config.httpTasks.egressAllow),
     logger,
+    // wait_for_event tasks record their waits here; the ingest matches events against them.
+    eventWaits,
   });
   const worker = await createWorker({
     connection: nativeConnection,

@@ -34,7 +34,7 @@ describe('activity definitions', () => {
 
   test('an unknown task type is refused with the list of known types', () => {
     expect(issues({ ...valid, tasks: [{ type: 'shell', config: {} }] })[0]?.message).toBe(
-      'task type must be one of: http, delay, emit_event, noop',
+      'task type must be one of: http, delay, emit_event, noop, wait_for_event',
     );
   });
 
@@ -87,6 +87,19 @@ describe('activity definitions', () => {
   test('an unknown timezone is refused naming the timezone field', () => {
     expect(issues({ ...valid, triggers: [{ type: 'cron', cron: '0 9 * * *', timezone: 'Mars/Olympus' }] })).toEqual([
       { path: 'triggers.0.timezone', message: 'unknown IANA timezone: Mars/Olympus' },
+    ]);
+  });
+
+  test('a cron trigger takes one of the five overlap policies, absent by default (allow_all), and refuses others naming the field', () => {
+    for (const overlap of ['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all'])
+      expect(issues({ ...valid, triggers: [{ type: 'cron', cron: '0 9 * * *', overlap }] })).toEqual([]);
+    const parsed = ActivityDefinition.parse({ ...valid, triggers: [{ type: 'cron', cron: '0 9 * * *' }] });
+    expect(parsed.triggers[0]).not.toHaveProperty('overlap');
+    expect(issues({ ...valid, triggers: [{ type: 'cron', cron: '0 9 * * *', overlap: 'terminate_other' }] })).toEqual([
+      { path: 'triggers.0.overlap', message: expect.stringContaining('buffer_one') },
+    ]);
+    expect(issues({ ...valid, triggers: [{ type: 'event', event_type: 'order.paid', overlap: 'skip' }] })).toEqual([
+      { path: 'triggers.0', message: expect.stringContaining('overlap') },
     ]);
   });
 

@@ -44,6 +44,10 @@ export const DEFINITION_LIMITS = {
   maxRunTimeout: '365d',
   /** An http task's per-attempt `timeout` (an in-process timer in the worker). */
   maxHttpTimeout: '15m',
+  /** A `wait_for_event` task's `timeout`: at least this, so a wait is not a race with its own registration. */
+  minWaitTimeout: '1s',
+  /** A `wait_for_event` task's `timeout`: a durable Temporal timer, like a delay. */
+  maxWaitTimeout: '365d',
   /** Nesting of objects and arrays in an http `body` or emit_event `data`. */
   maxJsonDepth: DEFINITION_JSON_MAX_DEPTH,
 } as const;
@@ -65,6 +69,14 @@ const DefinitionDuration = limitedDuration(DEFINITION_LIMITS.maxDuration);
 
 export const MisfirePolicy = z.enum(['skip', 'catchup', 'compress']);
 export type MisfirePolicy = z.infer<typeof MisfirePolicy>;
+
+/**
+ * What a cron trigger's run does while the run of an earlier fire of the same
+ * trigger is still going (Temporal Schedules' overlap vocabulary, applied to
+ * the runs; docs/schedules.md, "Overlapping runs"). Absent: `allow_all`.
+ */
+export const CronOverlapPolicy = z.enum(['skip', 'buffer_one', 'buffer_all', 'cancel_other', 'allow_all']);
+export type CronOverlapPolicy = z.infer<typeof CronOverlapPolicy>;
 
 /** Exact type (`order.paid`) or a prefix wildcard (`order.*`). */
 export const EventTypePattern = z
@@ -176,6 +188,17 @@ export const CronTrigger = z
     misfire_grace: DefinitionDuration.default('60s'),
     /** Random delay added to each fire to spread load; the nominal time is unchanged. */
     jitter: DefinitionDuration.optional(),
+    /**
+     * What a run of this trigger does while the run of an earlier fire is still
+     * going: `skip`, `buffer_one`, `buffer_all`, `cancel_other` or `allow_all`.
+     * Absent means `allow_all` (runs overlap freely).
+     */
+    overlap: CronOverlapPolicy.optional().meta({
+      description:
+        'What a run of this trigger does while the run of an earlier fire of the same trigger is still going: ' +
+        '`skip` (recorded as skipped), `buffer_one` (one waits, later ones are skipped), `buffer_all` (all wait, in order; at most 1000), ' +
+        '`cancel_other` (the running one is cancelled, the new one runs after it) or `allow_all` (they overlap). Absent: `allow_all`.',
+    }),
   })
   .strict()
   .superRefine((trigger, ctx) => {
@@ -304,6 +327,39 @@ export const EmitEventTaskConfig = z
   });
 export type EmitEventTaskConfig = z.infer<typeof EmitEventTaskConfig>;
 
+/** A CEL expression over `event` (the incoming event) and `trigger` (the run's trigger) that a waited-for event must satisfy. */
+export const WaitMatchExpression = CancelMatchExpression.meta({
+  description:
+    'A CEL expression over `event` (the incoming event: event_id, event_type, source, subject, occurred_at as text, data) and `trigger` (`trigger.event` is the event that started the run; empty for runs not started by an event) that must be true for the event to end the wait, e.g. `event.data.order_id == trigger.event.data.order_id`.',
+});
+
+/**
+ * `wait_for_event`: the task waits (a durable wait, no worker busy) until an
+ * event of `event_type` for which `match` is true is accepted, or `timeout`
+ * passes. Its result is the event's envelope, or `{ "status": "timed_out" }`.
+ * See docs/wait-for-event.md.
+ */
+export const WaitForEventTaskConfig = z
+  .object({
+    /** Exact type of the event waited for (no wildcard). */
+    event_type: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[A-Za-z0-9][A-Za-z0-9_.:/-]*$/, 'must be an exact event type (order.paid)'),
+    /** When absent, the first event of the type ends the wait. */
+    match: WaitMatchExpression.optional(),
+    /** How long to wait, 1s to 365d. */
+    timeout: Duration.meta({
+      [ON_WRITE]: {
+        pattern: durationPattern({ min: DEFINITION_LIMITS.minWaitTimeout, max: DEFINITION_LIMITS.maxWaitTimeout }),
+        description: `At least ${DEFINITION_LIMITS.minWaitTimeout}, at most ${DEFINITION_LIMITS.maxWaitTimeout}.`,
+      },
+    }),
+  })
+  .strict();
+export type WaitForEventTaskConfig = z.infer<typeof WaitForEventTaskConfig>;
+
 export const NoopTaskConfig = z.object({}).strict().default({});
 
 const taskCommon = {
@@ -321,14 +377,25 @@ export const EmitEventTask = z
   .object({ type: z.literal('emit_event'), config: EmitEventTaskConfig, ...taskCommon })
   .strict();
 export const NoopTask = z.object({ type: z.literal('noop'), config: NoopTaskConfig, ...taskCommon }).strict();
+export const WaitForEventTask = z
+  .object({ type: z.literal('wait_for_event'), config: WaitForEventTaskConfig, ...taskCommon })
+  .strict();
 
-export const Task = z.discriminatedUnion('type', [HttpTask, DelayTask, EmitEventTask, NoopTask], {
+export const Task = z.discriminatedUnion('type', [HttpTask, DelayTask, EmitEventTask, NoopTask, WaitForEventTask], {
   error: (issue) =>
-    issue.code === 'invalid_union' ? 'task type must be one of: http, delay, emit_event, noop' : undefined,
+    issue.code === 'invalid_union'
+      ? 'task type must be one of: http, delay, emit_event, noop, wait_for_event'
+      : undefined,
 });
 export type Task = z.infer<typeof Task>;
 export type TaskType = Task['type'];
-export const TASK_TYPES = ['http', 'delay', 'emit_event', 'noop'] as const satisfies readonly TaskType[];
+export const TASK_TYPES = [
+  'http',
+  'delay',
+  'emit_event',
+  'noop',
+  'wait_for_event',
+] as const satisfies readonly TaskType[];
 
 /** How many runs of one activity (or of one key of it) may hold a slot at once. */
 export const CONCURRENCY_MAX_LIMIT = 1000;
@@ -453,6 +520,12 @@ export function definitionLimitIssues(
     } else if (task.type === 'delay')
       duration(task.config.duration, DEFINITION_LIMITS.maxDelay, [...config, 'duration']);
     else if (task.type === 'emit_event') depth(task.config.data, [...config, 'data']);
+    else if (task.type === 'wait_for_event') {
+      duration(task.config.timeout, DEFINITION_LIMITS.maxWaitTimeout, [...config, 'timeout']);
+      const ms = tryParseDurationMs(task.config.timeout);
+      if (ms !== undefined && ms < parseDurationMs(DEFINITION_LIMITS.minWaitTimeout))
+        issues.push({ path: [...config, 'timeout'], message: `must be at least ${DEFINITION_LIMITS.minWaitTimeout}` });
+    }
   });
   return issues;
 }

@@ -4,8 +4,9 @@ import { CronScheduleSummary } from './schedules';
 
 /**
  * Statuses as the API reports them. `waiting_for_slot`: the run is queued
- * behind its activity's concurrency limit; `skipped`: the limit was reached and
- * the definition says `on_limit: skip` (the run's `error` says why).
+ * behind its activity's concurrency limit or its cron trigger's overlap policy;
+ * `skipped`: the limit was reached and the definition says `on_limit: skip`, or
+ * the trigger's overlap policy skipped it (the run's `error` says why).
  */
 export const RunStatus = z.enum(['running', 'waiting_for_slot', 'succeeded', 'failed', 'cancelled', 'skipped']);
 export const TaskStatus = z.enum(['running', 'succeeded', 'failed', 'cancelled']);
@@ -33,6 +34,39 @@ export type ActivityRecord = z.infer<typeof ActivityRecord>;
 
 export const ErrorInfo = z.object({ message: z.string(), type: z.string().optional() }).passthrough();
 
+/** Where a wait stands: `waiting`, or how it ended. */
+export const EventWaitStatus = z.enum(['waiting', 'matched', 'timed_out', 'cancelled']);
+export type EventWaitStatus = z.infer<typeof EventWaitStatus>;
+
+/** Temporal's answer to the signal that resumes a matched wait's task. */
+export const EventWaitSignalState = z.enum(['pending', 'delivered', 'already_closed']);
+export type EventWaitSignalState = z.infer<typeof EventWaitSignalState>;
+
+/** A `wait_for_event` task's wait, as recorded when it began waiting (docs/wait-for-event.md). */
+export const EventWaitRecord = z
+  .object({
+    wait_id: z.string().meta({ description: 'The task workflow id: one wait per task.' }),
+    status: EventWaitStatus.meta({
+      description:
+        '`waiting` until an event matched (`matched`), the timeout passed (`timed_out`) or the run was cancelled (`cancelled`).',
+    }),
+    event_type: z.string(),
+    match: z.string().nullable(),
+    matched_event_id: z.string().nullable().meta({
+      description: 'The event that ended the wait; its decision log (GET /v1/events/{event_id}) lists this wait.',
+    }),
+    signal: EventWaitSignalState.nullable().meta({
+      description:
+        'After a match: `pending` until Temporal took the signal that resumes the task (retried like a pending route), `delivered`, or `already_closed` when the task had ended first.',
+    }),
+    detail: z.string().nullable(),
+    registered_at: z.string(),
+    expires_at: z.string(),
+    closed_at: z.string().nullable(),
+  })
+  .meta({ id: 'EventWait' });
+export type EventWaitRecord = z.infer<typeof EventWaitRecord>;
+
 export const TaskInstanceRecord = z
   .object({
     id: z.uuid(),
@@ -48,6 +82,9 @@ export const TaskInstanceRecord = z
     finished_at: Timestamp.nullable(),
     created_at: Timestamp,
     updated_at: Timestamp,
+    wait: EventWaitRecord.optional().meta({
+      description: 'Only on `wait_for_event` tasks that began waiting: the wait, and the event that ended it.',
+    }),
   })
   .meta({ id: 'TaskInstance' });
 export type TaskInstanceRecord = z.infer<typeof TaskInstanceRecord>;
@@ -72,6 +109,10 @@ export const RunRecord = z
     cancelled_by_event: z.string().nullable().meta({
       description:
         "The event whose `cancel_on` match requested this run's cancellation (its decision is in GET /v1/events/{event_id}); null when no event cancelled it.",
+    }),
+    cancelled_by_run: z.string().nullable().meta({
+      description:
+        "The workflow id of the newer cron run whose trigger's `cancel_other` overlap policy requested this run's cancellation; null otherwise.",
     }),
   })
   .meta({ id: 'Run' });

@@ -7,6 +7,7 @@ import {
   bulkRerunKey,
   rerunWorkflowId,
   concurrencyCoordinatorWorkflowId,
+  cronOverlapCoordinatorWorkflowId,
   httpTaskAttemptId,
   MAX_BATCH_IDEMPOTENCY_KEY,
   reservedEventIdReason,
@@ -29,6 +30,17 @@ import {
 } from './ids';
 
 const ACTIVITY = '550e8400-e29b-41d4-a716-446655440000';
+
+describe('cron overlap coordinator ids', () => {
+  test('one per activity and cron trigger, never equal to a concurrency coordinator id whatever the key', () => {
+    expect(cronOverlapCoordinatorWorkflowId(ACTIVITY, 0)).toBe(`overlap-${ACTIVITY}-0`);
+    expect(cronOverlapCoordinatorWorkflowId(ACTIVITY, 3)).toBe(`overlap-${ACTIVITY}-3`);
+    for (const key of ['', 'cron:0', `overlap-${ACTIVITY}-0`])
+      expect(concurrencyCoordinatorWorkflowId(ACTIVITY, key)).not.toBe(cronOverlapCoordinatorWorkflowId(ACTIVITY, 0));
+    expect(() => cronOverlapCoordinatorWorkflowId(ACTIVITY, -1)).toThrow();
+    expect(() => cronOverlapCoordinatorWorkflowId('not-a-uuid', 0)).toThrow();
+  });
+});
 
 describe('run workflow ids', () => {
   test('a cron run id matches the documented example exactly', () => {

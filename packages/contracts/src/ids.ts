@@ -175,6 +175,19 @@ export function concurrencyCoordinatorWorkflowId(activityId: string, key: string
   return `concurrency-${activityId}:${hex.slice(0, 32)}`;
 }
 
+/**
+ * `overlap-{activity_id}-{trigger_index}` — the coordinator that applies one
+ * cron trigger's overlap policy to its runs (one slot, held by the run of the
+ * trigger that is going). The same workflow type as the concurrency
+ * coordinators, under a prefix of its own: a concurrency key's value can never
+ * name it.
+ */
+export function cronOverlapCoordinatorWorkflowId(activityId: string, triggerIndex: number): string {
+  assertActivityId(activityId);
+  assertTriggerIndex(triggerIndex);
+  return `overlap-${activityId}-${triggerIndex}`;
+}
+
 /** `task-{run_id}:{task_type}:{index}` — one task of one run. */
 export function taskWorkflowId(runId: string, taskType: string, index: number): string {
   if (!UUID_RE.test(runId)) throw new Error(`run_id must be a lowercase UUID, got ${runId}`);

@@ -83,6 +83,18 @@ export const FireRecord = z
     late_by_ms: z.number().int().nullable(),
     detail: z.string().nullable(),
     decided_at: Timestamp,
+    /**
+     * What became of the run (GET /v1/runs/{run_id} has the whole record): its
+     * status, and its error when it has one — `skipped` with an `overlap`
+     * error when the trigger's overlap policy skipped it. Null when the
+     * decision started no run, or the run is not recorded yet.
+     */
+    // The run statuses and error shape of api.ts (which imports this module, so they are not imported from it).
+    run_status: z
+      .enum(['running', 'waiting_for_slot', 'succeeded', 'failed', 'cancelled', 'skipped'])
+      .nullable()
+      .optional(),
+    run_error: z.object({ message: z.string(), type: z.string().optional() }).passthrough().nullable().optional(),
   })
   .meta({ id: 'FireRecord' });
 export type FireRecord = z.infer<typeof FireRecord>;

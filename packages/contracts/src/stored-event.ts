@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { EventEnvelope, EventIdOrigin } from './event-envelope';
-import { RouteOutcome } from './api';
+import { EventWaitSignalState, RouteOutcome } from './api';
 
 /**
  * An accepted event and its decision log (GET /v1/events/{event_id}): every
@@ -87,6 +87,40 @@ export const StoredEvent = z
       .meta({
         description:
           "What the event cancelled through triggers' `cancel_on`: one scan per activity that names its type, and one entry per run it chose to cancel.",
+      }),
+    waits: z
+      .object({
+        scan: z
+          .object({
+            examined: z.number().int().meta({
+              description: 'Open waits for its type, registered before the event was accepted, it was matched against.',
+            }),
+            capped: z.boolean().meta({
+              description: 'True when more waits were open than one event examines; the rest were left waiting.',
+            }),
+            matched: z.number().int().meta({ description: 'Waits this event ended: each has an entry in `resumed`.' }),
+            errors: z.number().int().meta({
+              description: 'Waits whose match expression could not be evaluated on this event (e.g. a missing key).',
+            }),
+            scanned_at: z.string(),
+          })
+          .nullable()
+          .meta({ description: 'Null when no wait_for_event task was waiting for its type when it was accepted.' }),
+        resumed: z.array(
+          z.object({
+            wait_id: z.string(),
+            run_id: z.string(),
+            activity_id: z.string(),
+            task_index: z.number().int(),
+            signal: EventWaitSignalState,
+            detail: z.string().nullable(),
+            matched_at: z.string(),
+          }),
+        ),
+      })
+      .meta({
+        description:
+          'The wait_for_event tasks this event resumed: its one look at the waits open for its type, and each wait it matched.',
       }),
   })
   .meta({

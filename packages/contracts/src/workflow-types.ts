@@ -32,6 +32,12 @@ export type RunTrigger =
       /** Context window `[window_start, window_end)`; window_end is scheduled_for. */
       window_start: string;
       window_end: string;
+      /**
+       * Cron runs: the index of the trigger whose schedule started the run; its
+       * `overlap` policy applies. Absent on backfills and on runs started before
+       * overlap policies existed (they overlap freely, as they always did).
+       */
+      trigger_index?: number;
     }
   | { type: 'manual'; key: string; requested_at: string; requested_by?: string };
 
@@ -92,7 +98,7 @@ export interface TaskOutcome {
 
 export interface RunOutcome {
   runId: string;
-  /** `skipped`: the concurrency limit was reached and the definition says `on_limit: skip`. */
+  /** `skipped`: the concurrency limit was reached and the definition says `on_limit: skip`, or the cron trigger's overlap policy skipped the run. */
   status: 'succeeded' | 'failed' | 'skipped';
   tasks: TaskOutcome[];
 }

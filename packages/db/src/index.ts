@@ -55,6 +55,7 @@ export {
   type NewScheduleFire,
   type NewScheduleState,
   type ScheduleFireRow,
+  type ScheduleFireWithRun,
   type ScheduleQueries,
   type SchedulesRepository,
   type ScheduleStatePatch,
@@ -69,6 +70,17 @@ export {
   type EventCancellationRow,
   type EventCancelScanRow,
 } from './repositories/cancellations-repository';
+export {
+  createEventWaitsRepository,
+  type EventWaitRow,
+  type EventWaitScanRow,
+  type EventWaitsRepository,
+  type EventWaitStatus,
+  type RegisterWaitInput,
+  type WaitCandidate,
+  type WaitScanDecision,
+  type WaitState,
+} from './repositories/event-waits-repository';
 export {
   createRunOutcomesRepository,
   type RunOutcomeRecord,

@@ -95,6 +95,8 @@ export const activityRuns = pgTable(
     checkedAt: ts('checked_at'),
     /** The event whose `cancel_on` match requested this run's cancellation (migration 0011); null otherwise. */
     cancelledByEvent: text('cancelled_by_event'),
+    /** The cron run whose trigger's `cancel_other` overlap policy requested this run's cancellation (migration 0013); null otherwise. */
+    cancelledByRun: text('cancelled_by_run'),
   },
   (t) => [
     uniqueIndex('activity_runs_workflow_id_uq').on(t.workflowId),
@@ -251,6 +253,71 @@ export const eventCancellations = pgTable(
     check('event_cancellations_outcome_ck', sql`${t.outcome} IN ('pending','cancel_requested','already_closed')`),
   ],
 );
+
+/**
+ * One row per `wait_for_event` task that began waiting (migration 0012),
+ * keyed by the task workflow's id. `waiting` until an event matched it
+ * (`matched`, with `matched_event_id`: a wait takes the first match only),
+ * its timeout passed (`timed_out`) or its run was cancelled (`cancelled`).
+ * `signal_state` follows a match: `pending` until Temporal took the signal
+ * that resumes the task workflow (`delivered`) or said it had closed
+ * (`already_closed`); pending signals keep their event pending, so the
+ * dispatcher retries them like routes. No foreign key to `events`: the wait
+ * belongs to its run and outlives the retention of the event that ended it.
+ */
+export const eventWaits = pgTable(
+  'event_waits',
+  {
+    waitId: text('wait_id').primaryKey(),
+    runId: uuid('run_id').notNull(),
+    activityId: uuid('activity_id').notNull(),
+    taskIndex: integer('task_index').notNull(),
+    eventType: text('event_type').notNull(),
+    match: text('match'),
+    /** The run's trigger event (what `trigger.event` reads); null for runs not started by an event. */
+    triggerEvent: jsonb('trigger_event'),
+    status: text('status').notNull().default('waiting'),
+    matchedEventId: text('matched_event_id'),
+    signalState: text('signal_state'),
+    detail: text('detail'),
+    registeredAt: ts('registered_at').notNull().defaultNow(),
+    expiresAt: ts('expires_at').notNull(),
+    closedAt: ts('closed_at'),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index('event_waits_open_type_idx')
+      .on(t.eventType, t.registeredAt)
+      .where(sql`${t.status} = 'waiting'`),
+    index('event_waits_matched_event_idx')
+      .on(t.matchedEventId)
+      .where(sql`${t.matchedEventId} IS NOT NULL`),
+    index('event_waits_run_idx').on(t.runId),
+    check('event_waits_status_ck', sql`${t.status} IN ('waiting','matched','timed_out','cancelled')`),
+    check(
+      'event_waits_signal_state_ck',
+      sql`${t.signalState} IS NULL OR ${t.signalState} IN ('pending','delivered','already_closed')`,
+    ),
+    check('event_waits_matched_ck', sql`(${t.status} = 'matched') = (${t.matchedEventId} IS NOT NULL)`),
+  ],
+);
+
+/**
+ * One row per event of a type some open wait listened for when it was
+ * accepted: the event's one look at the open waits (migration 0012). Its
+ * presence means the event's matches are recorded in `event_waits`.
+ */
+export const eventWaitScans = pgTable('event_wait_scans', {
+  eventId: text('event_id')
+    .primaryKey()
+    .references(() => events.eventId, { onDelete: 'cascade' }),
+  examined: integer('examined').notNull(),
+  capped: boolean('capped').notNull(),
+  matched: integer('matched').notNull(),
+  /** Waits on which the match expression failed (e.g. a missing key): not matched. */
+  errors: integer('errors').notNull(),
+  scannedAt: ts('scanned_at').notNull().defaultNow(),
+});
 
 /** Webhook sources configured over the API: how to verify and read deliveries from one provider. */
 export const webhookSources = pgTable('webhook_sources', {

@@ -31,6 +31,7 @@ import {
 import { isTemporalUnreachable, StartTimeoutError, type RunStarter } from '@activity-core/temporal/client';
 import { createAvailabilityGate, type AvailabilityGate } from './availability-gate';
 import type { CancelOn } from './cancel-on';
+import type { EventWaits } from './event-waits';
 import { eventFingerprint } from './fingerprint';
 import { createDefinitionCache, type DefinitionIndex } from './definition-index';
 import { decideForActivity } from './matching';
@@ -75,6 +76,8 @@ export interface EventIngestDeps {
   eventDataLimits?: EventDataLimits;
   /** Triggers' `cancel_on` (cancel-on.ts): events that cancel running runs. Without it, cancel_on entries are ignored. */
   cancelOn?: CancelOn;
+  /** `wait_for_event` tasks (event-waits.ts): events that resume waiting tasks. Without it, waits are never resumed by events. */
+  eventWaits?: EventWaits;
 }
 
 /**
@@ -220,6 +223,8 @@ export function createEventIngest(deps: EventIngestDeps) {
       snapshots: ReadonlyMap<string, DefinitionRow>;
       storedRouted: boolean;
       index?: DefinitionIndex<DefinitionRow>;
+      /** The accept found a wait_for_event task waiting for this type (absent: false). */
+      waitsOpen?: boolean;
     },
   ): Promise<Map<string, RouteOutcome>> {
     const outcomes = new Map<string, RouteOutcome>();
@@ -324,6 +329,18 @@ export function createEventIngest(deps: EventIngestDeps) {
         failure === undefined
           ? cancelFailure
           : { message: failure.message, unreachable: failure.unreachable && cancelFailure.unreachable };
+    // wait_for_event: likewise before the settle; its matches keep the event pending until their tasks are signalled.
+    const waitFailure = await deps.eventWaits?.process(envelope, gate, {
+      quick: accepted !== undefined,
+      waitsOpen: accepted?.waitsOpen === true,
+      timeoutMs: startTimeoutMs,
+      probeTimeoutMs,
+    });
+    if (waitFailure !== undefined)
+      failure =
+        failure === undefined
+          ? waitFailure
+          : { message: failure.message, unreachable: failure.unreachable && waitFailure.unreachable };
     // One write for the whole attempt: every answer Temporal gave, then the event routed (or the failure and
     // when to retry). If it is lost the routes stay pending, and the dispatcher's next pass finds the runs
     // already started (Temporal answers "already started": duplicate) and settles the event.
@@ -439,7 +456,14 @@ export function createEventIngest(deps: EventIngestDeps) {
       // even one the first delivery has not got Temporal to start yet.
       if (result.kind === 'duplicate')
         return response(envelope, idOrigin, 'duplicate', result.routes, () => 'duplicate');
-      const outcomes = await dispatch(envelope, result.routes, 1, hops, { snapshots, storedRouted, index });
+      // The accept also looked for open waits of this type: an event one is waiting for was stored pending.
+      const waitsOpen = result.waitsOpen === true;
+      const outcomes = await dispatch(envelope, result.routes, 1, hops, {
+        snapshots,
+        storedRouted: storedRouted && !waitsOpen,
+        index,
+        waitsOpen,
+      });
       return response(envelope, idOrigin, 'accepted', result.routes, (route) => {
         const outcome = outcomes.get(route.activityId);
         return outcome === 'started' || outcome === 'duplicate' ? outcome : 'pending';

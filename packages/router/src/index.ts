@@ -41,3 +41,10 @@ export {
   type CancelOnFailure,
   type CancelWatcher,
 } from './cancel-on';
+export {
+  createEventWaits,
+  decideWaitMatches,
+  type EventWaits,
+  type EventWaitsDeps,
+  type EventWaitsFailure,
+} from './event-waits';

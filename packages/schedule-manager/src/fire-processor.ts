@@ -198,12 +198,22 @@ export function createFireProcessor(deps: FireProcessorDeps) {
       const status = await deps.starter.start({
         workflowId: fire.workflowId,
         activity: snapshotOf(row),
-        trigger: {
-          type: fire.triggerType === 'backfill' ? 'backfill' : 'cron',
-          scheduled_for: formatScheduledFor(fire.scheduledFor),
-          window_start: formatScheduledFor(fire.windowStart),
-          window_end: formatScheduledFor(fire.windowEnd),
-        },
+        trigger:
+          fire.triggerType === 'backfill'
+            ? {
+                type: 'backfill',
+                scheduled_for: formatScheduledFor(fire.scheduledFor),
+                window_start: formatScheduledFor(fire.windowStart),
+                window_end: formatScheduledFor(fire.windowEnd),
+              }
+            : {
+                type: 'cron',
+                scheduled_for: formatScheduledFor(fire.scheduledFor),
+                window_start: formatScheduledFor(fire.windowStart),
+                window_end: formatScheduledFor(fire.windowEnd),
+                // The run applies this trigger's overlap policy (backfills are not subject to it).
+                trigger_index: triggerIndex,
+              },
       });
       await deps.schedules.completeFire(row.id, triggerIndex, fire.scheduledFor, status);
       runs.push({ workflowId: fire.workflowId, status });

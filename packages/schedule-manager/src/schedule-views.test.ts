@@ -266,6 +266,36 @@ describe('the fire log', () => {
 });
 
 describe('why a recorded fire time did or did not run', () => {
+  test('a started run that its trigger overlap policy skipped or cancelled says so, and the fire record carries its status', () => {
+    const withRun = (runStatus: string, runError: unknown, runCancelledByRun: string | null = null) => ({
+      ...fireRow(),
+      runStatus,
+      runError,
+      runCancelledByRun,
+    });
+    const overlapError = {
+      type: 'overlap',
+      policy: 'skip',
+      message: `${runOf(2)} is still running; the trigger's overlap policy is skip`,
+    };
+    expect(explainFire(withRun('skipped', overlapError))).toBe(
+      `2026-03-01T09:00:04+00:00 ran on time: ${runOf(4)}, but the run was skipped by the trigger's overlap policy: ${runOf(2)} is still running; the trigger's overlap policy is skip`,
+    );
+    expect(explainFire(withRun('cancelled', null, runOf(6)))).toBe(
+      `2026-03-01T09:00:04+00:00 ran on time: ${runOf(4)}, but the run was cancelled: the trigger's overlap policy is cancel_other and ${runOf(6)} replaced it`,
+    );
+    expect(explainFire(withRun('waiting_for_slot', null))).toContain('and the run waits for a slot');
+    expect(explainFire(withRun('succeeded', null))).toBe(`2026-03-01T09:00:04+00:00 ran on time: ${runOf(4)}`);
+    expect(toFireRecord(withRun('skipped', overlapError))).toMatchObject({
+      run_status: 'skipped',
+      run_error: overlapError,
+    });
+    expect(toFireRecord({ ...fireRow(), runStatus: null, runError: null, runCancelledByRun: null })).toMatchObject({
+      run_status: null,
+      run_error: null,
+    });
+  });
+
   test('a run says how it came about and names its workflow', () => {
     expect(explainFire(fireRow())).toBe(`2026-03-01T09:00:04+00:00 ran on time: ${runOf(4)}`);
     expect(explainFire(fireRow({ reason: 'misfire_catchup' }))).toBe(

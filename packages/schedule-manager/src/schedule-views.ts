@@ -19,7 +19,7 @@ import {
   type FireTimeView,
   type ScheduleView,
 } from '@activity-core/contracts';
-import type { DefinitionRow, ScheduleFireRow, ScheduleStateRow } from '@activity-core/db';
+import type { DefinitionRow, ScheduleFireRow, ScheduleFireWithRun, ScheduleStateRow } from '@activity-core/db';
 import { fireTimesBetween, formatLocalTime, nextFireTimes, previousFireTime } from '@activity-core/scheduling';
 import type { ScheduleDescription } from '@temporalio/client';
 import { cronTriggersOf } from './schedule-options';
@@ -114,7 +114,14 @@ export function scheduleView(input: ScheduleViewInput): ScheduleView {
 }
 
 /** A `schedule_fires` row as the fire log shows it. */
-export function toFireRecord(row: ScheduleFireRow): FireRecord {
+export function toFireRecord(row: ScheduleFireRow | ScheduleFireWithRun): FireRecord {
+  const run =
+    'runStatus' in row
+      ? {
+          run_status: row.runStatus as FireRecord['run_status'],
+          run_error: (row.runError ?? null) as FireRecord['run_error'],
+        }
+      : {};
   return {
     trigger_index: row.triggerIndex,
     scheduled_for: formatScheduledFor(row.scheduledFor),
@@ -130,11 +137,25 @@ export function toFireRecord(row: ScheduleFireRow): FireRecord {
     late_by_ms: row.lateByMs,
     detail: row.detail,
     decided_at: row.decidedAt.toISOString(),
+    ...run,
   };
 }
 
+/** What a started run's record adds to its fire's explanation: that the overlap policy skipped or cancelled it. */
+function runAfterStart(row: ScheduleFireRow | ScheduleFireWithRun): string {
+  if (!('runStatus' in row)) return '';
+  const error = row.runError as { type?: unknown; message?: unknown } | null;
+  if (row.runStatus === 'skipped' && error?.type === 'overlap')
+    return `, but the run was skipped by the trigger's overlap policy: ${String(error.message)}`;
+  if (row.runStatus === 'cancelled' && row.runCancelledByRun !== null)
+    return `, but the run was cancelled: the trigger's overlap policy is cancel_other and ${row.runCancelledByRun} replaced it`;
+  if (row.runStatus === 'waiting_for_slot')
+    return ', and the run waits for a slot (overlap policy or concurrency limit)';
+  return '';
+}
+
 /** One recorded decision, as a sentence. */
-export function explainFire(row: ScheduleFireRow): string {
+export function explainFire(row: ScheduleFireRow | ScheduleFireWithRun): string {
   const at = formatScheduledFor(row.scheduledFor);
   switch (row.status) {
     case 'started':
@@ -147,7 +168,7 @@ export function explainFire(row: ScheduleFireRow): string {
             : row.reason === 'misfire_compress'
               ? 'late, as the one run covering every missed interval (misfire policy compress)'
               : 'by a backfill';
-      return `${at} ran ${why}: ${row.workflowId}${row.status === 'duplicate' ? ' (the run already existed; it was not started twice)' : ''}`;
+      return `${at} ran ${why}: ${row.workflowId}${row.status === 'duplicate' ? ' (the run already existed; it was not started twice)' : ''}${runAfterStart(row)}`;
     }
     case 'pending':
       return `${at} was decided to run (${row.reason}); the start of ${row.workflowId} is not confirmed yet and is retried by the next tick`;
@@ -170,7 +191,7 @@ export function explainFire(row: ScheduleFireRow): string {
 }
 
 /** Every recorded decision for one instant (one per trigger, or a range row covering it), as one answer. */
-export function explainFires(rows: readonly ScheduleFireRow[]): string {
+export function explainFires(rows: ReadonlyArray<ScheduleFireRow | ScheduleFireWithRun>): string {
   return rows.map(explainFire).join('; ');
 }
 

@@ -14,6 +14,12 @@ export {
 } from './client/run-starter';
 export { createRunCanceller, type CancelOutcome, type RunCanceller } from './client/run-canceller';
 export {
+  createWaitSignaller,
+  type EventWaitMatchedSignal,
+  type WaitSignaller,
+  type WaitSignalOutcome,
+} from './client/wait-signaller';
+export {
   createRunReconciler,
   type ReconciledOutcome,
   type RunReconciler,

@@ -5,3 +5,8 @@ export const TASK_WORKFLOW = 'TaskWorkflow';
 export const SCHEDULE_TICK_WORKFLOW = 'ScheduleTickWorkflow';
 /** One per (activity, concurrency key): hands out run slots (docs/concurrency.md). */
 export const CONCURRENCY_COORDINATOR_WORKFLOW = 'ConcurrencyCoordinatorWorkflow';
+/**
+ * The signal that resumes a `wait_for_event` task workflow with the event that
+ * matched its wait (docs/wait-for-event.md). Never rename it: histories carry it.
+ */
+export const EVENT_WAIT_MATCHED_SIGNAL = 'eventWaitMatched';

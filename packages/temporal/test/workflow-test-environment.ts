@@ -42,6 +42,10 @@ export function stubActivities(stubs: Partial<Activities>): Activities {
     requestConcurrencySlot: unexpected('requestConcurrencySlot'),
     markRunHoldsSlot: unexpected('markRunHoldsSlot'),
     closedWorkflows: unexpected('closedWorkflows'),
+    requestOverlapSlot: unexpected('requestOverlapSlot'),
+    cancelOverlappedRun: unexpected('cancelOverlappedRun'),
+    registerEventWait: unexpected('registerEventWait'),
+    closeEventWait: unexpected('closeEventWait'),
     ...stubs,
   };
 }

@@ -18,12 +18,14 @@ import {
   type EventIdOrigin,
   type FieldIssue,
   type Logger,
+  type EventWaitSignalState,
   type RouteOutcome,
 } from '@activity-core/contracts';
 import {
   DatabaseUnreachableError,
   translatePgError,
   type CancellationsRepository,
+  type EventWaitsRepository,
   type EventsRepository,
 } from '@activity-core/db';
 import { StoreUnreachableError, type EventIngest } from '@activity-core/router';
@@ -193,6 +195,8 @@ export function createEventService(deps: {
   events: Pick<EventsRepository, 'get'>;
   /** The cancel_on record of events (what each event looked at and which runs it cancelled). */
   cancellations?: Pick<CancellationsRepository, 'listForEvent'>;
+  /** The wait_for_event record of events (the waits each event looked at and the ones it resumed). */
+  eventWaits?: Pick<EventWaitsRepository, 'listForEvent'>;
   /** Configured webhook sources, whose custom `event_source` values are reserved too (the cached catalog). */
   webhookSources?: Pick<WebhookSourceCatalog, 'reservedEventSources'>;
   /** What each scoped ingest key may send, by key id (INGEST_KEY_SCOPES). */
@@ -367,7 +371,10 @@ export function createEventService(deps: {
       const found = await deps.events.get(eventId);
       if (found === undefined) throw new NotFoundError('event', eventId);
       const { event, routes } = found;
-      const cancelOn = (await deps.cancellations?.listForEvent(eventId)) ?? { scans: [], cancellations: [] };
+      const [cancelOn, waits] = await Promise.all([
+        deps.cancellations?.listForEvent(eventId) ?? { scans: [], cancellations: [] },
+        deps.eventWaits?.listForEvent(eventId) ?? { scan: undefined, waits: [] },
+      ]);
       return {
         event_id: event.eventId,
         envelope: event.payload as EventEnvelope,
@@ -410,6 +417,27 @@ export function createEventService(deps: {
             detail: row.detail,
             decided_at: row.createdAt.toISOString(),
             updated_at: row.updatedAt.toISOString(),
+          })),
+        },
+        waits: {
+          scan:
+            waits.scan === undefined
+              ? null
+              : {
+                  examined: waits.scan.examined,
+                  capped: waits.scan.capped,
+                  matched: waits.scan.matched,
+                  errors: waits.scan.errors,
+                  scanned_at: waits.scan.scannedAt.toISOString(),
+                },
+          resumed: waits.waits.map((row) => ({
+            wait_id: row.waitId,
+            run_id: row.runId,
+            activity_id: row.activityId,
+            task_index: row.taskIndex,
+            signal: (row.signalState ?? 'pending') as EventWaitSignalState,
+            detail: row.detail,
+            matched_at: (row.closedAt ?? row.updatedAt).toISOString(),
           })),
         },
       };

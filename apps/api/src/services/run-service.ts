@@ -4,11 +4,20 @@ import {
   UnavailableError,
   type RunRecord,
   type RunStatus,
+  type EventWaitRecord,
   type RunWithTasks,
   type TaskInstanceRecord,
   type TriggerType,
 } from '@activity-core/contracts';
-import { decodeCursor, encodeCursor, type RunRow, type RunsRepository, type TaskInstanceRow } from '@activity-core/db';
+import {
+  decodeCursor,
+  encodeCursor,
+  type EventWaitRow,
+  type EventWaitsRepository,
+  type RunRow,
+  type RunsRepository,
+  type TaskInstanceRow,
+} from '@activity-core/db';
 import { isTemporalUnreachable } from '@activity-core/temporal/client';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { keysetPage, type Page } from './pagination';
@@ -34,6 +43,7 @@ export function toRunRecord(row: RunRow): RunRecord {
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
     cancelled_by_event: row.cancelledByEvent,
+    cancelled_by_run: row.cancelledByRun,
   };
 }
 
@@ -55,8 +65,25 @@ export function toTaskRecord(row: TaskInstanceRow): TaskInstanceRecord {
   };
 }
 
+export function toEventWaitRecord(row: EventWaitRow): EventWaitRecord {
+  return {
+    wait_id: row.waitId,
+    status: row.status as EventWaitRecord['status'],
+    event_type: row.eventType,
+    match: row.match,
+    matched_event_id: row.matchedEventId,
+    signal: row.signalState as EventWaitRecord['signal'],
+    detail: row.detail,
+    registered_at: row.registeredAt.toISOString(),
+    expires_at: row.expiresAt.toISOString(),
+    closed_at: iso(row.closedAt),
+  };
+}
+
 export function createRunService(deps: {
   runs: RunsRepository;
+  /** The waits of wait_for_event tasks, shown on their task (absent: not shown). */
+  eventWaits?: Pick<EventWaitsRepository, 'listForRun'>;
   client: Client;
   temporalUiUrl: string;
   namespace: string;
@@ -97,10 +124,14 @@ export function createRunService(deps: {
 
     async get(runId: string): Promise<RunWithTasks & RerunChain & { temporal_ui_url: string }> {
       const row = await requireRun(runId);
-      const tasks = await deps.runs.listTasks(runId);
+      const [tasks, waits] = await Promise.all([deps.runs.listTasks(runId), deps.eventWaits?.listForRun(runId) ?? []]);
+      const waitOf = new Map(waits.map((wait) => [wait.waitId, toEventWaitRecord(wait)]));
       return {
         ...toRunRecord(row),
-        tasks: tasks.map(toTaskRecord),
+        tasks: tasks.map((task) => {
+          const wait = waitOf.get(task.workflowId);
+          return wait === undefined ? toTaskRecord(task) : { ...toTaskRecord(task), wait };
+        }),
         ...(await deps.reruns.chainOf(row)),
         temporal_ui_url: `${deps.temporalUiUrl}/namespaces/${encodeURIComponent(deps.namespace)}/workflows/${encodeURIComponent(row.workflowId)}`,
       };

@@ -75,11 +75,13 @@ export const UNSTATED_RULES: readonly UnstatedRule[] = [
     matches: ({ path }) => /^triggers\[\d+\]\.timezone$/.test(path),
   },
   {
-    rule: 'the CEL expressions of a definition parse and type-check: trigger filters, cancel_on matches, the concurrency key',
+    rule: 'the CEL expressions of a definition parse and type-check: trigger filters, cancel_on matches, wait_for_event matches, the concurrency key',
     why: 'CEL is a grammar with types',
     operations: ACTIVITY_WRITES,
     matches: ({ path }) =>
-      /^triggers\[\d+\]\.(?:filter|cancel_on\[\d+\]\.match)$/.test(path) || path === 'concurrency.key',
+      /^triggers\[\d+\]\.(?:filter|cancel_on\[\d+\]\.match)$/.test(path) ||
+      /^tasks\[\d+\]\.config\.match$/.test(path) ||
+      path === 'concurrency.key',
   },
   {
     rule: 'text holds no character Postgres cannot store (U+0000)',

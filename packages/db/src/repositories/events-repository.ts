@@ -1,7 +1,7 @@
 import type { EventEnvelope, EventIdOrigin, FilteredRouteOutcome } from '@activity-core/contracts';
 import { and, asc, eq, lte, sql } from 'drizzle-orm';
 import type { Db } from '../client';
-import { activityRuns, definitionsVersion, eventRoutes, events } from '../schema';
+import { activityRuns, definitionsVersion, eventRoutes, events, eventWaits } from '../schema';
 
 export type EventRow = typeof events.$inferSelect;
 export type EventRouteRow = typeof eventRoutes.$inferSelect;
@@ -19,7 +19,13 @@ export interface NewRoute {
 }
 
 export type AcceptResult =
-  | { kind: 'accepted'; event: EventRow; routes: EventRouteRow[] }
+  | {
+      kind: 'accepted';
+      event: EventRow;
+      routes: EventRouteRow[];
+      /** Some `wait_for_event` task was waiting for an event of this type when it was accepted: it is stored pending. Absent: false. */
+      waitsOpen?: boolean;
+    }
   | { kind: 'duplicate'; event: EventRow; routes: EventRouteRow[] }
   | { kind: 'fingerprint_mismatch'; event: EventRow }
   /**
@@ -142,6 +148,11 @@ export function createEventsRepository(db: Db) {
      *
      * `leaseMs` keeps background dispatchers off the event while the caller
      * routes it inline.
+     *
+     * An event of a type some `wait_for_event` task is waiting for (an open
+     * row in `event_waits`, looked up in the same statement) is stored
+     * pending even when no route needs Temporal: its waits are matched and
+     * signalled by the dispatch, and retried by the dispatcher if need be.
      */
     async accept(input: {
       envelope: EventEnvelope;
@@ -174,6 +185,7 @@ export function createEventsRepository(db: Db) {
       const expected = input.definitionsVersion === undefined ? null : input.definitionsVersion.toString();
       const result = await db.execute<{
         stamp: string | null;
+        waits_open: boolean;
         inserted: EventJson | null;
         inserted_routes: RouteJson[];
         existing: EventJson | null;
@@ -181,11 +193,17 @@ export function createEventsRepository(db: Db) {
       }>(sql`
         WITH stamp AS (
           SELECT ${definitionsVersion.version} AS version FROM ${definitionsVersion} WHERE ${definitionsVersion.id} = 1
+        ), waits_open AS (
+          SELECT EXISTS (
+            SELECT 1 FROM ${eventWaits} w WHERE w.event_type = ${envelope.event_type}::text AND w.status = 'waiting'
+          ) AS open
         ), new_event AS (
           INSERT INTO ${events} (event_id, source, event_type, subject, occurred_at, payload, fingerprint, id_origin, credential, hops, routing_state, routed_at, next_attempt_at)
           SELECT ${envelope.event_id}::text, ${envelope.source}::text, ${envelope.event_type}::text, ${envelope.subject ?? null}::text, ${new Date(envelope.occurred_at).toISOString()}::timestamptz,
                  ${JSON.stringify(envelope)}::jsonb, ${input.fingerprint}::text, ${input.idOrigin}::text, ${input.credential ?? null}::text, ${input.hops ?? 0}::integer,
-                 ${settled ? 'routed' : 'pending'}::text, ${settled ? sql`now()` : sql`NULL::timestamptz`}, now() + make_interval(secs => ${input.leaseMs / 1000}::double precision)
+                 ${settled ? sql`CASE WHEN (SELECT open FROM waits_open) THEN 'pending' ELSE 'routed' END` : sql`'pending'::text`},
+                 ${settled ? sql`CASE WHEN (SELECT open FROM waits_open) THEN NULL::timestamptz ELSE now() END` : sql`NULL::timestamptz`},
+                 now() + make_interval(secs => ${input.leaseMs / 1000}::double precision)
           WHERE ${expected}::bigint IS NULL OR (SELECT version FROM stamp) = ${expected}::bigint
           ON CONFLICT (event_id) DO NOTHING
           RETURNING *
@@ -200,6 +218,7 @@ export function createEventsRepository(db: Db) {
           RETURNING *
         )
         SELECT (SELECT version FROM stamp)::text AS stamp,
+               (SELECT open FROM waits_open) AS waits_open,
                (SELECT to_jsonb(n) FROM new_event n) AS inserted,
                (SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]'::jsonb) FROM new_routes r) AS inserted_routes,
                (SELECT to_jsonb(e) FROM ${events} e WHERE e.event_id = ${envelope.event_id} AND NOT EXISTS (SELECT 1 FROM new_event)) AS existing,
@@ -212,6 +231,7 @@ export function createEventsRepository(db: Db) {
           kind: 'accepted',
           event: eventFromJson(row.inserted),
           routes: byDecisionOrder(row.inserted_routes.map(routeFromJson), input.routes),
+          waitsOpen: row.waits_open,
         };
       }
       let existing =

@@ -94,6 +94,24 @@ export function createRunsRepository(db: Db) {
         .where(and(eq(activityRuns.runId, runId), eq(activityRuns.status, from)));
     },
 
+    /**
+     * Overlap `cancel_other`: records which newer cron run asked for this
+     * run's cancellation, before the request goes to Temporal. Only on a run
+     * still open, and only the first time.
+     */
+    async markCancelledByRun(workflowId: string, byWorkflowId: string): Promise<void> {
+      await db
+        .update(activityRuns)
+        .set({ cancelledByRun: byWorkflowId, updatedAt: sql`now()` })
+        .where(
+          and(
+            eq(activityRuns.workflowId, workflowId),
+            inArray(activityRuns.status, ['running', 'waiting_for_slot']),
+            isNull(activityRuns.cancelledByRun),
+          ),
+        );
+    },
+
     async markChecked(runId: string): Promise<void> {
       await db
         .update(activityRuns)

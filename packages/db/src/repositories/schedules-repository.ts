@@ -1,11 +1,29 @@
 import type { ActivityDefinition, CronTrigger } from '@activity-core/contracts';
-import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gte, inArray, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client';
-import { activityDefinitions, scheduleFires, scheduleStates } from '../schema';
+import { activityDefinitions, activityRuns, scheduleFires, scheduleStates } from '../schema';
 import type { DefinitionRow } from './definitions-repository';
 
 export type ScheduleStateRow = Omit<typeof scheduleStates.$inferSelect, 'trigger'> & { trigger: CronTrigger };
 export type ScheduleFireRow = typeof scheduleFires.$inferSelect;
+/**
+ * A fire decision with what became of its run: the run's status and error
+ * (null when the decision started no run, or its run is not recorded yet).
+ * Answers "it was started, but did it run?" — a run its trigger's overlap
+ * policy skipped, for one.
+ */
+export type ScheduleFireWithRun = ScheduleFireRow & {
+  runStatus: string | null;
+  runError: unknown;
+  runCancelledByRun: string | null;
+};
+
+const fireWithRunColumns = {
+  ...getTableColumns(scheduleFires),
+  runStatus: activityRuns.status,
+  runError: activityRuns.error,
+  runCancelledByRun: activityRuns.cancelledByRun,
+};
 
 /** Statuses of a fire decision: runs go pending → started | duplicate; skips are final. */
 export type FireStatus = 'pending' | 'started' | 'duplicate' | 'skipped';
@@ -261,7 +279,7 @@ function scheduleQueries(db: Db) {
       to?: Date;
       before?: { scheduledFor: Date; triggerIndex: number };
       limit: number;
-    }): Promise<ScheduleFireRow[]> {
+    }): Promise<ScheduleFireWithRun[]> {
       const conditions: SQL[] = [eq(scheduleFires.activityId, options.activityId)];
       if (options.from !== undefined)
         conditions.push(or(gte(scheduleFires.scheduledFor, options.from), gte(scheduleFires.rangeEnd, options.from))!);
@@ -277,18 +295,20 @@ function scheduleQueries(db: Db) {
         );
       }
       return await db
-        .select()
+        .select(fireWithRunColumns)
         .from(scheduleFires)
+        .leftJoin(activityRuns, eq(activityRuns.runId, scheduleFires.runId))
         .where(and(...conditions))
         .orderBy(desc(scheduleFires.scheduledFor), desc(scheduleFires.triggerIndex))
         .limit(options.limit);
     },
 
     /** The decisions that answer for one instant: an exact row, or a range row covering it. */
-    async findFiresAt(activityId: string, at: Date): Promise<ScheduleFireRow[]> {
+    async findFiresAt(activityId: string, at: Date): Promise<ScheduleFireWithRun[]> {
       return await db
-        .select()
+        .select(fireWithRunColumns)
         .from(scheduleFires)
+        .leftJoin(activityRuns, eq(activityRuns.runId, scheduleFires.runId))
         .where(
           and(
             eq(scheduleFires.activityId, activityId),

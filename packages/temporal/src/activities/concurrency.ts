@@ -1,5 +1,6 @@
 import {
   concurrencyCoordinatorWorkflowId,
+  cronOverlapCoordinatorWorkflowId,
   toScheduledFor,
   type Concurrency,
   type EventEnvelope,
@@ -21,6 +22,14 @@ export interface RequestConcurrencySlotInput {
   concurrency: Concurrency;
   /** The triggering event, for the key expression; absent for cron, backfill and manual runs. */
   event?: EventEnvelope;
+}
+
+export interface RequestOverlapSlotInput {
+  /** The cron run's record: inserted first (idempotently), so it can say `waiting_for_slot`. */
+  run: LogRunInput;
+  activityName: string;
+  triggerIndex: number;
+  overlap: 'skip' | 'buffer_one' | 'buffer_all' | 'cancel_other';
 }
 
 export type RequestConcurrencySlotResult =
@@ -57,9 +66,21 @@ export function concurrencyKeyFor(
 
 /** The run side and the coordinator's watchdog of concurrency limits (docs/concurrency.md). */
 export function createConcurrencyActivities(deps: {
-  runs: Pick<RunsRepository, 'insertRun' | 'setRunWaiting'>;
+  runs: Pick<RunsRepository, 'insertRun' | 'setRunWaiting' | 'markCancelledByRun'>;
   client: Client;
 }) {
+  const insertRun = async (run: LogRunInput) =>
+    await deps.runs.insertRun({
+      runId: run.runId,
+      workflowId: run.workflowId,
+      activityId: run.activityId,
+      activityVersion: run.activityVersion,
+      triggerType: run.triggerType,
+      scheduledFor: run.scheduledFor === undefined ? null : toScheduledFor(run.scheduledFor),
+      eventId: run.eventId ?? null,
+      windowStart: run.windowStart === undefined ? null : toScheduledFor(run.windowStart),
+      windowEnd: run.windowEnd === undefined ? null : toScheduledFor(run.windowEnd),
+    });
   return {
     /**
      * Evaluates the run's key, records the run as `waiting_for_slot` and asks
@@ -69,17 +90,7 @@ export function createConcurrencyActivities(deps: {
      */
     async requestConcurrencySlot(input: RequestConcurrencySlotInput): Promise<RequestConcurrencySlotResult> {
       const { run } = input;
-      await deps.runs.insertRun({
-        runId: run.runId,
-        workflowId: run.workflowId,
-        activityId: run.activityId,
-        activityVersion: run.activityVersion,
-        triggerType: run.triggerType,
-        scheduledFor: run.scheduledFor === undefined ? null : toScheduledFor(run.scheduledFor),
-        eventId: run.eventId ?? null,
-        windowStart: run.windowStart === undefined ? null : toScheduledFor(run.windowStart),
-        windowEnd: run.windowEnd === undefined ? null : toScheduledFor(run.windowEnd),
-      });
+      await insertRun(run);
       const key = concurrencyKeyFor(input.concurrency, input.event);
       if ('error' in key) return { outcome: 'key_error', message: key.error };
       await deps.runs.setRunWaiting(run.runId, true);
@@ -95,6 +106,49 @@ export function createConcurrencyActivities(deps: {
         staticSummary: `${input.activityName} · concurrency ${limit}${key.key === '' ? '' : ` · key ${key.key.slice(0, 100)}`}`,
       });
       return { outcome: 'requested', coordinatorWorkflowId, key: key.key };
+    },
+
+    /**
+     * A cron run of a trigger with an overlap policy: records the run as
+     * `waiting_for_slot` and asks the trigger's overlap coordinator
+     * (`overlap-{activity_id}-{trigger_index}`) for its one slot, with
+     * signal-with-start. Safe to retry, like requestConcurrencySlot.
+     */
+    async requestOverlapSlot(input: RequestOverlapSlotInput): Promise<{ coordinatorWorkflowId: string }> {
+      const { run } = input;
+      await insertRun(run);
+      await deps.runs.setRunWaiting(run.runId, true);
+      const coordinatorWorkflowId = cronOverlapCoordinatorWorkflowId(run.activityId, input.triggerIndex);
+      const request = { runWorkflowId: run.workflowId, limit: 1, onLimit: 'queue', overlap: input.overlap };
+      await deps.client.workflow.signalWithStart(CONCURRENCY_COORDINATOR_WORKFLOW, {
+        workflowId: coordinatorWorkflowId,
+        taskQueue: Context.current().info.taskQueue,
+        args: [
+          {
+            activityId: run.activityId,
+            key: `cron:${input.triggerIndex}`,
+            state: { limit: 1, onLimit: 'queue', holders: [], queue: [], overlap: input.overlap },
+          },
+        ],
+        signal: SLOT_REQUEST_SIGNAL,
+        signalArgs: [request],
+        staticSummary: `${input.activityName} · cron trigger ${input.triggerIndex} · overlap ${input.overlap}`,
+      });
+      return { coordinatorWorkflowId };
+    },
+
+    /**
+     * Overlap `cancel_other`: records on the running run which newer run
+     * replaces it, then asks Temporal to cancel it. A run that closed
+     * meanwhile is left as it is (its slot is released or reclaimed anyway).
+     */
+    async cancelOverlappedRun(input: { workflowId: string; by: string }): Promise<void> {
+      await deps.runs.markCancelledByRun(input.workflowId, input.by);
+      try {
+        await deps.client.workflow.getHandle(input.workflowId).cancel();
+      } catch (error) {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+      }
     },
 
     /** The run holds its slot: `waiting_for_slot` → `running`. */

@@ -1,8 +1,9 @@
 import type { Logger } from '@activity-core/contracts';
-import type { RunsRepository } from '@activity-core/db';
+import type { EventWaitsRepository, RunsRepository } from '@activity-core/db';
 import type { Client } from '@temporalio/client';
 import type { EgressPolicy } from './egress';
 import { createConcurrencyActivities } from './concurrency';
+import { createEventWaitActivities } from './event-waits';
 import { createHttpTaskActivities, type HttpFetch } from './http-task';
 import { createRunRecordActivities } from './run-records';
 import type { RunOutcomeAnnouncer } from './run-outcome-events';
@@ -27,6 +28,8 @@ export interface ActivityDeps {
   announcer?: Pick<RunOutcomeAnnouncer, 'announce'>;
   /** The worker's log (an http task that got no answer is logged with its cause). */
   logger?: Pick<Logger, 'warn'>;
+  /** Where `wait_for_event` tasks record their waits (absent: such a task fails, saying so). */
+  eventWaits?: Pick<EventWaitsRepository, 'register' | 'close'>;
 }
 
 /** Every activity the worker registers, built from its dependencies. */
@@ -37,6 +40,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createTaskControlActivities(deps),
     ...createScheduleTickActivities(deps),
     ...createConcurrencyActivities(deps),
+    ...createEventWaitActivities(deps),
   };
 }
 
@@ -53,7 +57,8 @@ export {
 export { EgressDeniedError, EgressPolicy, parseEgressAllowEntry } from './egress';
 export type { LogRunInput, RecordTaskInput } from './run-records';
 export type { EmitEvent } from './task-control';
-export type { RequestConcurrencySlotInput, RequestConcurrencySlotResult } from './concurrency';
+export type { EventWaitAnswer, RegisterEventWaitInput } from './event-waits';
+export type { RequestConcurrencySlotInput, RequestConcurrencySlotResult, RequestOverlapSlotInput } from './concurrency';
 export {
   createRunOutcomeAnnouncer,
   runOutcomeEvent,

@@ -1,5 +1,13 @@
 import { describe, expect, test } from 'vitest';
-import { emptySlotState, isIdle, releaseSlot, requestSlot } from './concurrency-slots';
+import {
+  emptySlotState,
+  isIdle,
+  MAX_OVERLAP_BUFFER,
+  overlapOf,
+  releaseSlot,
+  requestSlot,
+  type OverlapMode,
+} from './concurrency-slots';
 
 const ask = (runWorkflowId: string, limit = 1, onLimit: 'queue' | 'skip' = 'queue') => ({
   runWorkflowId,
@@ -89,5 +97,122 @@ describe('concurrency slots', () => {
     expect(isIdle(state)).toBe(false);
     releaseSlot(state, 'a');
     expect(isIdle(state)).toBe(true);
+  });
+});
+
+const fire = (runWorkflowId: string, overlap: OverlapMode) => ({
+  runWorkflowId,
+  limit: 1,
+  onLimit: 'queue' as const,
+  overlap,
+});
+
+describe('cron overlap slots', () => {
+  test('skip: the run of a later fire is skipped while the first runs, with a reason naming the running one', () => {
+    const state = emptySlotState(1, 'queue');
+    expect(requestSlot(state, fire('r1', 'skip'))).toEqual([{ runWorkflowId: 'r1', answer: 'granted' }]);
+    expect(requestSlot(state, fire('r2', 'skip'))).toEqual([
+      { runWorkflowId: 'r2', answer: 'skipped', reason: "r1 is still running; the trigger's overlap policy is skip" },
+    ]);
+    expect(releaseSlot(state, 'r1')).toEqual([]);
+    expect(requestSlot(state, fire('r3', 'skip'))).toEqual([{ runWorkflowId: 'r3', answer: 'granted' }]);
+  });
+
+  test('buffer_one: the first overlapping run waits, later ones are skipped, and the waiting one runs next', () => {
+    const state = emptySlotState(1, 'queue');
+    requestSlot(state, fire('r1', 'buffer_one'));
+    expect(requestSlot(state, fire('r2', 'buffer_one'))).toEqual([]);
+    expect(requestSlot(state, fire('r3', 'buffer_one'))).toEqual([
+      {
+        runWorkflowId: 'r3',
+        answer: 'skipped',
+        reason: "r1 is still running and r2 already waits for it; the trigger's overlap policy is buffer_one",
+      },
+    ]);
+    expect(releaseSlot(state, 'r1')).toEqual([{ runWorkflowId: 'r2', answer: 'granted' }]);
+    expect(requestSlot(state, fire('r4', 'buffer_one'))).toEqual([]);
+    expect(state).toMatchObject({ holders: ['r2'], queue: ['r4'] });
+  });
+
+  test('buffer_all: every overlapping run waits in order, up to the buffer limit', () => {
+    const state = emptySlotState(1, 'queue');
+    requestSlot(state, fire('r0', 'buffer_all'));
+    for (let i = 1; i <= MAX_OVERLAP_BUFFER; i++) expect(requestSlot(state, fire(`r${i}`, 'buffer_all'))).toEqual([]);
+    expect(requestSlot(state, fire('late', 'buffer_all'))).toMatchObject([
+      { runWorkflowId: 'late', answer: 'skipped', reason: expect.stringContaining('1000 runs already wait') },
+    ]);
+    expect(releaseSlot(state, 'r0')).toEqual([{ runWorkflowId: 'r1', answer: 'granted' }]);
+    expect(releaseSlot(state, 'r1')).toEqual([{ runWorkflowId: 'r2', answer: 'granted' }]);
+  });
+
+  test('cancel_other: the holder is asked to cancel once, the newest run waits and a run it replaces is skipped', () => {
+    const state = emptySlotState(1, 'queue');
+    requestSlot(state, fire('r1', 'cancel_other'));
+    expect(requestSlot(state, fire('r2', 'cancel_other'))).toEqual([
+      { runWorkflowId: 'r1', answer: 'cancel', by: 'r2' },
+    ]);
+    expect(requestSlot(state, fire('r3', 'cancel_other'))).toEqual([
+      {
+        runWorkflowId: 'r2',
+        answer: 'skipped',
+        reason: "replaced by the newer run r3; the trigger's overlap policy is cancel_other",
+      },
+    ]);
+    expect(requestSlot(state, fire('r3', 'cancel_other'))).toEqual([]);
+    expect(releaseSlot(state, 'r1')).toEqual([{ runWorkflowId: 'r3', answer: 'granted' }]);
+    expect(state).toMatchObject({ holders: ['r3'], queue: [], cancelling: [] });
+    expect(requestSlot(state, fire('r4', 'cancel_other'))).toEqual([
+      { runWorkflowId: 'r3', answer: 'cancel', by: 'r4' },
+    ]);
+  });
+
+  test('a holder that closed without releasing (reclaimed by the watchdog) hands the slot to the waiting run', () => {
+    const state = emptySlotState(1, 'queue');
+    requestSlot(state, fire('r1', 'buffer_all'));
+    requestSlot(state, fire('r2', 'buffer_all'));
+    expect(releaseSlot(state, 'r1')).toEqual([{ runWorkflowId: 'r2', answer: 'granted' }]);
+    expect(isIdle(state)).toBe(false);
+  });
+
+  test('a repeated request from the holder is granted again; a changed policy applies from the next request', () => {
+    const state = emptySlotState(1, 'queue');
+    requestSlot(state, fire('r1', 'skip'));
+    expect(requestSlot(state, fire('r1', 'skip'))).toEqual([{ runWorkflowId: 'r1', answer: 'granted' }]);
+    expect(requestSlot(state, fire('r2', 'buffer_all'))).toEqual([]);
+    expect(state).toMatchObject({ overlap: 'buffer_all', holders: ['r1'], queue: ['r2'] });
+  });
+});
+
+describe('which runs an overlap policy applies to', () => {
+  const input = (trigger: Record<string, unknown>, overlap?: string) =>
+    ({
+      activity: {
+        id: 'a',
+        name: 'n',
+        version: 1,
+        definition: {
+          triggers: [
+            { type: 'event', event_type: 'x.y' },
+            { type: 'cron', cron: '0 9 * * *', ...(overlap === undefined ? {} : { overlap }) },
+          ],
+        },
+      },
+      trigger,
+    }) as unknown as Parameters<typeof overlapOf>[0];
+  const cron = { type: 'cron', scheduled_for: 's', window_start: 'w', window_end: 's', trigger_index: 1 };
+
+  test('a cron run of a trigger with a policy other than allow_all', () => {
+    expect(overlapOf(input(cron, 'buffer_one'))).toEqual({ mode: 'buffer_one', triggerIndex: 1 });
+  });
+
+  test('not runs of allow_all or of a trigger without overlap, nor older cron runs, backfills, events or manual runs', () => {
+    expect(overlapOf(input(cron, 'allow_all'))).toBeUndefined();
+    expect(overlapOf(input(cron))).toBeUndefined();
+    const { trigger_index: _index, ...older } = cron;
+    expect(overlapOf(input(older, 'skip'))).toBeUndefined();
+    expect(overlapOf(input({ ...cron, type: 'backfill' }, 'skip'))).toBeUndefined();
+    expect(overlapOf(input({ type: 'event', event: {} }, 'skip'))).toBeUndefined();
+    expect(overlapOf(input({ type: 'manual', key: 'k', requested_at: 't' }, 'skip'))).toBeUndefined();
+    expect(overlapOf(input({ ...cron, trigger_index: 0 }, 'skip'))).toBeUndefined();
   });
 });

@@ -7,13 +7,28 @@
  * - queue: runs waiting for a slot, in the order their requests arrived.
  * A run is in at most one of the two.
  */
+import type { RunActivityInput } from '@activity-core/contracts';
+
 export type OnLimit = 'queue' | 'skip';
+
+/**
+ * A cron trigger's overlap policy as its coordinator applies it (one slot:
+ * the run of the trigger that is going). `allow_all` never reaches a coordinator.
+ */
+export type OverlapMode = 'skip' | 'buffer_one' | 'buffer_all' | 'cancel_other';
+
+/** Most runs a `buffer_all` trigger keeps waiting (Temporal Schedules buffer at most 1000 starts too). */
+export const MAX_OVERLAP_BUFFER = 1000;
 
 export interface SlotState {
   limit: number;
   onLimit: OnLimit;
   holders: string[];
   queue: string[];
+  /** Set on the coordinator of a cron trigger's overlap policy; absent on concurrency coordinators. */
+  overlap?: OverlapMode;
+  /** `cancel_other`: holders whose cancellation was already requested (asked once). */
+  cancelling?: string[];
 }
 
 export interface SlotRequest {
@@ -21,11 +36,24 @@ export interface SlotRequest {
   /** The definition's limit and choice as the requesting run saw them: the newest request's values apply. */
   limit: number;
   onLimit: OnLimit;
+  /** A run of a cron trigger with an overlap policy (limit 1); the newest request's policy applies. */
+  overlap?: OverlapMode;
 }
 
 /** What the coordinator tells one run. */
 export type SlotAnswer =
   { runWorkflowId: string; answer: 'granted' } | { runWorkflowId: string; answer: 'skipped'; reason: string };
+
+/** `cancel_other`: the coordinator asks for the cancellation of a holder, on behalf of the run that replaces it. */
+export interface CancelHolder {
+  runWorkflowId: string;
+  answer: 'cancel';
+  /** The run that waits for the slot. */
+  by: string;
+}
+
+/** What the coordinator does after a request or a release: answer runs, or cancel a holder. */
+export type SlotEffect = SlotAnswer | CancelHolder;
 
 export function emptySlotState(limit: number, onLimit: OnLimit): SlotState {
   return { limit, onLimit, holders: [], queue: [] };
@@ -36,7 +64,8 @@ export function emptySlotState(limit: number, onLimit: OnLimit): SlotState {
  * answered `granted` again (the run was reset or its request retried); one
  * from a run already queued changes nothing.
  */
-export function requestSlot(state: SlotState, request: SlotRequest): SlotAnswer[] {
+export function requestSlot(state: SlotState, request: SlotRequest): SlotEffect[] {
+  if (request.overlap !== undefined) return requestOverlapSlot(state, request.runWorkflowId, request.overlap);
   state.limit = request.limit;
   state.onLimit = request.onLimit;
   const id = request.runWorkflowId;
@@ -67,7 +96,66 @@ export function requestSlot(state: SlotState, request: SlotRequest): SlotAnswer[
 export function releaseSlot(state: SlotState, runWorkflowId: string): SlotAnswer[] {
   state.holders = state.holders.filter((id) => id !== runWorkflowId);
   state.queue = state.queue.filter((id) => id !== runWorkflowId);
+  if (state.cancelling !== undefined) state.cancelling = state.cancelling.filter((id) => id !== runWorkflowId);
   return grantFree(state);
+}
+
+/**
+ * A cron run asks for its trigger's one slot. Temporal Schedules' overlap
+ * policies, applied to runs: the slot is free → granted; otherwise
+ * - `skip`: skipped;
+ * - `buffer_one`: waits when nobody waits yet, else skipped (the first
+ *   waiting run keeps its place; Temporal's BUFFER_ONE keeps the first buffered start);
+ * - `buffer_all`: waits, in arrival order (skipped beyond MAX_OVERLAP_BUFFER waiting);
+ * - `cancel_other`: waits, and the holder's cancellation is requested; a run
+ *   that was already waiting is skipped, replaced by the newer one.
+ * Repeated requests change nothing, as for concurrency slots.
+ */
+function requestOverlapSlot(state: SlotState, id: string, overlap: OverlapMode): SlotEffect[] {
+  state.limit = 1;
+  state.overlap = overlap;
+  if (state.holders.includes(id)) return [{ runWorkflowId: id, answer: 'granted' }];
+  if (state.queue.includes(id)) return [];
+  if (state.holders.length < state.limit && state.queue.length === 0) {
+    state.holders.push(id);
+    return [{ runWorkflowId: id, answer: 'granted' }];
+  }
+  const holder = state.holders[0];
+  const busy = holder === undefined ? 'the slot is being handed over' : `${holder} is still running`;
+  const skipped = (reason: string): SlotAnswer[] => [{ runWorkflowId: id, answer: 'skipped', reason }];
+  switch (overlap) {
+    case 'skip':
+      return skipped(`${busy}; the trigger's overlap policy is skip`);
+    case 'buffer_one':
+      if (state.queue.length >= 1)
+        return skipped(
+          `${busy} and ${state.queue[0]} already waits for it; the trigger's overlap policy is buffer_one`,
+        );
+      state.queue.push(id);
+      return grantFree(state);
+    case 'buffer_all':
+      if (state.queue.length >= MAX_OVERLAP_BUFFER)
+        return skipped(
+          `${busy} and ${state.queue.length} runs already wait for it, the most the overlap policy buffer_all keeps`,
+        );
+      state.queue.push(id);
+      return grantFree(state);
+    case 'cancel_other': {
+      const effects: SlotEffect[] = state.queue.splice(0).map((waiting) => ({
+        runWorkflowId: waiting,
+        answer: 'skipped' as const,
+        reason: `replaced by the newer run ${id}; the trigger's overlap policy is cancel_other`,
+      }));
+      state.queue.push(id);
+      const cancelling = (state.cancelling ??= []);
+      for (const running of state.holders) {
+        if (cancelling.includes(running)) continue;
+        cancelling.push(running);
+        effects.push({ runWorkflowId: running, answer: 'cancel', by: id });
+      }
+      return [...effects, ...grantFree(state)];
+    }
+  }
 }
 
 /** Grants free slots to the queue's head, oldest first. */
@@ -83,4 +171,19 @@ function grantFree(state: SlotState): SlotAnswer[] {
 
 export function isIdle(state: SlotState): boolean {
   return state.holders.length === 0 && state.queue.length === 0;
+}
+
+/**
+ * The overlap policy a run is subject to: only cron runs that know their
+ * trigger (`trigger_index`, set since overlap policies exist) of a trigger
+ * whose `overlap` is set and is not `allow_all`. Everything else — events,
+ * manual runs, backfills, older cron runs, `allow_all` — is undefined and
+ * runs exactly as before.
+ */
+export function overlapOf(input: RunActivityInput): { mode: OverlapMode; triggerIndex: number } | undefined {
+  const { trigger } = input;
+  if (trigger.type !== 'cron' || trigger.trigger_index === undefined) return undefined;
+  const cron = input.activity.definition.triggers[trigger.trigger_index];
+  if (cron?.type !== 'cron' || cron.overlap === undefined || cron.overlap === 'allow_all') return undefined;
+  return { mode: cron.overlap, triggerIndex: trigger.trigger_index };
 }

@@ -19,6 +19,7 @@ import {
   releaseSlot,
   requestSlot,
   type SlotAnswer,
+  type SlotEffect,
   type SlotRequest,
   type SlotState,
 } from './concurrency-slots';
@@ -29,6 +30,12 @@ export const slotRequestSignal = defineSignal<[SlotRequest]>('concurrencySlotReq
 export const slotReleaseSignal = defineSignal<[{ runWorkflowId: string }]>('concurrencySlotRelease');
 /** Coordinator → run: granted, or skipped with a reason. */
 export const slotAnswerSignal = defineSignal<[SlotAnswer]>('concurrencySlotAnswer');
+/**
+ * Overlap coordinator → cron run: the same answers under a name of their own,
+ * so a run that waits for its trigger's overlap slot and then for a
+ * concurrency slot tells the two coordinators apart.
+ */
+export const overlapSlotAnswerSignal = defineSignal<[SlotAnswer]>('overlapSlotAnswer');
 
 const slots = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
 
@@ -144,15 +151,21 @@ const watchdog = proxyActivities<Activities>({
  */
 export async function ConcurrencyCoordinatorWorkflow(input: ConcurrencyCoordinatorInput): Promise<void> {
   const state = input.state;
-  const outbox: SlotAnswer[] = [];
+  const outbox: SlotEffect[] = [];
   setHandler(slotRequestSignal, (request) => void outbox.push(...requestSlot(state, request)));
   setHandler(slotReleaseSignal, ({ runWorkflowId }) => void outbox.push(...releaseSlot(state, runWorkflowId)));
   let nextCheck = Date.now() + WATCHDOG_INTERVAL_MS;
   for (;;) {
     if (outbox.length > 0) {
       const batch = outbox.splice(0);
+      // Overlap coordinators answer on their own signal; concurrency coordinators exactly as they always did.
+      const answerSignal = state.overlap === undefined ? slotAnswerSignal : overlapSlotAnswerSignal;
       const delivered = await Promise.allSettled(
-        batch.map((answer) => getExternalWorkflowHandle(answer.runWorkflowId).signal(slotAnswerSignal, answer)),
+        batch.map((answer) =>
+          answer.answer === 'cancel'
+            ? watchdog.cancelOverlappedRun({ workflowId: answer.runWorkflowId, by: answer.by })
+            : getExternalWorkflowHandle(answer.runWorkflowId).signal(answerSignal, answer),
+        ),
       );
       delivered.forEach((result, index) => {
         const answer = batch[index]!;

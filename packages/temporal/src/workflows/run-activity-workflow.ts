@@ -16,6 +16,8 @@ import type { Activities } from '../activities';
 import { bookkeepingForThisWorkflow } from './bookkeeping';
 import { withConcurrencySlot } from './concurrency';
 import { describeFailure } from './failures';
+import { overlapOf } from './concurrency-slots';
+import { withOverlapSlot } from './overlap';
 import { TaskWorkflow } from './task-workflow';
 
 const waitForExisting = proxyActivities<Activities>({
@@ -50,8 +52,16 @@ function contextFor(input: RunActivityInput, runId: string, workflowId: string):
  * and reset all land on the same Postgres rows.
  */
 export async function RunActivityWorkflow(input: RunActivityInput): Promise<RunOutcome> {
-  // Input-driven: only definitions with `concurrency` wait for a slot, so every
-  // history recorded without it replays to the very same commands.
+  // Input-driven: only cron runs of a trigger with an overlap policy wait for
+  // the trigger's slot (then for a concurrency slot, when there is a limit), and
+  // only definitions with `concurrency` wait for a slot, so every history
+  // recorded without them replays to the very same commands.
+  const overlap = overlapOf(input);
+  if (overlap !== undefined) return await withOverlapSlot(input, overlap, () => withConcurrencyIfAny(input));
+  return await withConcurrencyIfAny(input);
+}
+
+async function withConcurrencyIfAny(input: RunActivityInput): Promise<RunOutcome> {
   if (input.activity.definition.concurrency !== undefined)
     return await withConcurrencySlot(input, () => runActivity(input));
   return await runActivity(input);

@@ -4,12 +4,17 @@ import { emittedEventId, taskInstanceIdFor } from '@activity-core/contracts/ids'
 import {
   ApplicationFailure,
   CancellationScope,
+  condition,
+  defineSignal,
   isCancellation,
   proxyActivities,
+  setHandler,
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { Activities, EventWaitAnswer } from '../activities';
+import type { EventWaitMatchedSignal } from '../client/wait-signaller';
+import { EVENT_WAIT_MATCHED_SIGNAL } from '../names';
 import { BOOKKEEPING_OPTIONS, toTemporalRetry } from './activity-options';
 import { bookkeepingForThisWorkflow } from './bookkeeping';
 import { describeFailure } from './failures';
@@ -104,5 +109,83 @@ async function runTask(input: TaskWorkflowInput, taskInstanceId: string, workflo
       };
       return await emit.emitEvent({ envelope, context: input.context });
     }
+    case 'wait_for_event':
+      return await waitForEvent(input, task.config, workflowId);
   }
+}
+
+/** Router → waiting task: the event that matched this task's wait (see client/wait-signaller.ts). */
+export const eventWaitMatchedSignal = defineSignal<[EventWaitMatchedSignal]>(EVENT_WAIT_MATCHED_SIGNAL);
+
+/** What a `wait_for_event` task returns when no event matched in time. */
+const TIMED_OUT = { status: 'timed_out' } as const;
+
+/** The envelope's fields, as a later task's templates read them (`{{ tasks.N.result.data.… }}`). */
+function envelopeResult(event: EventEnvelope): EventEnvelope {
+  return {
+    event_id: event.event_id,
+    event_type: event.event_type,
+    source: event.source,
+    ...(event.subject === undefined ? {} : { subject: event.subject }),
+    occurred_at: event.occurred_at,
+    data: event.data,
+  };
+}
+
+function matchedResult(answer: Extract<EventWaitAnswer, { status: 'matched' }>): unknown {
+  // The event was forgotten by retention between the match and this read (only with EVENT_RETENTION_DAYS).
+  return answer.event === null ? { event_id: answer.eventId } : envelopeResult(answer.event);
+}
+
+/**
+ * `wait_for_event`: registers the wait in Postgres, then waits (a durable
+ * condition with a timer; no worker is busy) for the router's signal. The
+ * row is the decision: an event that matched it before the timeout was
+ * recorded wins over the timeout, and a timeout or cancellation closes it.
+ * Registration and closing are not cancellable, so a cancelled run never
+ * leaves an open wait behind. New code path: no existing history reaches it.
+ */
+async function waitForEvent(
+  input: TaskWorkflowInput,
+  config: Extract<TaskWorkflowInput['task'], { type: 'wait_for_event' }>['config'],
+  workflowId: string,
+): Promise<unknown> {
+  let received: EventWaitMatchedSignal | undefined;
+  // Set before the wait is registered: a signal can only follow the registration, and none is missed.
+  setHandler(eventWaitMatchedSignal, (signal) => {
+    if (received === undefined && signal.waitId === workflowId) received = signal;
+  });
+  const waits = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
+  const timeoutMs = parseDurationMs(config.timeout);
+  const registered = await CancellationScope.nonCancellable(() =>
+    waits.registerEventWait({
+      waitId: workflowId,
+      runId: input.runId,
+      activityId: input.context.activity.id,
+      taskIndex: input.index,
+      eventType: config.event_type,
+      ...(config.match === undefined ? {} : { match: config.match }),
+      ...(input.context.event === undefined ? {} : { triggerEvent: input.context.event }),
+      timeoutMs,
+    }),
+  );
+  // A registration repeated (a reset) finds the wait already decided.
+  if (registered.status === 'matched') return matchedResult(registered);
+  if (registered.status !== 'waiting') return TIMED_OUT;
+  let arrived: boolean;
+  try {
+    arrived = await condition(() => received !== undefined, timeoutMs);
+  } catch (error) {
+    if (isCancellation(error))
+      await CancellationScope.nonCancellable(() => waits.closeEventWait({ waitId: workflowId, status: 'cancelled' }));
+    throw error;
+  }
+  if (arrived && received !== undefined) return envelopeResult(received.event);
+  const closed = await CancellationScope.nonCancellable(() =>
+    waits.closeEventWait({ waitId: workflowId, status: 'timed_out' }),
+  );
+  // An event matched just before the timeout: its signal is on its way, and the match stands.
+  if (closed.status === 'matched')
+    return received === undefined ? matchedResult(closed) : envelopeResult(received.event);
+  return TIMED_OUT;
 }

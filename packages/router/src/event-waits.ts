@@ -1,0 +1,176 @@
+import type { EventEnvelope, Logger } from '@activity-core/contracts';
+import type { EventWaitRow, EventWaitsRepository, WaitCandidate, WaitScanDecision } from '@activity-core/db';
+import { compileMatchExpression, evaluateMatch, type CompileFilterResult } from '@activity-core/filters';
+import { isTemporalUnreachable, type WaitSignaller } from '@activity-core/temporal/client';
+import type { AvailabilityGate } from './availability-gate';
+
+/**
+ * wait_for_event: an accepted event resumes the `wait_for_event` tasks
+ * waiting for its type whose match expression it satisfies. Per event one
+ * scan of the open waits registered before it was accepted, recorded with
+ * its matches in one transaction (a wait takes the first event that matches
+ * it); then each matched task workflow is signalled. Signals Temporal did
+ * not take stay pending, and the event stays pending with them, so the
+ * dispatcher retries them as it retries routes. See docs/wait-for-event.md.
+ */
+
+/** What `trigger.event` reads for a run not started by an event: every field empty, so reading its data fails. */
+const NO_TRIGGER_EVENT: EventEnvelope = { event_id: '', event_type: '', source: '', occurred_at: '', data: {} };
+
+const compiled = new Map<string, CompileFilterResult>();
+const COMPILED_CACHE_SIZE = 1_000;
+
+function compiledMatch(expression: string): CompileFilterResult {
+  let result = compiled.get(expression);
+  if (result === undefined) {
+    result = compileMatchExpression(expression);
+    if (compiled.size >= COMPILED_CACHE_SIZE) compiled.delete(compiled.keys().next().value as string);
+    compiled.set(expression, result);
+  }
+  return result;
+}
+
+function isEnvelope(value: unknown): value is EventEnvelope {
+  return (
+    typeof value === 'object' && value !== null && typeof (value as { event_type?: unknown }).event_type === 'string'
+  );
+}
+
+/**
+ * Which of `candidates` (open waits for the event's type) `event` matches.
+ * A wait without a match expression takes any event of its type; one whose
+ * expression fails on this event (a missing key) is not matched and is
+ * counted in `errors`.
+ */
+export function decideWaitMatches(event: EventEnvelope, candidates: readonly WaitCandidate[]): WaitScanDecision {
+  const decision: WaitScanDecision = { matched: [], errors: 0 };
+  for (const candidate of candidates) {
+    if (candidate.match === null) {
+      decision.matched.push({ waitId: candidate.waitId, detail: 'no match expression: the first event of the type' });
+      continue;
+    }
+    const expression = compiledMatch(candidate.match);
+    if (!expression.ok) {
+      decision.errors += 1;
+      continue;
+    }
+    const trigger = { event: isEnvelope(candidate.triggerEvent) ? candidate.triggerEvent : NO_TRIGGER_EVENT };
+    const outcome = evaluateMatch(expression.filter, { event, trigger });
+    if (outcome.outcome === 'match')
+      decision.matched.push({ waitId: candidate.waitId, detail: `matched: ${candidate.match}`.slice(0, 1_000) });
+    else if (outcome.outcome === 'error') decision.errors += 1;
+  }
+  return decision;
+}
+
+export interface EventWaitsDeps {
+  eventWaits: Pick<EventWaitsRepository, 'state' | 'scan' | 'settleSignal'>;
+  signaller: Pick<WaitSignaller, 'signal'>;
+  logger: Logger;
+  /** Most open waits one event is matched against; the scan records when there were more. @default 1000 */
+  maxWaitsPerEvent?: number;
+}
+
+/** Why some of an event's wait work is not done yet (the event stays pending for the dispatcher). */
+export interface EventWaitsFailure {
+  message: string;
+  /** True when Temporal did not answer (the gate's retry window applies rather than per-event backoff). */
+  unreachable: boolean;
+}
+
+export function createEventWaits(deps: EventWaitsDeps) {
+  const maxWaits = deps.maxWaitsPerEvent ?? 1_000;
+
+  return {
+    /**
+     * Scans the open waits (once per event), then signals every task this
+     * event matched whose signal is still pending. Never throws: what could
+     * not be done is returned, and stays recorded as pending. `quick` with
+     * `waitsOpen` false skips everything: a just-accepted event of a type no
+     * wait was open for (the accept looked in the same statement).
+     */
+    async process(
+      envelope: EventEnvelope,
+      gate: AvailabilityGate,
+      options: { quick: boolean; waitsOpen: boolean; timeoutMs: number; probeTimeoutMs: number },
+    ): Promise<EventWaitsFailure | undefined> {
+      if (options.quick && !options.waitsOpen) return undefined;
+      let failure: EventWaitsFailure | undefined;
+      let pending: EventWaitRow[];
+      let scanned: boolean;
+      try {
+        // A just-accepted event (its accept saw an open wait) has no record yet: nothing to read.
+        ({ pending, scanned } = options.quick
+          ? { pending: [], scanned: false }
+          : await deps.eventWaits.state(envelope.event_id));
+      } catch (error) {
+        deps.logger.warn(
+          { eventId: envelope.event_id, err: error },
+          'wait_for_event: could not read the wait state; the dispatcher will retry',
+        );
+        return { message: (error as Error).message, unreachable: false };
+      }
+      if (!scanned) {
+        try {
+          const fresh = await deps.eventWaits.scan({
+            eventId: envelope.event_id,
+            eventType: envelope.event_type,
+            maxWaits,
+            decide: (candidates) => decideWaitMatches(envelope, candidates),
+          });
+          if (fresh !== undefined) pending.push(...fresh);
+        } catch (error) {
+          failure = { message: (error as Error).message, unreachable: false };
+          deps.logger.warn(
+            { eventId: envelope.event_id, err: error },
+            'wait_for_event: scan failed; the dispatcher will retry',
+          );
+        }
+      }
+      for (const row of pending) {
+        const pass = gate.tryEnter();
+        if (pass === undefined) {
+          failure ??= {
+            message: 'Temporal is unreachable; resuming waits deferred until it answers',
+            unreachable: true,
+          };
+          continue;
+        }
+        let outcome: Awaited<ReturnType<WaitSignaller['signal']>>;
+        try {
+          outcome = await deps.signaller.signal(row.waitId, envelope, {
+            deadline: new Date(Date.now() + (pass.probe ? options.probeTimeoutMs : options.timeoutMs)),
+          });
+          gate.reachable(pass);
+        } catch (error) {
+          const unreachable = isTemporalUnreachable(error);
+          if (unreachable) gate.unreachable(pass);
+          else gate.reachable(pass);
+          failure = { message: (error as Error).message, unreachable: unreachable && (failure?.unreachable ?? true) };
+          deps.logger.warn(
+            { eventId: envelope.event_id, waitId: row.waitId, err: error },
+            'wait_for_event: task not signalled; the dispatcher will retry',
+          );
+          continue;
+        }
+        try {
+          // Lost, the row stays pending: the retry signals again, and the task ignores a repeat.
+          await deps.eventWaits.settleSignal(row.waitId, outcome);
+          deps.logger.info(
+            { eventId: envelope.event_id, waitId: row.waitId, outcome },
+            'wait_for_event: waiting task resumed',
+          );
+        } catch (error) {
+          failure = { message: (error as Error).message, unreachable: false };
+          deps.logger.warn(
+            { eventId: envelope.event_id, waitId: row.waitId, err: error },
+            'wait_for_event: could not record the signal; the dispatcher will retry',
+          );
+        }
+      }
+      return failure;
+    },
+  };
+}
+
+export type EventWaits = ReturnType<typeof createEventWaits>;
