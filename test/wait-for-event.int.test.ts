@@ -212,11 +212,76 @@ describe('wait_for_event', () => {
       result: { status: 'timed_out' },
       wait: { status: 'timed_out', matched_event_id: null, signal: null },
     });
+    // An ended wait keeps no copy of its run's trigger event (event retention then forgets it with the event).
+    const copies = await stack.sql.query(`SELECT trigger_event FROM event_waits WHERE run_id = $1`, [runT]);
+    expect(copies.rows).toEqual([{ trigger_event: null }]);
     expect(await seenByNextTask(runT)).toEqual({ status: 'timed_out' });
     // An event after the timeout finds nothing open.
     expect((await post(order('evt_paid_t', 'order.paid', 'T'))).statusCode).toBe(202);
     expect((await getJson('/v1/events/evt_paid_t')).waits.resumed).toEqual([]);
     await replayAndRecord('task-workflow-wait-for-event-timed-out', taskWorkflowId(runT, 'wait_for_event', 0));
+  });
+
+  test('one event examines at most 1,000 open waits, oldest first, a page at a time; the rest keep waiting; ended waits keep no trigger copy', async () => {
+    // 1,001 open waits of rows the test writes itself (their task workflows do not exist: a signal finds them closed).
+    await stack.sql.query(
+      `INSERT INTO event_waits (wait_id, run_id, activity_id, task_index, event_type, match, trigger_event, expires_at)
+       SELECT 'bulk-' || lpad(n::text, 4, '0'), gen_random_uuid(), gen_random_uuid(), 0, 'bulk.paid',
+              'event.data.k == trigger.event.data.k',
+              jsonb_build_object('event_id', 'bulk-trigger-' || n, 'event_type', 'bulk.created', 'source', 'shop',
+                                 'occurred_at', '2026-03-01T09:00:00Z',
+                                 'data', jsonb_build_object('k', CASE WHEN n IN (150, 1000, 1001) THEN 'hit' ELSE 'miss-' || n END)),
+              now() + interval '1 hour'
+       FROM generate_series(1, 1001) AS n`,
+    );
+    // One more whose timeout passed without its task closing it (no worker ran, or the workflow was terminated).
+    await stack.sql.query(
+      `INSERT INTO event_waits (wait_id, run_id, activity_id, task_index, event_type, match, registered_at, expires_at)
+       VALUES ('bulk-expired', gen_random_uuid(), gen_random_uuid(), 0, 'bulk.paid', NULL,
+               now() - interval '2 minutes', now() - interval '1 minute')`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await post({ ...order('evt_bulk_paid', 'bulk.paid', 'B'), data: { k: 'hit' } })).statusCode).toBe(202);
+    const log = await waitFor('the bulk event routed', async () => {
+      const event = await getJson('/v1/events/evt_bulk_paid');
+      return event.routing_state === 'routed' ? event : undefined;
+    });
+    // Waits 150 (second page) and 1,000 (the last examined) matched; 1,001 is past the cap and still waits.
+    expect(log.waits.scan).toMatchObject({ examined: 1_000, capped: true, matched: 2, errors: 0 });
+    expect(log.waits.resumed.map((wait: { wait_id: string }) => wait.wait_id)).toEqual(['bulk-0150', 'bulk-1000']);
+    const rows = await stack.sql.query(
+      `SELECT wait_id, status, trigger_event IS NULL AS dropped FROM event_waits
+       WHERE wait_id IN ('bulk-0149', 'bulk-0150', 'bulk-1000', 'bulk-1001', 'bulk-expired') ORDER BY wait_id`,
+    );
+    expect(rows.rows).toEqual([
+      { wait_id: 'bulk-0149', status: 'waiting', dropped: false },
+      { wait_id: 'bulk-0150', status: 'matched', dropped: true },
+      { wait_id: 'bulk-1000', status: 'matched', dropped: true },
+      { wait_id: 'bulk-1001', status: 'waiting', dropped: false },
+      // Past its timeout: no event ends it (its task answers timed_out when it closes it).
+      { wait_id: 'bulk-expired', status: 'waiting', dropped: true },
+    ]);
+    await stack.sql.query(
+      `UPDATE event_waits SET status = 'cancelled' WHERE event_type = 'bulk.paid' AND status = 'waiting'`,
+    );
+  });
+
+  test('an event of a type only expired waits are open for is not held for them', async () => {
+    await stack.sql.query(
+      `INSERT INTO event_waits (wait_id, run_id, activity_id, task_index, event_type, registered_at, expires_at)
+       VALUES ('stale-wait', gen_random_uuid(), gen_random_uuid(), 0, 'stale.paid', now() - interval '2 minutes',
+               now() - interval '1 minute')`,
+    );
+    expect((await post(order('evt_stale_paid', 'stale.paid', 'S'))).statusCode).toBe(202);
+    // Stored routed by the accept itself (no route, no wait it could end), not pending for a scan.
+    const stored = await stack.sql.query(
+      `SELECT routing_state, routed_at = received_at AS at_accept FROM events WHERE event_id = 'evt_stale_paid'`,
+    );
+    expect(stored.rows).toEqual([{ routing_state: 'routed', at_accept: true }]);
+    expect((await getJson('/v1/events/evt_stale_paid')).waits).toEqual({ scan: null, resumed: [] });
+    expect((await stack.sql.query(`SELECT status FROM event_waits WHERE wait_id = 'stale-wait'`)).rows).toEqual([
+      { status: 'waiting' },
+    ]);
   });
 
   test('a run waiting while its worker stops is resumed by the event on a new worker', async () => {

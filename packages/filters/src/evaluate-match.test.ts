@@ -51,3 +51,19 @@ describe('match expressions (cancel_on)', () => {
     expect(compileMatchExpression('"text"').ok).toBe(false);
   });
 });
+
+describe('match expressions under a caller’s budget', () => {
+  it('report what an evaluation spent, and stop one at a limit lower than the filters’', () => {
+    const expression = compiled('event.data.items.exists(i, i == "needle")');
+    const bindings = {
+      event: envelope({ items: Array.from({ length: 10_000 }, (_, i) => `item-${i}`) }),
+      trigger: { event: envelope({}) },
+    };
+    let spent = 0;
+    expect(evaluateMatch(expression, bindings, { spent: (units) => (spent = units) }).outcome).toBe('no_match');
+    expect(spent).toBeGreaterThan(10_000);
+    const cut = evaluateMatch(expression, bindings, { limit: 1_000, spent: (units) => (spent = units) });
+    expect(cut).toMatchObject({ outcome: 'error', message: expect.stringContaining('cost limit of 1000') });
+    expect(spent).toBe(1_000);
+  });
+});

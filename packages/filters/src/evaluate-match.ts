@@ -22,16 +22,28 @@ const asMap = (envelope: FilterableEnvelope): Record<string, unknown> => ({
   data: envelope.data,
 });
 
+/** How much one match evaluation may spend, and where to report what it spent. */
+export interface MatchBudget {
+  /** Units this evaluation may spend (at most, and by default, MAX_FILTER_EVALUATION_COST). */
+  readonly limit?: number;
+  /** Told the units spent (the whole limit when it ran out), so a caller can bound many evaluations together. */
+  readonly spent?: (units: number) => void;
+}
+
 /**
  * Evaluates a compiled match expression (`compileMatchExpression`) under the
  * same counted cost budget and CEL semantics as a filter (a missing key is an
  * `error`, not `false`). Never throws.
  */
-export function evaluateMatch(expression: CompiledFilter, bindings: MatchBindings): FilterOutcome {
+export function evaluateMatch(
+  expression: CompiledFilter,
+  bindings: MatchBindings,
+  budget: MatchBudget = {},
+): FilterOutcome {
   const program = programOf(expression);
   if (program === undefined)
     return { outcome: 'error', message: 'not a compiled expression: use compileMatchExpression() to make one' };
-  const meter = new CostMeter(MAX_FILTER_EVALUATION_COST);
+  const meter = new CostMeter(Math.min(budget.limit ?? MAX_FILTER_EVALUATION_COST, MAX_FILTER_EVALUATION_COST));
   try {
     const bound = { event: asMap(bindings.event), trigger: { event: asMap(bindings.trigger.event) } };
     const result = withMeter(meter, () => program.run(bound));
@@ -51,5 +63,7 @@ export function evaluateMatch(expression: CompiledFilter, bindings: MatchBinding
     };
   } catch (error) {
     return { outcome: 'error', message: error instanceof Error ? error.message : String(error) };
+  } finally {
+    budget.spent?.(meter.limit - meter.remaining);
   }
 }

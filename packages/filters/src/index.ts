@@ -18,7 +18,7 @@ export { evaluateFilter } from './evaluate-filter';
 export type { FilterOutcome } from './evaluate-filter';
 export { evaluateKey, MAX_KEY_LENGTH } from './evaluate-key';
 export { evaluateMatch } from './evaluate-match';
-export type { MatchBindings } from './evaluate-match';
+export type { MatchBindings, MatchBudget } from './evaluate-match';
 export type { KeyOutcome } from './evaluate-key';
 export { FilterExpression } from './filter-expression-schema';
 export {

@@ -1,6 +1,11 @@
 import type { EventEnvelope, Logger } from '@activity-core/contracts';
 import type { EventWaitRow, EventWaitsRepository, WaitCandidate, WaitScanDecision } from '@activity-core/db';
-import { compileMatchExpression, evaluateMatch, type CompileFilterResult } from '@activity-core/filters';
+import {
+  compileMatchExpression,
+  evaluateMatch,
+  MAX_FILTER_EVALUATION_COST,
+  type CompileFilterResult,
+} from '@activity-core/filters';
 import { isTemporalUnreachable, type WaitSignaller } from '@activity-core/temporal/client';
 import type { AvailabilityGate } from './availability-gate';
 
@@ -37,14 +42,44 @@ function isEnvelope(value: unknown): value is EventEnvelope {
 }
 
 /**
+ * Most cost units (the filters' counted units) one event's scan spends on
+ * all the match expressions it evaluates together. Each expression keeps its
+ * own limit (MAX_FILTER_EVALUATION_COST); this one bounds their sum, which
+ * would otherwise grow with the number of open waits (up to 1,000 of them,
+ * one per run the event senders started). Ordinary expressions spend tens of
+ * units, so 1,000 of them stay far below it; the adversarial worst case is
+ * about twice one filter's (some 0.8 s on the 2-vCPU dev container). When it
+ * is spent, the rest of the waits are not examined (the scan is `capped`)
+ * and keep waiting for a later event.
+ * @default 10_000_000
+ */
+export const MAX_WAIT_SCAN_COST = 2 * MAX_FILTER_EVALUATION_COST;
+
+/** What is left of one scan's MAX_WAIT_SCAN_COST, shared by the pages of candidates it decides. */
+export interface WaitScanBudget {
+  remaining: number;
+}
+
+/**
  * Which of `candidates` (open waits for the event's type) `event` matches.
  * A wait without a match expression takes any event of its type; one whose
  * expression fails on this event (a missing key) is not matched and is
- * counted in `errors`.
+ * counted in `errors`. Evaluations spend `budget` (a fresh
+ * MAX_WAIT_SCAN_COST when absent); once it cannot pay for a wait's whole
+ * evaluation, that wait and the rest are left unexamined (`examined` says how
+ * many were).
  */
-export function decideWaitMatches(event: EventEnvelope, candidates: readonly WaitCandidate[]): WaitScanDecision {
-  const decision: WaitScanDecision = { matched: [], errors: 0 };
-  for (const candidate of candidates) {
+export function decideWaitMatches(
+  event: EventEnvelope,
+  candidates: readonly WaitCandidate[],
+  budget: WaitScanBudget = { remaining: MAX_WAIT_SCAN_COST },
+): WaitScanDecision {
+  const decision: WaitScanDecision = { matched: [], errors: 0, examined: candidates.length };
+  for (const [index, candidate] of candidates.entries()) {
+    if (budget.remaining <= 0) {
+      decision.examined = index;
+      break;
+    }
     if (candidate.match === null) {
       decision.matched.push({ waitId: candidate.waitId, detail: 'no match expression: the first event of the type' });
       continue;
@@ -55,7 +90,15 @@ export function decideWaitMatches(event: EventEnvelope, candidates: readonly Wai
       continue;
     }
     const trigger = { event: isEnvelope(candidate.triggerEvent) ? candidate.triggerEvent : NO_TRIGGER_EVENT };
-    const outcome = evaluateMatch(expression.filter, { event, trigger });
+    const limit = Math.min(MAX_FILTER_EVALUATION_COST, budget.remaining);
+    let spent = 0;
+    const outcome = evaluateMatch(expression.filter, { event, trigger }, { limit, spent: (units) => (spent = units) });
+    budget.remaining -= spent;
+    if (outcome.outcome === 'error' && spent >= limit && limit < MAX_FILTER_EVALUATION_COST) {
+      // Stopped by what was left of the scan's budget, not by its own limit: this wait was not examined.
+      decision.examined = index;
+      break;
+    }
     if (outcome.outcome === 'match')
       decision.matched.push({ waitId: candidate.waitId, detail: `matched: ${candidate.match}`.slice(0, 1_000) });
     else if (outcome.outcome === 'error') decision.errors += 1;
@@ -112,13 +155,20 @@ export function createEventWaits(deps: EventWaitsDeps) {
       }
       if (!scanned) {
         try {
+          // One budget for the whole scan: its pages of candidates share it.
+          const budget: WaitScanBudget = { remaining: MAX_WAIT_SCAN_COST };
           const fresh = await deps.eventWaits.scan({
             eventId: envelope.event_id,
             eventType: envelope.event_type,
             maxWaits,
-            decide: (candidates) => decideWaitMatches(envelope, candidates),
+            decide: (candidates) => decideWaitMatches(envelope, candidates, budget),
           });
           if (fresh !== undefined) pending.push(...fresh);
+          // Another dispatch of this event (a concurrent dispatcher, another API process) made the scan:
+          // its marker insert waited for that commit, so the matches are visible now. That process may die
+          // before it signals them, and this one would then settle the event with matches never signalled
+          // (their runs left waiting until their timeout): signal the pending ones too (a repeat is ignored).
+          else pending = (await deps.eventWaits.state(envelope.event_id)).pending;
         } catch (error) {
           failure = { message: (error as Error).message, unreachable: false };
           deps.logger.warn(

@@ -19,7 +19,16 @@ export interface WaitCandidate {
 export interface WaitScanDecision {
   matched: { waitId: string; detail: string }[];
   errors: number;
+  /**
+   * How many of the candidates, in order, were examined; fewer than given when
+   * the scan's evaluation budget ran out (the rest are left waiting, and the
+   * scan is recorded as capped). Absent: all of them.
+   */
+  examined?: number;
 }
+
+/** Open waits read (and decided) at a time, so one scan never holds more than this many trigger events in memory. */
+const SCAN_PAGE_SIZE = 100;
 
 export interface RegisterWaitInput {
   waitId: string;
@@ -88,7 +97,7 @@ export function createEventWaitsRepository(db: Db) {
     async close(waitId: string, status: 'timed_out' | 'cancelled'): Promise<WaitState> {
       await db
         .update(eventWaits)
-        .set({ status, closedAt: sql`now()`, updatedAt: sql`now()` })
+        .set({ status, triggerEvent: null, closedAt: sql`now()`, updatedAt: sql`now()` })
         .where(and(eq(eventWaits.waitId, waitId), eq(eventWaits.status, 'waiting')));
       // A wait never registered (cancelled before its registration ran) has nothing to close.
       return (await stateOf(waitId)) ?? { status, matchedEventId: null, matchedEvent: null };
@@ -131,26 +140,66 @@ export function createEventWaitsRepository(db: Db) {
           .onConflictDoNothing()
           .returning({ eventId: eventWaitScans.eventId });
         if (marker === undefined) return undefined;
-        const rows = await tx
-          .select({ waitId: eventWaits.waitId, match: eventWaits.match, triggerEvent: eventWaits.triggerEvent })
-          .from(eventWaits)
-          .where(
-            and(
-              eq(eventWaits.eventType, input.eventType),
-              eq(eventWaits.status, 'waiting'),
-              sql`${eventWaits.registeredAt} < (SELECT ${events.receivedAt} FROM ${events} WHERE ${events.eventId} = ${input.eventId})`,
-            ),
-          )
-          .orderBy(asc(eventWaits.registeredAt), asc(eventWaits.waitId))
-          .limit(input.maxWaits + 1);
-        if (rows.length === 0) {
-          // Nothing was open for it: no record (a later look would find the same), and the log says no scan.
-          await tx.delete(eventWaitScans).where(eq(eventWaitScans.eventId, input.eventId));
-          return [];
+        // Pages of open waits, oldest first, each decided before the next is read: a page's trigger
+        // events (each up to the event size limit) are all one scan holds in memory at once.
+        const decided: WaitScanDecision = { matched: [], errors: 0 };
+        let examined = 0;
+        let capped = false;
+        let after: { registeredAt: Date; waitId: string } | undefined;
+        for (;;) {
+          const want = Math.min(SCAN_PAGE_SIZE, input.maxWaits - examined);
+          const rows = await tx
+            .select({
+              waitId: eventWaits.waitId,
+              match: eventWaits.match,
+              triggerEvent: eventWaits.triggerEvent,
+              registeredAt: eventWaits.registeredAt,
+            })
+            .from(eventWaits)
+            .where(
+              and(
+                eq(eventWaits.eventType, input.eventType),
+                eq(eventWaits.status, 'waiting'),
+                // Registered before the event was accepted, and not yet expired when it was: an event after the
+                // timeout never ends the wait, even if its task has not closed the row yet (no worker ran, or the
+                // workflow was terminated and never will).
+                sql`(SELECT ${events.receivedAt} FROM ${events} WHERE ${events.eventId} = ${input.eventId}) > ${eventWaits.registeredAt}`,
+                sql`(SELECT ${events.receivedAt} FROM ${events} WHERE ${events.eventId} = ${input.eventId}) < ${eventWaits.expiresAt}`,
+                after === undefined
+                  ? undefined
+                  : sql`(${eventWaits.registeredAt}, ${eventWaits.waitId}) > (${after.registeredAt.toISOString()}::timestamptz, ${after.waitId}::text)`,
+              ),
+            )
+            .orderBy(asc(eventWaits.registeredAt), asc(eventWaits.waitId))
+            .limit(want + 1);
+          if (rows.length === 0 && examined === 0) {
+            // Nothing was open for it: no record (a later look would find the same), and the log says no scan.
+            await tx.delete(eventWaitScans).where(eq(eventWaitScans.eventId, input.eventId));
+            return [];
+          }
+          if (want === 0) {
+            // At the most waits one event is matched against: the rest keep waiting for a later event.
+            capped = rows.length > 0;
+            break;
+          }
+          const candidates = rows.slice(0, want);
+          const decision = input.decide(
+            candidates.map(({ waitId, match, triggerEvent }) => ({ waitId, match, triggerEvent })),
+          );
+          decided.matched.push(...decision.matched);
+          decided.errors += decision.errors;
+          const looked = decision.examined ?? candidates.length;
+          examined += looked;
+          if (looked < candidates.length) {
+            // The scan's evaluation budget ran out: the rest keep waiting for a later event.
+            capped = true;
+            break;
+          }
+          if (rows.length <= want) break;
+          const last = candidates[candidates.length - 1]!;
+          after = { registeredAt: last.registeredAt, waitId: last.waitId };
         }
-        const capped = rows.length > input.maxWaits;
-        const candidates = rows.slice(0, input.maxWaits);
-        const decision = input.decide(candidates);
+        const decision = decided;
         let matched: EventWaitRow[] = [];
         if (decision.matched.length > 0) {
           const details = new Map(decision.matched.map((entry) => [entry.waitId, entry.detail]));
@@ -169,6 +218,8 @@ export function createEventWaitsRepository(db: Db) {
               matchedEventId: input.eventId,
               signalState: 'pending',
               detail: detailCase,
+              // Only an open wait's match reads it: a closed wait keeps no copy of its run's trigger event.
+              triggerEvent: null,
               closedAt: sql`now()`,
               updatedAt: sql`now()`,
             })
@@ -178,7 +229,7 @@ export function createEventWaitsRepository(db: Db) {
         }
         await tx
           .update(eventWaitScans)
-          .set({ examined: candidates.length, capped, matched: matched.length, errors: decision.errors })
+          .set({ examined, capped, matched: matched.length, errors: decision.errors })
           .where(eq(eventWaitScans.eventId, input.eventId));
         return matched;
       });

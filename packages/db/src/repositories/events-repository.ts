@@ -195,7 +195,7 @@ export function createEventsRepository(db: Db) {
           SELECT ${definitionsVersion.version} AS version FROM ${definitionsVersion} WHERE ${definitionsVersion.id} = 1
         ), waits_open AS (
           SELECT EXISTS (
-            SELECT 1 FROM ${eventWaits} w WHERE w.event_type = ${envelope.event_type}::text AND w.status = 'waiting'
+            SELECT 1 FROM ${eventWaits} w WHERE w.event_type = ${envelope.event_type}::text AND w.status = 'waiting' AND w.expires_at > now()
           ) AS open
         ), new_event AS (
           INSERT INTO ${events} (event_id, source, event_type, subject, occurred_at, payload, fingerprint, id_origin, credential, hops, routing_state, routed_at, next_attempt_at)
