@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cronOverlapCoordinatorWorkflowId } from '@activity-core/contracts';
 import { recordGoldenHistory } from './golden-histories';
@@ -96,6 +98,8 @@ describe('cron overlap policies applied to runs', () => {
         },
         60_000,
       );
+      // `running` is recorded as the run takes the slot, a moment before its task calls the target.
+      await waitFor('the first run to call the target', async () => (gated.callers().length > 0 ? true : undefined));
       expect(gated.callers()).toEqual([first.run_id]);
       expect(skipped.error).toEqual({
         type: 'overlap',
@@ -304,6 +308,42 @@ describe('cron overlap policies applied to runs', () => {
     }
   }, 120_000);
 
+  test('buffer_all: a buffered run cancelled through the API leaves the queue without running, and the next one runs', async () => {
+    const gated = await startGatedTarget();
+    const id = await cronActivity(stack, 'overlap-cancel-waiting', httpTask(gated.target.url), 'buffer_all');
+    try {
+      const [first, cancelled, next] = await waitFor(
+        'one run holding the slot and two buffered',
+        async () => {
+          const runs = await runsOf(stack, id);
+          return runs[0]?.status === 'running' &&
+            runs[1]?.status === 'waiting_for_slot' &&
+            runs[2]?.status === 'waiting_for_slot'
+            ? runs
+            : undefined;
+        },
+        60_000,
+      );
+      await disable(stack, id);
+      const cancel = await stack.api.server.inject({ method: 'POST', url: `/v1/runs/${cancelled!.run_id}/cancel` });
+      expect(cancel.statusCode, cancel.body).toBe(202);
+      expect(cancel.json()).toEqual({ run_id: cancelled!.run_id, cancel_requested: true });
+      await waitFor('the buffered run to be cancelled', async () => {
+        const run = (await runsOf(stack, id)).find((row) => row.run_id === cancelled!.run_id);
+        return run?.status === 'cancelled' ? true : undefined;
+      });
+      gated.open();
+      expect(await stack.client.workflow.getHandle(next!.workflow_id).result()).toMatchObject({ status: 'succeeded' });
+      expect(gated.callers().slice(0, 2)).toEqual([first!.run_id, next!.run_id]);
+      expect(gated.callers()).not.toContain(cancelled!.run_id);
+    } finally {
+      await disable(stack, id).catch(() => undefined);
+      gated.open();
+      await cancelOpenRuns(stack, id);
+      await gated.target.close();
+    }
+  }, 120_000);
+
   test('with a concurrency limit too, a cron run takes its overlap slot first and holds it while it waits for a concurrency slot', async () => {
     // Each call is held until the test releases that run.
     const releases = new Map<string, () => void>();
@@ -367,6 +407,21 @@ describe('cron overlap policies applied to runs', () => {
       await target.close();
     }
   }, 120_000);
+
+  test('the worked example of docs/schedules.md registers as written', async () => {
+    const doc = await readFile(join(process.cwd(), 'docs', 'schedules.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## Overlapping runs'));
+    const body = /-d '(\{[\s\S]*?\})'/.exec(section)?.[1];
+    expect(body).toBeDefined();
+    const created = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/activities',
+      payload: JSON.parse(body!),
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json().definition.triggers[0]).toMatchObject({ overlap: 'buffer_one' });
+    await disable(stack, created.json().id as string);
+  });
 
   test('an overlap policy that is not one of the five is refused with a 400 naming the field', async () => {
     const response = await stack.api.server.inject({

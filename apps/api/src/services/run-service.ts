@@ -144,7 +144,9 @@ export function createRunService(deps: {
     /** Requests cancellation; the workflow records `cancelled` itself when it stops. */
     async cancel(runId: string): Promise<{ run_id: string; cancel_requested: boolean }> {
       const row = await requireRun(runId);
-      if (row.status !== 'running') return { run_id: runId, cancel_requested: false };
+      // A run waiting for a slot (concurrency limit, overlap policy) is open too: cancelled, it leaves the queue.
+      if (row.status !== 'running' && row.status !== 'waiting_for_slot')
+        return { run_id: runId, cancel_requested: false };
       try {
         await deps.client.withDeadline(Date.now() + 5_000, () =>
           deps.client.workflow.getHandle(row.workflowId).cancel(),

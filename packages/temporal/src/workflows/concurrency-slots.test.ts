@@ -136,13 +136,68 @@ describe('cron overlap slots', () => {
 
   test('buffer_all: every overlapping run waits in order, up to the buffer limit', () => {
     const state = emptySlotState(1, 'queue');
-    requestSlot(state, fire('r0', 'buffer_all'));
-    for (let i = 1; i <= MAX_OVERLAP_BUFFER; i++) expect(requestSlot(state, fire(`r${i}`, 'buffer_all'))).toEqual([]);
-    expect(requestSlot(state, fire('late', 'buffer_all'))).toMatchObject([
-      { runWorkflowId: 'late', answer: 'skipped', reason: expect.stringContaining('1000 runs already wait') },
+    // Cron run ids end in a fixed-width fire time, so they sort as their fires: pad these the same way.
+    const r = (i: number) => `r${String(i).padStart(4, '0')}`;
+    requestSlot(state, fire(r(0), 'buffer_all'));
+    for (let i = 1; i <= MAX_OVERLAP_BUFFER; i++) expect(requestSlot(state, fire(r(i), 'buffer_all'))).toEqual([]);
+    expect(requestSlot(state, fire(r(MAX_OVERLAP_BUFFER + 1), 'buffer_all'))).toMatchObject([
+      {
+        runWorkflowId: r(MAX_OVERLAP_BUFFER + 1),
+        answer: 'skipped',
+        reason: expect.stringContaining('1000 runs already wait'),
+      },
     ]);
-    expect(releaseSlot(state, 'r0')).toEqual([{ runWorkflowId: 'r1', answer: 'granted' }]);
-    expect(releaseSlot(state, 'r1')).toEqual([{ runWorkflowId: 'r2', answer: 'granted' }]);
+    expect(releaseSlot(state, r(0))).toEqual([{ runWorkflowId: r(1), answer: 'granted' }]);
+    expect(releaseSlot(state, r(1))).toEqual([{ runWorkflowId: r(2), answer: 'granted' }]);
+  });
+
+  // A misfire catch-up starts the runs of several fires at once; their requests reach the coordinator in any order.
+  const at = (hour: number) => `activity-a:2026-03-02T${String(hour).padStart(2, '0')}:00:00+00:00`;
+
+  test('buffer_all: runs whose requests arrive out of fire order still wait and start in fire order', () => {
+    const state = emptySlotState(1, 'queue');
+    requestSlot(state, fire(at(9), 'buffer_all'));
+    for (const hour of [12, 10, 11]) expect(requestSlot(state, fire(at(hour), 'buffer_all'))).toEqual([]);
+    expect(state.queue).toEqual([at(10), at(11), at(12)]);
+    expect(releaseSlot(state, at(9))).toEqual([{ runWorkflowId: at(10), answer: 'granted' }]);
+  });
+
+  test('buffer_one: a run of an earlier fire that asks late takes the one place; the later waiting run is skipped', () => {
+    const state = emptySlotState(1, 'queue');
+    requestSlot(state, fire(at(9), 'buffer_one'));
+    expect(requestSlot(state, fire(at(11), 'buffer_one'))).toEqual([]);
+    expect(requestSlot(state, fire(at(10), 'buffer_one'))).toEqual([
+      {
+        runWorkflowId: at(11),
+        answer: 'skipped',
+        reason: `${at(9)} is still running and the earlier fire's run ${at(10)} waits for it; the trigger's overlap policy is buffer_one`,
+      },
+    ]);
+    expect(requestSlot(state, fire(at(12), 'buffer_one'))).toMatchObject([
+      { runWorkflowId: at(12), answer: 'skipped' },
+    ]);
+    expect(releaseSlot(state, at(9))).toEqual([{ runWorkflowId: at(10), answer: 'granted' }]);
+  });
+
+  test('cancel_other: the newest fire wins even when its request arrives first; an earlier one asking late cancels nothing', () => {
+    const state = emptySlotState(1, 'queue');
+    requestSlot(state, fire(at(9), 'cancel_other'));
+    expect(requestSlot(state, fire(at(11), 'cancel_other'))).toEqual([
+      { runWorkflowId: at(9), answer: 'cancel', by: at(11) },
+    ]);
+    expect(requestSlot(state, fire(at(10), 'cancel_other'))).toEqual([
+      {
+        runWorkflowId: at(10),
+        answer: 'skipped',
+        reason: `replaced by the newer run ${at(11)}; the trigger's overlap policy is cancel_other`,
+      },
+    ]);
+    expect(releaseSlot(state, at(9))).toEqual([{ runWorkflowId: at(11), answer: 'granted' }]);
+    // Nor does it cancel a newer holder.
+    expect(requestSlot(state, fire(at(8), 'cancel_other'))).toMatchObject([
+      { runWorkflowId: at(8), answer: 'skipped' },
+    ]);
+    expect(state).toMatchObject({ holders: [at(11)], queue: [], cancelling: [] });
   });
 
   test('cancel_other: the holder is asked to cancel once, the newest run waits and a run it replaces is skipped', () => {

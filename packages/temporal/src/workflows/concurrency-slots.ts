@@ -101,14 +101,25 @@ export function releaseSlot(state: SlotState, runWorkflowId: string): SlotAnswer
 }
 
 /**
+ * Whether the run `a` is of an earlier fire than `b`. The runs of one
+ * coordinator are cron runs of one activity, `activity-{activity_id}:{scheduled_for}`
+ * with the fixed-width `YYYY-MM-DDTHH:MM:SS+00:00` form, so their ids sort as
+ * their fire times. Runs started together (a misfire catch-up) ask in whatever
+ * order their requests happen to arrive; this keeps the queue in fire order anyway.
+ */
+const earlierFire = (a: string, b: string): boolean => a < b;
+
+/**
  * A cron run asks for its trigger's one slot. Temporal Schedules' overlap
  * policies, applied to runs: the slot is free → granted; otherwise
  * - `skip`: skipped;
- * - `buffer_one`: waits when nobody waits yet, else skipped (the first
- *   waiting run keeps its place; Temporal's BUFFER_ONE keeps the first buffered start);
- * - `buffer_all`: waits, in arrival order (skipped beyond MAX_OVERLAP_BUFFER waiting);
- * - `cancel_other`: waits, and the holder's cancellation is requested; a run
- *   that was already waiting is skipped, replaced by the newer one.
+ * - `buffer_one`: waits when nobody waits yet, else skipped: the earliest
+ *   fire keeps the one place (Temporal's BUFFER_ONE keeps the first buffered start);
+ * - `buffer_all`: waits, in fire order (skipped beyond MAX_OVERLAP_BUFFER waiting);
+ * - `cancel_other`: the newest fire wins: it waits, and the cancellation of an
+ *   earlier holder is requested; a run that was waiting is skipped, replaced
+ *   by the newer one; a run of an earlier fire than one already holding or
+ *   waiting (it asked late) is skipped and cancels nothing.
  * Repeated requests change nothing, as for concurrency slots.
  */
 function requestOverlapSlot(state: SlotState, id: string, overlap: OverlapMode): SlotEffect[] {
@@ -126,21 +137,33 @@ function requestOverlapSlot(state: SlotState, id: string, overlap: OverlapMode):
   switch (overlap) {
     case 'skip':
       return skipped(`${busy}; the trigger's overlap policy is skip`);
-    case 'buffer_one':
-      if (state.queue.length >= 1)
-        return skipped(
-          `${busy} and ${state.queue[0]} already waits for it; the trigger's overlap policy is buffer_one`,
-        );
+    case 'buffer_one': {
+      const waiting = state.queue[0];
+      if (waiting !== undefined && !earlierFire(id, waiting))
+        return skipped(`${busy} and ${waiting} already waits for it; the trigger's overlap policy is buffer_one`);
+      // Nobody waits, or a run of an earlier fire asked late: it takes the one place.
+      const effects: SlotEffect[] = state.queue.splice(0).map((later) => ({
+        runWorkflowId: later,
+        answer: 'skipped' as const,
+        reason: `${busy} and the earlier fire's run ${id} waits for it; the trigger's overlap policy is buffer_one`,
+      }));
       state.queue.push(id);
-      return grantFree(state);
-    case 'buffer_all':
+      return [...effects, ...grantFree(state)];
+    }
+    case 'buffer_all': {
       if (state.queue.length >= MAX_OVERLAP_BUFFER)
         return skipped(
           `${busy} and ${state.queue.length} runs already wait for it, the most the overlap policy buffer_all keeps`,
         );
-      state.queue.push(id);
+      const before = state.queue.findIndex((waiting) => earlierFire(id, waiting));
+      if (before === -1) state.queue.push(id);
+      else state.queue.splice(before, 0, id);
       return grantFree(state);
+    }
     case 'cancel_other': {
+      const newer = [...state.holders, ...state.queue].find((other) => earlierFire(id, other));
+      if (newer !== undefined)
+        return skipped(`replaced by the newer run ${newer}; the trigger's overlap policy is cancel_other`);
       const effects: SlotEffect[] = state.queue.splice(0).map((waiting) => ({
         runWorkflowId: waiting,
         answer: 'skipped' as const,
