@@ -21,6 +21,13 @@ export const BOOKKEEPING_OPTIONS: ActivityOptions = {
 export const LOCAL_BOOKKEEPING_PATCH = 'bookkeeping-as-local-activities';
 
 /**
+ * The `patched()` id of handing a local bookkeeping write that the worker
+ * cancelled (not the workflow) to the ordinary activity, instead of failing
+ * the run (see workflows/bookkeeping.ts). Never reuse it, never rename it.
+ */
+export const LOCAL_BOOKKEEPING_CANCEL_FALLBACK_PATCH = 'local-bookkeeping-worker-cancel-falls-back';
+
+/**
  * Bookkeeping as local activities: executed by the worker that runs the
  * workflow task, recorded as one marker event, no round trip through the
  * server. A write that fails is retried in the worker (0.25 s, 0.5 s, 1 s, …

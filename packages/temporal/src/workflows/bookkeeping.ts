@@ -1,6 +1,17 @@
-import { isCancellation, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  isCancellation,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { BOOKKEEPING_OPTIONS, LOCAL_BOOKKEEPING_OPTIONS, LOCAL_BOOKKEEPING_PATCH } from './activity-options';
+import {
+  BOOKKEEPING_OPTIONS,
+  LOCAL_BOOKKEEPING_CANCEL_FALLBACK_PATCH,
+  LOCAL_BOOKKEEPING_OPTIONS,
+  LOCAL_BOOKKEEPING_PATCH,
+} from './activity-options';
 
 /** A run's and a task's Postgres records: idempotent upserts (see activities/run-records.ts). */
 export type Bookkeeping = Pick<Activities, 'logRun' | 'recordTask' | 'setRunStatus'>;
@@ -57,7 +68,20 @@ async function localFirst<T>(attempt: () => Promise<T>, fallback: () => Promise<
     // Not `instanceof ActivityFailure`: the SDK (1.24) rejects with an ActivityFailure when
     // the local activity gives up live, but with its bare cause (e.g. a TimeoutFailure) when
     // the same marker is replayed; the decision must come out the same both times.
-    if (isCancellation(error)) throw error;
+    //
+    // A cancellation is the caller's only when the scope it runs in was cancelled. The worker
+    // also cancels local activities of its own accord — evicting a workflow from its cache
+    // (cache full, a workflow-task heartbeat that failed) while a write retries through a
+    // Postgres outage — and that outcome can reach the workflow as a recorded "Local Activity
+    // cancelled" marker. It says nothing about the run: the write goes to the ordinary activity,
+    // like a write that outlasted the local window. Every local write runs in a non-cancellable
+    // scope, so there a cancellation is always the worker's. Histories recorded before the patch
+    // keep failing the way they did.
+    if (
+      isCancellation(error) &&
+      (CancellationScope.current().consideredCancelled || !patched(LOCAL_BOOKKEEPING_CANCEL_FALLBACK_PATCH))
+    )
+      throw error;
     return await fallback();
   }
 }
