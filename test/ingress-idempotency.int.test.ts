@@ -118,8 +118,9 @@ describe('how long event ids are remembered', () => {
     expect(routes.rows[0].n).toBe(0);
     expect((await stack.api.server.inject({ method: 'GET', url: '/v1/events/old-routed' })).statusCode).toBe(404);
 
-    // After expiry the id is new to the API, but Temporal still remembers the
-    // run (within the namespace retention): no second run starts.
+    // After expiry the id is new to the API, but the run it started is still
+    // recorded in activity_runs (never swept): the route is a duplicate and no
+    // second run starts.
     const again = (await post(event('old-routed'))).json();
     expect(again.status).toBe('accepted');
     expect(again.runs).toEqual([

@@ -229,7 +229,8 @@ export const eventRoutes =
         config: { auth: 'management' },
         schema: {
           tags,
-          summary: 'An accepted event and its routing decisions',
+          summary:
+            'An accepted event, its routing decisions, the runs it cancelled (cancel_on) and the waits it resumed',
           params: z.object({ event_id: z.string().min(1) }),
           response: { 200: StoredEvent, 401: Problem, 404: Problem, 429: Problem },
         },

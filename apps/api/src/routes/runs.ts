@@ -143,7 +143,10 @@ export const runRoutes =
         config,
         schema: {
           tags,
-          summary: 'Request cancellation of a running run',
+          summary: 'Request cancellation of a run that is running or waiting for a slot',
+          description:
+            "A run `waiting_for_slot` (behind a concurrency limit or its cron trigger's overlap policy) leaves the queue without starting a task. " +
+            'Any other status, or a workflow Temporal has already closed, answers `cancel_requested: false` and sends nothing.',
           params: RunParams,
           response: { 202: z.object({ run_id: z.string(), cancel_requested: z.boolean() }), ...errors },
         },

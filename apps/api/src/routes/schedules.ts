@@ -113,7 +113,8 @@ export const scheduleRoutes =
         config,
         schema: {
           tags,
-          summary: 'Run every nominal fire time in [start, end] that has no run yet (safe to repeat)',
+          summary:
+            'Run every nominal fire time in [start, end] that has no run yet; with rerun_failed, re-run those whose run failed (safe to repeat)',
           params: IdParams,
           body: BackfillRequest,
           response: { 200: BackfillResponse, ...errors },
