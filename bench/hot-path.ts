@@ -3,6 +3,7 @@
  *
  *   npm run bench:hot-path -- [--rounds 3] [--events 300] [--concurrency 32] [--latency 50]
  *                             [--backlog 900] [--memory-runs 1000] [--built] [--pause-worker] [--timeout-min 30]
+ *                             [--task-queue-partitions N]
  *
  * Starts its own Temporal dev server and embedded Postgres, applies the migrations, then runs
  * the API and one worker as separate node processes (their real entry points: the sources
@@ -61,6 +62,8 @@ const latencyEvents = flag('latency', 50);
 const backlogEvents = flag('backlog', 900);
 const memoryRuns = flag('memory-runs', 1000);
 const timeoutMs = flag('timeout-min', 30) * 60_000;
+/** `--task-queue-partitions N`: the dev server's task queue partitions (Temporal's default is 4). */
+const partitions = process.argv.includes('--task-queue-partitions') ? flag('task-queue-partitions', 4) : undefined;
 const root = process.cwd();
 const distApi = join(root, 'dist', 'api', 'main.js');
 const distWorker = join(root, 'dist', 'worker', 'main.js');
@@ -277,7 +280,18 @@ async function main(): Promise<void> {
   log(`starting Postgres and the Temporal dev server (${mode})…`);
   [postgres, temporal] = await Promise.all([
     startEmbeddedPostgres({ dataDir: join(scratch, 'pg'), persistent: false }),
-    startTemporalDevServer({ cliPath: cli, dynamicConfig: { 'limit.maxIDLength': 255 } }),
+    startTemporalDevServer({
+      cliPath: cli,
+      dynamicConfig: {
+        'limit.maxIDLength': 255,
+        ...(partitions === undefined
+          ? {}
+          : {
+              'matching.numTaskqueueReadPartitions': partitions,
+              'matching.numTaskqueueWritePartitions': partitions,
+            }),
+      },
+    }),
   ]);
   const admin = new pg.Client({ connectionString: postgres.url });
   await admin.connect();
@@ -553,7 +567,7 @@ async function main(): Promise<void> {
       `build: dist/ written ${statSync(distApi).mtime.toISOString()} (rebuild with \`npm run build\` after changing the sources)`,
     );
   out.push(
-    `stack: Temporal dev server (in-memory SQLite) + embedded Postgres + API + 1 worker, all on this machine; API and worker from ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default (DATABASE_POOL_SIZE=10); worker node flags as \`npm run start:worker\`: ${[...Object.entries(WORKER_PROCESS_ENV).map(([k, v]) => `${k}=${v}`), ...WORKER_NODE_FLAGS].join(' ')}`,
+    `stack: Temporal dev server (in-memory SQLite${partitions === undefined ? '' : `, ${partitions} task queue partition(s)`}) + embedded Postgres + API + 1 worker, all on this machine; API and worker from ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default (DATABASE_POOL_SIZE=10); worker node flags as \`npm run start:worker\`: ${[...Object.entries(WORKER_PROCESS_ENV).map(([k, v]) => `${k}=${v}`), ...WORKER_NODE_FLAGS].join(' ')}`,
   );
   out.push(
     `load: ${concurrency} concurrent senders, ${rounds} alternating rounds of ${perRound} (raw, new, duplicate), each phase from an idle stack; worker ${pauseWorker ? 'frozen (SIGSTOP) during the event phases (--pause-worker)' : 'running the new runs during the event phases'}; one activity, one \`noop\` task`,
