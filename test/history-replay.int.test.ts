@@ -3,7 +3,10 @@ import { join } from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, test } from 'vitest';
-import { LOCAL_BOOKKEEPING_PATCH } from '../packages/temporal/src/workflows/activity-options';
+import {
+  HTTP_WAIT_FOR_CANCELLED_ATTEMPT_PATCH,
+  LOCAL_BOOKKEEPING_PATCH,
+} from '../packages/temporal/src/workflows/activity-options';
 import { workflowBundle } from './harness';
 
 const dir = join(process.cwd(), 'test', 'histories');
@@ -24,21 +27,22 @@ describe('recorded workflow histories', async () => {
     expect(files.length).toBeGreaterThanOrEqual(2);
   });
 
+  const patchesOf = async (file: string): Promise<string[]> => {
+    const history = temporal.api.history.v1.History.decode(await readFile(join(dir, file)));
+    return history.events
+      .map((event) => event.markerRecordedEventAttributes)
+      .filter((marker) => marker?.markerName === 'core_patch')
+      .map(
+        (marker) =>
+          (
+            JSON.parse(Buffer.from(marker?.details?.['patch-data']?.payloads?.[0]?.data ?? []).toString('utf8')) as {
+              id: string;
+            }
+          ).id,
+      );
+  };
+
   test('both bookkeeping shapes are recorded: ordinary activities (no patch) and local activities (the patch)', async () => {
-    const patchesOf = async (file: string): Promise<string[]> => {
-      const history = temporal.api.history.v1.History.decode(await readFile(join(dir, file)));
-      return history.events
-        .map((event) => event.markerRecordedEventAttributes)
-        .filter((marker) => marker?.markerName === 'core_patch')
-        .map(
-          (marker) =>
-            (
-              JSON.parse(Buffer.from(marker?.details?.['patch-data']?.payloads?.[0]?.data ?? []).toString('utf8')) as {
-                id: string;
-              }
-            ).id,
-        );
-    };
     const runHistories = files.filter((file) => file.startsWith('run-activity-workflow'));
     const taskHistories = files.filter((file) => file.startsWith('task-workflow'));
     for (const group of [runHistories, taskHistories]) {
@@ -46,6 +50,13 @@ describe('recorded workflow histories', async () => {
       expect(patches.some((ids) => !ids.includes(LOCAL_BOOKKEEPING_PATCH))).toBe(true);
       expect(patches.some((ids) => ids.includes(LOCAL_BOOKKEEPING_PATCH))).toBe(true);
     }
+  });
+
+  test('http tasks of both cancellation shapes are recorded: cancelled at once (no patch) and waited for (the patch)', async () => {
+    const httpTasks = files.filter((file) => file.startsWith('task-workflow-http'));
+    const patches = await Promise.all(httpTasks.map(patchesOf));
+    expect(patches.some((ids) => !ids.includes(HTTP_WAIT_FOR_CANCELLED_ATTEMPT_PATCH))).toBe(true);
+    expect(patches.some((ids) => ids.includes(HTTP_WAIT_FOR_CANCELLED_ATTEMPT_PATCH))).toBe(true);
   });
 
   for (const file of files) {

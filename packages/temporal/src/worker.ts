@@ -74,6 +74,9 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     sinks: workflowTracingSinks(options.tracing),
     // Let in-flight activities finish on SIGTERM before giving up.
     shutdownGraceTime: '10 seconds',
+    // A heartbeat's answer is how a cancellation reaches an activity (an `http` request in flight is then
+    // aborted): send one at least every 5 s while an activity heartbeats, whatever its heartbeat timeout.
+    maxHeartbeatThrottleInterval: '5 seconds',
     ...(options.payloadCodecs === undefined ? {} : { dataConverter: { payloadCodecs: options.payloadCodecs } }),
     ...options.overrides,
   });

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import type { HttpTaskConfig, RunContext } from '@activity-core/contracts';
-import { ApplicationFailure, type Logger } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure, type Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, test } from 'vitest';
 import { EgressPolicy } from './egress';
@@ -374,5 +374,94 @@ describe('response bodies that are hostile in shape', () => {
     )({ headers: { 'X-Pass': '{{secrets.PASS}}' } });
     expect(result.truncated).toBe(true);
     expect(result.body).toBe('x'.repeat(HTTP_TASK_RESULT_BODY_MAX_BYTES - 8));
+  });
+});
+
+/** A real server on 127.0.0.1 that never answers, and notes when a request's connection closes. */
+async function holdingServer(): Promise<{ port: number; arrived: string[]; closed: string[]; close(): Promise<void> }> {
+  const arrived: string[] = [];
+  const closed: string[] = [];
+  const server: Server = createServer((req, res) => {
+    arrived.push(req.url ?? '');
+    res.on('close', () => closed.push(req.url ?? ''));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    arrived,
+    closed,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('the http task when its run is cancelled', () => {
+  const heldRequest = async (server: { port: number }) => {
+    const { httpTask } = createHttpTaskActivities({
+      runs: { recordTaskAttempt: async () => undefined },
+      secrets,
+      egress: new EgressPolicy(['127.0.0.0/8']),
+    });
+    // A heartbeat timeout of 400 ms: the attempt heartbeats every 100 ms.
+    const env = new MockActivityEnvironment({ heartbeatTimeoutMs: 400 });
+    let heartbeats = 0;
+    env.on('heartbeat', () => (heartbeats += 1));
+    const outcome = env
+      .run(httpTask, {
+        taskInstanceId: 't-1',
+        taskWorkflowId: 'task-r-1:http:0',
+        runId: 'r-1',
+        config: { method: 'POST', headers: {}, timeout: '1m', url: `http://127.0.0.1:${server.port}/held` },
+        context,
+      } satisfies HttpTaskInput)
+      .then(
+        (result) => ({ result, error: undefined }),
+        (error: unknown) => ({ result: undefined, error }),
+      );
+    return { env, outcome, heartbeats: () => heartbeats };
+  };
+
+  test('an attempt heartbeats while its request is in flight, and stops when the attempt ends', async () => {
+    const server = await holdingServer();
+    try {
+      const { env, outcome, heartbeats } = await heldRequest(server);
+      await until('the request to arrive', () => server.arrived.length === 1);
+      const before = heartbeats();
+      await until('heartbeats while the request is held', () => heartbeats() >= before + 3);
+      env.cancel();
+      await outcome;
+      const after = heartbeats();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(heartbeats()).toBe(after);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a cancellation aborts the request in flight: the target sees its connection close and the attempt ends cancelled', async () => {
+    const server = await holdingServer();
+    try {
+      const { env, outcome } = await heldRequest(server);
+      await until('the request to arrive', () => server.arrived.length === 1);
+      expect(server.closed).toEqual([]);
+      env.cancel();
+      const { error } = await outcome;
+      expect(error).toBeInstanceOf(CancelledFailure);
+      await until('the target to see the connection close', () => server.closed.length === 1);
+      expect(server.closed).toEqual(['/held']);
+    } finally {
+      await server.close();
+    }
   });
 });

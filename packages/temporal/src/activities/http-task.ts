@@ -62,6 +62,31 @@ const MAX_BODY_BYTES = HTTP_TASK_RESULT_BODY_MAX_BYTES;
  * copied and serialised recursively downstream (JSON.stringify, payloads).
  */
 export const HTTP_TASK_RESULT_BODY_MAX_DEPTH = DEFINITION_JSON_MAX_DEPTH;
+/**
+ * How often an attempt heartbeats while it runs. The worker passes heartbeats
+ * on to Temporal at most every 5 s (worker.ts), and the answer to one is how a
+ * cancellation of the run reaches the attempt (HTTP_TASK_CANCEL_OPTIONS in
+ * workflows/activity-options.ts).
+ */
+export const HTTP_TASK_HEARTBEAT_EVERY_MS = 2_000;
+
+/**
+ * Heartbeats for the attempt until the returned function is called: every
+ * HTTP_TASK_HEARTBEAT_EVERY_MS, or a quarter of the heartbeat timeout when that
+ * is shorter. Only the liveness matters: no details are sent (a retry starts
+ * the request over, there is nothing to resume).
+ */
+function keepHeartbeating(ctx: Context): () => void {
+  const timeoutMs = ctx.info.heartbeatTimeoutMs;
+  const everyMs =
+    timeoutMs !== undefined && timeoutMs > 0
+      ? Math.max(100, Math.min(HTTP_TASK_HEARTBEAT_EVERY_MS, timeoutMs / 4))
+      : HTTP_TASK_HEARTBEAT_EVERY_MS;
+  ctx.heartbeat();
+  const timer = setInterval(() => ctx.heartbeat(), everyMs);
+  return () => clearInterval(timer);
+}
+
 /** Statuses that say "try again later" even though they are 4xx. */
 const RETRYABLE_CLIENT_STATUSES = new Set([408, 409, 425, 429]);
 
@@ -194,132 +219,149 @@ export function createHttpTaskActivities(deps: {
     deps.fetch ??
     ((url, init) => undiciFetch(url, init as Parameters<typeof undiciFetch>[1]) as unknown as Promise<Response>);
   return {
+    /**
+     * Heartbeats from its first moment to its last, so that a cancellation of
+     * the run reaches the attempt (Temporal answers a heartbeat with it): the
+     * request is then aborted — its connection closed, whether the answer was
+     * awaited or being read — and the attempt ends as cancelled. The task
+     * workflow waits for that before it records `cancelled`
+     * (HTTP_TASK_CANCEL_OPTIONS, adr/0045-http-attempts-stop-on-cancel.md).
+     */
     async httpTask(input: HttpTaskInput): Promise<HttpTaskResult> {
       const ctx = Context.current();
-      const attempt = ctx.info.attempt;
-      // Best effort: a Postgres blip must not cost the task an attempt (the count only informs operators).
-      await deps.runs.recordTaskAttempt(input.taskInstanceId, attempt).catch(() => undefined);
-
-      const secrets = secretScope(deps.secrets);
-      let url: string;
-      let headers: Record<string, string>;
-      let body: unknown;
+      const stopHeartbeating = keepHeartbeating(ctx);
       try {
-        url = renderUrl(input.config.url, input.context, secrets.lookup);
-        headers = Object.fromEntries(
-          Object.entries(input.config.headers).map(([name, value]) => [
-            name,
-            renderText(value, input.context, secrets.lookup),
-          ]),
-        );
-        body =
-          input.config.body === undefined ? undefined : renderValue(input.config.body, input.context, secrets.lookup);
-      } catch (error) {
-        if (error instanceof TemplateError) throw ApplicationFailure.nonRetryable(error.message, 'template_error');
-        if (error instanceof SecretMissingError) throw ApplicationFailure.nonRetryable(error.message, 'secret_missing');
-        throw error;
+        return await attemptRequest(ctx, input);
+      } finally {
+        stopHeartbeating();
       }
-      const redact = (text: string): string => redactText(text, secrets.used);
-      if (!/^https?:\/\//i.test(url)) {
-        throw ApplicationFailure.nonRetryable(`url must be http(s), got ${redact(url)}`, 'invalid_url');
-      }
-      try {
-        egress.checkHost(new URL(url).hostname);
-      } catch (error) {
-        if (error instanceof EgressDeniedError) throw ApplicationFailure.nonRetryable(error.message, 'egress_denied');
-        throw error;
-      }
-
-      let requestHeaders: Headers;
-      try {
-        requestHeaders = new Headers(headers);
-      } catch (error) {
-        // Undici quotes the offending value, which may be a secret.
-        throw ApplicationFailure.nonRetryable(`invalid header: ${redact((error as Error).message)}`, 'invalid_header');
-      }
-      requestHeaders.set(IDEMPOTENCY_KEY_HEADER, input.taskWorkflowId);
-      requestHeaders.set(ATTEMPT_ID_HEADER, httpTaskAttemptId(input.taskWorkflowId, attempt));
-      requestHeaders.set(RUN_ID_HEADER, input.runId);
-      if (body !== undefined && !requestHeaders.has('content-type'))
-        requestHeaders.set('content-type', 'application/json');
-
-      const timeoutMs = parseDurationMs(input.config.timeout);
-      const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), ctx.cancellationSignal]);
-      let response: Response;
-      try {
-        response = await doFetch(url, {
-          method: input.config.method,
-          headers: requestHeaders,
-          body:
-            body === undefined || input.config.method === 'GET' || input.config.method === 'HEAD'
-              ? undefined
-              : typeof body === 'string'
-                ? body
-                : JSON.stringify(body),
-          signal,
-          redirect: 'manual',
-          dispatcher,
-        });
-      } catch (error) {
-        if (ctx.cancellationSignal.aborted) throw error;
-        const denied = egressDenial(error);
-        if (denied !== undefined) throw ApplicationFailure.nonRetryable(denied.message, 'egress_denied');
-        const timedOut = (error as Error).name === 'TimeoutError';
-        // `fetch failed` alone says nothing: the message names the cause's code (ENOTFOUND, ECONNREFUSED, a TLS error, ...).
-        const cause = timedOut ? undefined : networkFailureCause(error);
-        const message = timedOut
-          ? `request timed out after ${input.config.timeout}`
-          : cause === undefined
-            ? `request failed: ${redact((error as Error).message)}`
-            : `request failed: ${cause.code} (${redact(cause.message)})`;
-        deps.logger?.warn(
-          {
-            taskInstanceId: input.taskInstanceId,
-            runId: input.runId,
-            attempt,
-            method: input.config.method,
-            url: redact(url),
-            ...(cause === undefined ? {} : { code: cause.code }),
-            cause: message,
-          },
-          'http task got no answer; Temporal retries it per the task retry policy',
-        );
-        throw ApplicationFailure.create({
-          message,
-          type: timedOut ? 'http_timeout' : 'http_network_error',
-          nonRetryable: false,
-          ...(cause === undefined ? {} : { details: [{ code: cause.code }] }),
-        });
-      }
-      // A target may echo what it was sent (an error page quoting the URL, a body reflecting a header).
-      const read = await readBody(response);
-      // A body cut at the read limit may end inside a secret: redactCutText drops such a tail too.
-      const redactedBody =
-        read.truncated && typeof read.body === 'string'
-          ? redactCutText(read.body, secrets.used)
-          : redactValue(read.body, secrets.used);
-      const { body: responseBody, truncated } = boundBody(redactedBody, read.truncated);
-      const ok =
-        input.config.success_statuses?.includes(response.status) ?? (response.status >= 200 && response.status < 300);
-      if (ok)
-        return truncated
-          ? { status: response.status, body: responseBody, truncated }
-          : { status: response.status, body: responseBody };
-
-      const type = `http_status_${response.status}`;
-      const message = `${input.config.method} ${redact(url)} answered ${response.status}`;
-      const details = truncated
-        ? { status: response.status, body: responseBody, truncated }
-        : { status: response.status, body: responseBody };
-      // Redirects are not followed (the target must be explicit), and 4xx means the request itself is wrong:
-      // retrying either cannot help. 408/409/425/429 say "later" and are retried.
-      const permanent =
-        (response.status >= 300 && response.status < 400) ||
-        (response.status >= 400 && response.status < 500 && !RETRYABLE_CLIENT_STATUSES.has(response.status));
-      if (permanent) {
-        throw ApplicationFailure.create({ message, type, nonRetryable: true, details: [details] });
-      }
-      throw ApplicationFailure.create({ message, type, nonRetryable: false, details: [details] });
     },
   };
+
+  async function attemptRequest(ctx: Context, input: HttpTaskInput): Promise<HttpTaskResult> {
+    const attempt = ctx.info.attempt;
+    // Best effort: a Postgres blip must not cost the task an attempt (the count only informs operators).
+    await deps.runs.recordTaskAttempt(input.taskInstanceId, attempt).catch(() => undefined);
+
+    const secrets = secretScope(deps.secrets);
+    let url: string;
+    let headers: Record<string, string>;
+    let body: unknown;
+    try {
+      url = renderUrl(input.config.url, input.context, secrets.lookup);
+      headers = Object.fromEntries(
+        Object.entries(input.config.headers).map(([name, value]) => [
+          name,
+          renderText(value, input.context, secrets.lookup),
+        ]),
+      );
+      body =
+        input.config.body === undefined ? undefined : renderValue(input.config.body, input.context, secrets.lookup);
+    } catch (error) {
+      if (error instanceof TemplateError) throw ApplicationFailure.nonRetryable(error.message, 'template_error');
+      if (error instanceof SecretMissingError) throw ApplicationFailure.nonRetryable(error.message, 'secret_missing');
+      throw error;
+    }
+    const redact = (text: string): string => redactText(text, secrets.used);
+    if (!/^https?:\/\//i.test(url)) {
+      throw ApplicationFailure.nonRetryable(`url must be http(s), got ${redact(url)}`, 'invalid_url');
+    }
+    try {
+      egress.checkHost(new URL(url).hostname);
+    } catch (error) {
+      if (error instanceof EgressDeniedError) throw ApplicationFailure.nonRetryable(error.message, 'egress_denied');
+      throw error;
+    }
+
+    let requestHeaders: Headers;
+    try {
+      requestHeaders = new Headers(headers);
+    } catch (error) {
+      // Undici quotes the offending value, which may be a secret.
+      throw ApplicationFailure.nonRetryable(`invalid header: ${redact((error as Error).message)}`, 'invalid_header');
+    }
+    requestHeaders.set(IDEMPOTENCY_KEY_HEADER, input.taskWorkflowId);
+    requestHeaders.set(ATTEMPT_ID_HEADER, httpTaskAttemptId(input.taskWorkflowId, attempt));
+    requestHeaders.set(RUN_ID_HEADER, input.runId);
+    if (body !== undefined && !requestHeaders.has('content-type'))
+      requestHeaders.set('content-type', 'application/json');
+
+    const timeoutMs = parseDurationMs(input.config.timeout);
+    const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), ctx.cancellationSignal]);
+    let response: Response;
+    try {
+      response = await doFetch(url, {
+        method: input.config.method,
+        headers: requestHeaders,
+        body:
+          body === undefined || input.config.method === 'GET' || input.config.method === 'HEAD'
+            ? undefined
+            : typeof body === 'string'
+              ? body
+              : JSON.stringify(body),
+        signal,
+        redirect: 'manual',
+        dispatcher,
+      });
+    } catch (error) {
+      if (ctx.cancellationSignal.aborted) throw error;
+      const denied = egressDenial(error);
+      if (denied !== undefined) throw ApplicationFailure.nonRetryable(denied.message, 'egress_denied');
+      const timedOut = (error as Error).name === 'TimeoutError';
+      // `fetch failed` alone says nothing: the message names the cause's code (ENOTFOUND, ECONNREFUSED, a TLS error, ...).
+      const cause = timedOut ? undefined : networkFailureCause(error);
+      const message = timedOut
+        ? `request timed out after ${input.config.timeout}`
+        : cause === undefined
+          ? `request failed: ${redact((error as Error).message)}`
+          : `request failed: ${cause.code} (${redact(cause.message)})`;
+      deps.logger?.warn(
+        {
+          taskInstanceId: input.taskInstanceId,
+          runId: input.runId,
+          attempt,
+          method: input.config.method,
+          url: redact(url),
+          ...(cause === undefined ? {} : { code: cause.code }),
+          cause: message,
+        },
+        'http task got no answer; Temporal retries it per the task retry policy',
+      );
+      throw ApplicationFailure.create({
+        message,
+        type: timedOut ? 'http_timeout' : 'http_network_error',
+        nonRetryable: false,
+        ...(cause === undefined ? {} : { details: [{ code: cause.code }] }),
+      });
+    }
+    // A target may echo what it was sent (an error page quoting the URL, a body reflecting a header).
+    const read = await readBody(response);
+    // A body cut at the read limit may end inside a secret: redactCutText drops such a tail too.
+    const redactedBody =
+      read.truncated && typeof read.body === 'string'
+        ? redactCutText(read.body, secrets.used)
+        : redactValue(read.body, secrets.used);
+    const { body: responseBody, truncated } = boundBody(redactedBody, read.truncated);
+    const ok =
+      input.config.success_statuses?.includes(response.status) ?? (response.status >= 200 && response.status < 300);
+    if (ok)
+      return truncated
+        ? { status: response.status, body: responseBody, truncated }
+        : { status: response.status, body: responseBody };
+
+    const type = `http_status_${response.status}`;
+    const message = `${input.config.method} ${redact(url)} answered ${response.status}`;
+    const details = truncated
+      ? { status: response.status, body: responseBody, truncated }
+      : { status: response.status, body: responseBody };
+    // Redirects are not followed (the target must be explicit), and 4xx means the request itself is wrong:
+    // retrying either cannot help. 408/409/425/429 say "later" and are retried.
+    const permanent =
+      (response.status >= 300 && response.status < 400) ||
+      (response.status >= 400 && response.status < 500 && !RETRYABLE_CLIENT_STATUSES.has(response.status));
+    if (permanent) {
+      throw ApplicationFailure.create({ message, type, nonRetryable: true, details: [details] });
+    }
+    throw ApplicationFailure.create({ message, type, nonRetryable: false, details: [details] });
+  }
 }

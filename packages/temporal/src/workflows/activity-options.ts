@@ -1,6 +1,11 @@
 import type { RetryPolicy as DefinitionRetryPolicy } from '@activity-core/contracts';
 import { parseDurationMs } from '@activity-core/contracts/duration';
-import type { ActivityOptions, LocalActivityOptions, RetryPolicy } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  type ActivityOptions,
+  type LocalActivityOptions,
+  type RetryPolicy,
+} from '@temporalio/workflow';
 
 /**
  * Bookkeeping activities (Postgres writes) as ordinary activities: retried by
@@ -26,6 +31,32 @@ export const LOCAL_BOOKKEEPING_PATCH = 'bookkeeping-as-local-activities';
  * the run (see workflows/bookkeeping.ts). Never reuse it, never rename it.
  */
 export const LOCAL_BOOKKEEPING_CANCEL_FALLBACK_PATCH = 'local-bookkeeping-worker-cancel-falls-back';
+
+/**
+ * The `patched()` id of scheduling `http` task attempts with
+ * HTTP_TASK_CANCEL_OPTIONS, so that a cancelled task waits for its attempt in
+ * flight to stop. Never reuse it, never rename it: histories carry it.
+ */
+export const HTTP_WAIT_FOR_CANCELLED_ATTEMPT_PATCH = 'http-task-waits-for-cancelled-attempt';
+
+/**
+ * What an `http` attempt is scheduled with, besides its timeout and retry
+ * policy, in task workflows that have HTTP_WAIT_FOR_CANCELLED_ATTEMPT_PATCH
+ * (adr/0045-http-attempts-stop-on-cancel.md). The attempt heartbeats every
+ * 2 s (activities/http-task.ts) and the worker passes a heartbeat on to
+ * Temporal at least every 5 s (`maxHeartbeatThrottleInterval`, worker.ts);
+ * Temporal's answer carries a cancellation, which aborts the request — so a
+ * cancelled attempt stops within about 5 s. `WAIT_CANCELLATION_COMPLETED`:
+ * the task sees the cancellation only once the attempt has stopped (or has
+ * timed out, on a worker that died). The heartbeat timeout lets Temporal
+ * notice a dead worker's attempt after 30 s rather than at its start-to-close
+ * timeout (the request's `timeout` + 10 s; 40 s for the default `30s`); the
+ * retry policy and the request's own `timeout` are unchanged.
+ */
+export const HTTP_TASK_CANCEL_OPTIONS = {
+  heartbeatTimeout: '30 seconds',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+} as const satisfies ActivityOptions;
 
 /**
  * Bookkeeping as local activities: executed by the worker that runs the

@@ -2,20 +2,30 @@ import type { EventEnvelope, TaskWorkflowInput } from '@activity-core/contracts'
 import { parseDurationMs } from '@activity-core/contracts/duration';
 import { emittedEventId, taskInstanceIdFor } from '@activity-core/contracts/ids';
 import {
+  ActivityFailure,
+  type ActivityOptions,
   ApplicationFailure,
   CancellationScope,
+  CancelledFailure,
   condition,
   defineSignal,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
+import { RetryState } from '@temporalio/common';
 import type { Activities, EventWaitAnswer } from '../activities';
 import type { EventWaitMatchedSignal } from '../client/wait-signaller';
 import { EVENT_WAIT_MATCHED_SIGNAL } from '../names';
-import { BOOKKEEPING_OPTIONS, toTemporalRetry } from './activity-options';
+import {
+  BOOKKEEPING_OPTIONS,
+  HTTP_TASK_CANCEL_OPTIONS,
+  HTTP_WAIT_FOR_CANCELLED_ATTEMPT_PATCH,
+  toTemporalRetry,
+} from './activity-options';
 import { bookkeepingForThisWorkflow } from './bookkeeping';
 import { describeFailure } from './failures';
 
@@ -82,18 +92,37 @@ async function runTask(input: TaskWorkflowInput, taskInstanceId: string, workflo
       return null;
     case 'http': {
       const timeoutMs = parseDurationMs(task.config.timeout);
-      const http = proxyActivities<Activities>({
+      const options: ActivityOptions = {
         // Room for the request's own timeout plus reading the body.
         startToCloseTimeout: timeoutMs + 10_000,
         retry: toTemporalRetry(task.retry ?? input.defaultRetry),
-      });
-      return await http.httpTask({
+      };
+      // Tasks recorded before the patch keep the default TRY_CANCEL (no heartbeat timeout): a cancellation
+      // ended them at once, whatever their attempt was doing. Only http tasks get the marker.
+      const waitsForAttempt = patched(HTTP_WAIT_FOR_CANCELLED_ATTEMPT_PATCH);
+      const http = proxyActivities<Activities>(waitsForAttempt ? { ...options, ...HTTP_TASK_CANCEL_OPTIONS } : options);
+      const attempt = http.httpTask({
         taskInstanceId,
         taskWorkflowId: workflowId,
         runId: input.runId,
         config: task.config,
         context: input.context,
       });
+      if (!waitsForAttempt) return await attempt;
+      try {
+        return await attempt;
+      } catch (error) {
+        // Once the task is cancelled Temporal retries nothing, and says so (retry state CANCEL_REQUESTED) when
+        // the attempt in flight then fails or times out (a worker that died) instead of stopping as cancelled:
+        // the task is cancelled all the same. An attempt that completes first is the task's result.
+        if (
+          error instanceof ActivityFailure &&
+          error.retryState === RetryState.CANCEL_REQUESTED &&
+          !isCancellation(error)
+        )
+          throw new CancelledFailure('the task was cancelled; its last attempt ended without completing', [], error);
+        throw error;
+      }
     }
     case 'emit_event': {
       // Retried until the event is stored (it has a derived id, so retrying is safe); only
