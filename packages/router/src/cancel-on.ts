@@ -6,8 +6,9 @@ import type {
   EventCancellationRow,
 } from '@activity-core/db';
 import { compileMatchExpression, evaluateMatch, type CompileFilterResult } from '@activity-core/filters';
-import { isTemporalUnreachable, type RunCanceller } from '@activity-core/temporal/client';
+import type { RunCanceller } from '@activity-core/temporal/client';
 import type { AvailabilityGate } from './availability-gate';
+import { deliverPending, type PendingWorkFailure } from './gated-delivery';
 import type { DefinitionIndex, IndexableDefinition } from './definition-index';
 import { eventTriggerMatches } from './matching';
 
@@ -154,11 +155,7 @@ export interface CancelOnDeps {
 }
 
 /** Why some of an event's cancellations are not done yet (the event stays pending for the dispatcher). */
-export interface CancelOnFailure {
-  message: string;
-  /** True when Temporal did not answer (the gate's retry window applies rather than per-event backoff). */
-  unreachable: boolean;
-}
+export type CancelOnFailure = PendingWorkFailure;
 
 export function createCancelOn(deps: CancelOnDeps) {
   const maxRuns = deps.maxRunsPerEvent ?? 1_000;
@@ -223,45 +220,22 @@ export function createCancelOn(deps: CancelOnDeps) {
           );
         }
       }
-      for (const row of pending) {
-        const pass = gate.tryEnter();
-        if (pass === undefined) {
-          failure ??= { message: 'Temporal is unreachable; cancellation deferred until it answers', unreachable: true };
-          continue;
-        }
-        let outcome: Awaited<ReturnType<RunCanceller['cancel']>>;
-        try {
-          outcome = await deps.canceller.cancel(row.workflowId, {
-            deadline: new Date(Date.now() + (pass.probe ? options.probeTimeoutMs : options.timeoutMs)),
-          });
-          gate.reachable(pass);
-        } catch (error) {
-          const unreachable = isTemporalUnreachable(error);
-          if (unreachable) gate.unreachable(pass);
-          else gate.reachable(pass);
-          failure = { message: (error as Error).message, unreachable: unreachable && (failure?.unreachable ?? true) };
-          deps.logger.warn(
-            { eventId: envelope.event_id, workflowId: row.workflowId, err: error },
-            'cancel_on: cancellation not requested; the dispatcher will retry',
-          );
-          continue;
-        }
-        try {
-          // Lost, the row stays pending: the retry asks again, which Temporal takes as the same request.
-          await deps.cancellations.settle(row.eventId, row.runId, outcome);
-          deps.logger.info(
-            { eventId: envelope.event_id, workflowId: row.workflowId, outcome },
-            'cancel_on: run cancellation requested',
-          );
-        } catch (error) {
-          failure = { message: (error as Error).message, unreachable: false };
-          deps.logger.warn(
-            { eventId: envelope.event_id, workflowId: row.workflowId, err: error },
-            'cancel_on: could not record the cancellation; the dispatcher will retry',
-          );
-        }
-      }
-      return failure;
+      return await deliverPending({
+        rows: pending,
+        gate,
+        timeouts: options,
+        call: (row, deadline) => deps.canceller.cancel(row.workflowId, { deadline }),
+        settle: (row, outcome) => deps.cancellations.settle(row.eventId, row.runId, outcome),
+        logger: deps.logger,
+        logFields: (row) => ({ eventId: envelope.event_id, workflowId: row.workflowId }),
+        messages: {
+          deferred: 'Temporal is unreachable; cancellation deferred until it answers',
+          notCalled: 'cancel_on: cancellation not requested; the dispatcher will retry',
+          settled: 'cancel_on: run cancellation requested',
+          notSettled: 'cancel_on: could not record the cancellation; the dispatcher will retry',
+        },
+        failure,
+      });
     },
   };
 }

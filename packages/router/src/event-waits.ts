@@ -6,8 +6,9 @@ import {
   MAX_FILTER_EVALUATION_COST,
   type CompileFilterResult,
 } from '@activity-core/filters';
-import { isTemporalUnreachable, type WaitSignaller } from '@activity-core/temporal/client';
+import type { WaitSignaller } from '@activity-core/temporal/client';
 import type { AvailabilityGate } from './availability-gate';
+import { deliverPending, type PendingWorkFailure } from './gated-delivery';
 
 /**
  * wait_for_event: an accepted event resumes the `wait_for_event` tasks
@@ -115,11 +116,7 @@ export interface EventWaitsDeps {
 }
 
 /** Why some of an event's wait work is not done yet (the event stays pending for the dispatcher). */
-export interface EventWaitsFailure {
-  message: string;
-  /** True when Temporal did not answer (the gate's retry window applies rather than per-event backoff). */
-  unreachable: boolean;
-}
+export type EventWaitsFailure = PendingWorkFailure;
 
 export function createEventWaits(deps: EventWaitsDeps) {
   const maxWaits = deps.maxWaitsPerEvent ?? 1_000;
@@ -177,48 +174,23 @@ export function createEventWaits(deps: EventWaitsDeps) {
           );
         }
       }
-      for (const row of pending) {
-        const pass = gate.tryEnter();
-        if (pass === undefined) {
-          failure ??= {
-            message: 'Temporal is unreachable; resuming waits deferred until it answers',
-            unreachable: true,
-          };
-          continue;
-        }
-        let outcome: Awaited<ReturnType<WaitSignaller['signal']>>;
-        try {
-          outcome = await deps.signaller.signal(row.waitId, envelope, {
-            deadline: new Date(Date.now() + (pass.probe ? options.probeTimeoutMs : options.timeoutMs)),
-          });
-          gate.reachable(pass);
-        } catch (error) {
-          const unreachable = isTemporalUnreachable(error);
-          if (unreachable) gate.unreachable(pass);
-          else gate.reachable(pass);
-          failure = { message: (error as Error).message, unreachable: unreachable && (failure?.unreachable ?? true) };
-          deps.logger.warn(
-            { eventId: envelope.event_id, waitId: row.waitId, err: error },
-            'wait_for_event: task not signalled; the dispatcher will retry',
-          );
-          continue;
-        }
-        try {
-          // Lost, the row stays pending: the retry signals again, and the task ignores a repeat.
-          await deps.eventWaits.settleSignal(row.waitId, outcome);
-          deps.logger.info(
-            { eventId: envelope.event_id, waitId: row.waitId, outcome },
-            'wait_for_event: waiting task resumed',
-          );
-        } catch (error) {
-          failure = { message: (error as Error).message, unreachable: false };
-          deps.logger.warn(
-            { eventId: envelope.event_id, waitId: row.waitId, err: error },
-            'wait_for_event: could not record the signal; the dispatcher will retry',
-          );
-        }
-      }
-      return failure;
+      return await deliverPending({
+        rows: pending,
+        gate,
+        timeouts: options,
+        call: (row, deadline) => deps.signaller.signal(row.waitId, envelope, { deadline }),
+        // The task ignores a repeated signal.
+        settle: (row, outcome) => deps.eventWaits.settleSignal(row.waitId, outcome),
+        logger: deps.logger,
+        logFields: (row) => ({ eventId: envelope.event_id, waitId: row.waitId }),
+        messages: {
+          deferred: 'Temporal is unreachable; resuming waits deferred until it answers',
+          notCalled: 'wait_for_event: task not signalled; the dispatcher will retry',
+          settled: 'wait_for_event: waiting task resumed',
+          notSettled: 'wait_for_event: could not record the signal; the dispatcher will retry',
+        },
+        failure,
+      });
     },
   };
 }

@@ -89,28 +89,55 @@ export async function withConcurrencySlot(
     await slots.setRunStatus({ runId, status: 'failed', error: { message, type: 'concurrency_key_error' } });
     throw ApplicationFailure.nonRetryable(message, 'concurrency_key_error');
   }
-  const coordinator = getExternalWorkflowHandle(requested.coordinatorWorkflowId);
+  return await holdSlot({
+    runId,
+    workflowId,
+    coordinatorWorkflowId: requested.coordinatorWorkflowId,
+    answer: () => answer,
+    request,
+    skipped: (reason) => ({ message: reason, type: 'concurrency_limit', key: requested.key }),
+    run,
+  });
+}
+
+/**
+ * What a run waiting for a coordinator's slot does once it has asked for one
+ * (concurrency limits and cron overlap policies alike): waits for the answer,
+ * asking again every REREQUEST_EVERY; records `skipped` with `skipped(reason)`
+ * as its error, or holds the slot and runs `run`; records `cancelled` when
+ * cancelled while it waits; and gives the slot (or its place in the queue)
+ * back however it ends.
+ */
+export async function holdSlot(options: {
+  runId: string;
+  workflowId: string;
+  coordinatorWorkflowId: string;
+  /** The coordinator's answer so far (set by the caller's signal handler). */
+  answer: () => SlotAnswer | undefined;
+  request: () => Promise<unknown>;
+  skipped: (reason: string) => Record<string, unknown> & { message: string; type: string };
+  run: () => Promise<RunOutcome>;
+}): Promise<RunOutcome> {
+  const { runId, workflowId } = options;
+  const coordinator = getExternalWorkflowHandle(options.coordinatorWorkflowId);
   let started = false;
   try {
-    while (!(await condition(() => answer !== undefined, REREQUEST_EVERY))) await request();
-    if (answer!.answer === 'skipped') {
-      await slots.setRunStatus({
-        runId,
-        status: 'skipped',
-        error: { message: answer!.reason, type: 'concurrency_limit', key: requested.key },
-      });
+    while (!(await condition(() => options.answer() !== undefined, REREQUEST_EVERY))) await options.request();
+    const answer = options.answer()!;
+    if (answer.answer === 'skipped') {
+      await slots.setRunStatus({ runId, status: 'skipped', error: options.skipped(answer.reason) });
       return { runId, status: 'skipped', tasks: [] };
     }
     await slots.markRunHoldsSlot({ runId });
     started = true;
-    return await run();
+    return await options.run();
   } catch (error) {
     if (!started && isCancellation(error)) {
       await CancellationScope.nonCancellable(() => slots.setRunStatus({ runId, status: 'cancelled', error: null }));
     }
     throw error;
   } finally {
-    if (answer?.answer !== 'skipped') {
+    if (options.answer()?.answer !== 'skipped') {
       await CancellationScope.nonCancellable(async () => {
         try {
           await coordinator.signal(slotReleaseSignal, { runWorkflowId: workflowId });

@@ -1,23 +1,12 @@
 import type { RunActivityInput, RunOutcome } from '@activity-core/contracts';
 import { runIdFor } from '@activity-core/contracts/ids';
-import {
-  CancellationScope,
-  condition,
-  getExternalWorkflowHandle,
-  isCancellation,
-  proxyActivities,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { BOOKKEEPING_OPTIONS } from './activity-options';
-import { overlapSlotAnswerSignal, slotReleaseSignal } from './concurrency';
+import { holdSlot, overlapSlotAnswerSignal } from './concurrency';
 import type { OverlapMode, SlotAnswer } from './concurrency-slots';
 
 const slots = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
-
-/** As for concurrency slots: a waiting run repeats its (idempotent) request this often. */
-const REREQUEST_EVERY = '2 minutes';
 
 /**
  * Runs `run` once this cron run holds its trigger's overlap slot
@@ -56,35 +45,18 @@ export async function withOverlapSlot(
     });
 
   const requested = await request();
-  const coordinator = getExternalWorkflowHandle(requested.coordinatorWorkflowId);
-  let started = false;
-  try {
-    while (!(await condition(() => answer !== undefined, REREQUEST_EVERY))) await request();
-    if (answer!.answer === 'skipped') {
-      await slots.setRunStatus({
-        runId,
-        status: 'skipped',
-        error: { message: answer!.reason, type: 'overlap', policy: overlap.mode, trigger_index: overlap.triggerIndex },
-      });
-      return { runId, status: 'skipped', tasks: [] };
-    }
-    await slots.markRunHoldsSlot({ runId });
-    started = true;
-    return await run();
-  } catch (error) {
-    if (!started && isCancellation(error)) {
-      await CancellationScope.nonCancellable(() => slots.setRunStatus({ runId, status: 'cancelled', error: null }));
-    }
-    throw error;
-  } finally {
-    if (answer?.answer !== 'skipped') {
-      await CancellationScope.nonCancellable(async () => {
-        try {
-          await coordinator.signal(slotReleaseSignal, { runWorkflowId: workflowId });
-        } catch {
-          // The coordinator is gone: it holds no slot for anyone, so there is nothing to release.
-        }
-      });
-    }
-  }
+  return await holdSlot({
+    runId,
+    workflowId,
+    coordinatorWorkflowId: requested.coordinatorWorkflowId,
+    answer: () => answer,
+    request,
+    skipped: (reason) => ({
+      message: reason,
+      type: 'overlap',
+      policy: overlap.mode,
+      trigger_index: overlap.triggerIndex,
+    }),
+    run,
+  });
 }
