@@ -104,6 +104,17 @@ describe('wait_for_event', () => {
       [{ event_type: 'order.paid', timeout: '500ms' }, 'tasks[1].config.timeout'],
       [{ event_type: 'order.paid', timeout: '366d' }, 'tasks[1].config.timeout'],
       [{ event_type: 'order.*', timeout: '1h' }, 'tasks[1].config.event_type'],
+      // The worst values: huge, path-like, deep, over-long, unknown keys, absurd durations.
+      [{ event_type: 'o'.repeat(201), timeout: '1h' }, 'tasks[1].config.event_type'],
+      [{ event_type: '../../etc/passwd', timeout: '1h' }, 'tasks[1].config.event_type'],
+      [{ event_type: 'order.paid', match: `${'true && '.repeat(600)}true`, timeout: '1h' }, 'tasks[1].config.match'],
+      // Nested past the filter engine's depth limit of 100.
+      [
+        { event_type: 'order.paid', match: `event.data${'.x'.repeat(150)} == 1`, timeout: '1h' },
+        'tasks[1].config.match',
+      ],
+      [{ event_type: 'order.paid', timeout: '99999999999999999999d' }, 'tasks[1].config.timeout'],
+      [{ event_type: 'order.paid', timeout: '1h', url: 'http://example.com' }, 'tasks[1].config'],
     ];
     for (const [config, path] of cases) {
       const response = await stack.api.server.inject({
