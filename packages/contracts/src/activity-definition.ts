@@ -1,4 +1,5 @@
 import {
+  compiledExpression,
   compileKeyExpression,
   compileMatchExpression,
   FilterExpression,
@@ -89,27 +90,10 @@ export const EventTypePattern = z
   );
 
 /** A CEL expression over `event` (the incoming event) and `trigger` (the run's trigger); checked at registration. */
-export const CancelMatchExpression = z
-  .string()
-  .max(
-    MAX_FILTER_EXPRESSION_LENGTH,
-    `a match expression may be at most ${MAX_FILTER_EXPRESSION_LENGTH} characters long`,
-  )
-  .superRefine((expression, ctx) => {
-    if (expression.length > MAX_FILTER_EXPRESSION_LENGTH) return;
-    const compiled = compileMatchExpression(expression);
-    if (compiled.ok) return;
-    ctx.addIssue({
-      code: 'custom',
-      message: compiled.error.message,
-      input: expression,
-      ...(compiled.error.position === undefined ? {} : { params: { position: compiled.error.position } }),
-    });
-  })
-  .meta({
-    description:
-      'A CEL expression over `event` (the incoming event: event_id, event_type, source, subject, occurred_at as text, data) and `trigger` (`trigger.event` is the event that started the run) that must be true for the event to cancel the run, e.g. `event.data.order_id == trigger.event.data.order_id`.',
-  });
+export const CancelMatchExpression = compiledExpression('match', compileMatchExpression).meta({
+  description:
+    'A CEL expression over `event` (the incoming event: event_id, event_type, source, subject, occurred_at as text, data) and `trigger` (`trigger.event` is the event that started the run) that must be true for the event to cancel the run, e.g. `event.data.order_id == trigger.event.data.order_id`.',
+});
 
 /** Most `cancel_on` entries one event trigger may have. */
 export const MAX_CANCEL_ON_ENTRIES = 10;

@@ -20,7 +20,7 @@ export { evaluateKey, MAX_KEY_LENGTH } from './evaluate-key';
 export { evaluateMatch } from './evaluate-match';
 export type { MatchBindings, MatchBudget } from './evaluate-match';
 export type { KeyOutcome } from './evaluate-key';
-export { FilterExpression } from './filter-expression-schema';
+export { compiledExpression, FilterExpression } from './filter-expression-schema';
 export {
   MAX_FILTER_AST_NODES,
   MAX_FILTER_EVALUATION_COST,
