@@ -51,6 +51,7 @@ import {
   type Database,
 } from '@activity-core/db';
 import {
+  DEV_SERVER_DYNAMIC_CONFIG,
   findTemporalCli,
   freePort,
   startEmbeddedPostgres,
@@ -102,7 +103,7 @@ const overallDeadline = Date.now() + timeoutMs;
  * Dynamic config of the dev server. None of its defaults throttled this benchmark (see
  * docs/performance.md for the limits a cluster has); the one value is the hot-path bench's.
  */
-const DYNAMIC_CONFIG = { 'limit.maxIDLength': 255 };
+const DYNAMIC_CONFIG = DEV_SERVER_DYNAMIC_CONFIG;
 
 const log = (message: string): void => console.error(`[${new Date().toISOString().slice(11, 19)}] ${message}`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -3,9 +3,12 @@
  *
  *   npm run bench:hot-path -- [--rounds 3] [--events 300] [--concurrency 32] [--latency 50]
  *                             [--backlog 900] [--memory-runs 1000] [--built] [--pause-worker] [--timeout-min 30]
- *                             [--task-queue-partitions N]
+ *                             [--task-queue-partitions N] [--transfer-poll-rps N] [--worker-env KEY=VALUE …]
+ *                             [--cpu-prof DIR]
  *
- * Starts its own Temporal dev server and embedded Postgres, applies the migrations, then runs
+ * Starts its own Temporal dev server (with the dynamic config `npm start` gives it,
+ * DEV_SERVER_DYNAMIC_CONFIG; `--transfer-poll-rps 20` measures Temporal's stock transfer-queue
+ * read rate instead) and embedded Postgres, applies the migrations, then runs
  * the API and one worker as separate node processes (their real entry points: the sources
  * through tsx, or with --built the compiled dist/api/main.js and dist/worker/main.js from
  * `npm run build`), with RATE_LIMIT_MAX=0 and every other setting at its default.
@@ -29,12 +32,13 @@
  * the processes stop, but a stopped Postgres scratch directory in /tmp may be left behind).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { runMigrations } from '@activity-core/db';
 import {
+  DEV_SERVER_DYNAMIC_CONFIG,
   findTemporalCli,
   freePort,
   startEmbeddedPostgres,
@@ -64,6 +68,22 @@ const memoryRuns = flag('memory-runs', 1000);
 const timeoutMs = flag('timeout-min', 30) * 60_000;
 /** `--task-queue-partitions N`: the dev server's task queue partitions (Temporal's default is 4). */
 const partitions = process.argv.includes('--task-queue-partitions') ? flag('task-queue-partitions', 4) : undefined;
+/** `--transfer-poll-rps N`: `history.transferProcessorMaxPollRPS` (Temporal's default is 20). */
+const transferPollRps = process.argv.includes('--transfer-poll-rps')
+  ? flag('transfer-poll-rps', 20)
+  : (DEV_SERVER_DYNAMIC_CONFIG['history.transferProcessorMaxPollRPS'] as number);
+/** `--worker-env KEY=VALUE` (repeatable): a setting for the worker, e.g. WORKER_MAX_CACHED_WORKFLOWS=100. */
+const workerEnv: Record<string, string> = {};
+process.argv.forEach((arg, index) => {
+  if (arg !== '--worker-env') return;
+  const pair = process.argv[index + 1] ?? '';
+  const eq = pair.indexOf('=');
+  if (eq < 1) throw new Error(`--worker-env needs KEY=VALUE, got ${pair}`);
+  workerEnv[pair.slice(0, eq)] = pair.slice(eq + 1);
+});
+/** `--cpu-prof DIR`: V8 CPU profiles of the API and the worker (every thread), written to DIR when they exit. */
+const cpuProfAt = process.argv.indexOf('--cpu-prof');
+const cpuProfFlags = cpuProfAt === -1 ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.argv[cpuProfAt + 1] ?? ''}`];
 const root = process.cwd();
 const distApi = join(root, 'dist', 'api', 'main.js');
 const distWorker = join(root, 'dist', 'worker', 'main.js');
@@ -116,6 +136,57 @@ function memory(pid: number): { rss: number; hwm: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
   return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+}
+
+/**
+ * CPU time (user + system, seconds) used so far by each part of the stack, read from /proc: the
+ * API's, the worker's and the Temporal server's process trees, this benchmark process itself, and
+ * everything else it started (Postgres: the postmaster and its backends). Processes that already
+ * exited are not counted, so take it around a phase in which none of them restarts.
+ */
+type CpuPart = 'api' | 'worker' | 'temporal' | 'postgres' | 'bench';
+const CLOCK_TICKS = 100;
+function cpuByPart(roots: { api: number; worker: number; temporal: number }): Record<CpuPart, number> {
+  const parent = new Map<number, number>();
+  const ticks = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone between the listing and the read
+    }
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    parent.set(Number(entry), Number(fields[1]));
+    ticks.set(Number(entry), Number(fields[11]) + Number(fields[12]));
+  }
+  const owners = new Map<number, CpuPart>([
+    [roots.api, 'api'],
+    [roots.worker, 'worker'],
+    [roots.temporal, 'temporal'],
+  ]);
+  const total: Record<CpuPart, number> = { api: 0, worker: 0, temporal: 0, postgres: 0, bench: 0 };
+  for (const [pid, used] of ticks) {
+    if (pid === process.pid) {
+      total.bench += used / CLOCK_TICKS;
+      continue;
+    }
+    for (let at: number | undefined = pid, hops = 0; at !== undefined && at > 1 && hops < 64; hops++) {
+      const owner = owners.get(at);
+      if (owner !== undefined) {
+        total[owner] += used / CLOCK_TICKS;
+        break;
+      }
+      if (at === process.pid) {
+        total.postgres += used / CLOCK_TICKS;
+        break;
+      }
+      at = parent.get(at);
+    }
+  }
+  return total;
 }
 
 function gitCommit(): string {
@@ -171,7 +242,9 @@ function startNode(name: string, entry: 'api' | 'worker', env: Record<string, st
   if (cleaning !== undefined) throw new Error(`not starting the ${name}: the benchmark is stopping`);
   // The worker is started as `npm run start:worker` starts it: its memory flags and malloc arena limit.
   const runtime =
-    entry === 'worker' ? { flags: [...WORKER_NODE_FLAGS], env: WORKER_PROCESS_ENV } : { flags: [], env: {} };
+    entry === 'worker'
+      ? { flags: [...WORKER_NODE_FLAGS, ...cpuProfFlags], env: { ...WORKER_PROCESS_ENV, ...workerEnv } }
+      : { flags: [...cpuProfFlags], env: {} };
   const args = [
     ...runtime.flags,
     ...(built
@@ -283,7 +356,8 @@ async function main(): Promise<void> {
     startTemporalDevServer({
       cliPath: cli,
       dynamicConfig: {
-        'limit.maxIDLength': 255,
+        ...DEV_SERVER_DYNAMIC_CONFIG,
+        'history.transferProcessorMaxPollRPS': transferPollRps,
         ...(partitions === undefined
           ? {}
           : {
@@ -439,29 +513,50 @@ async function main(): Promise<void> {
   const raw: number[] = [];
   const fresh: number[] = [];
   const dups: number[] = [];
+  // CPU used by each part of the stack during each measured phase, and the items it handled.
+  const cpu = new Map<string, { items: number; used: Record<CpuPart, number> }>();
+  const roots = () => ({
+    api: api.child.pid ?? -1,
+    worker: worker.child.pid ?? -1,
+    temporal: temporal?.process.pid ?? -1,
+  });
+  const cpuPhase = async <T>(phase: string, items: number, run: () => Promise<T>): Promise<T> => {
+    const before = cpuByPart(roots());
+    const result = await run();
+    const after = cpuByPart(roots());
+    const entry = cpu.get(phase) ?? { items: 0, used: { api: 0, worker: 0, temporal: 0, postgres: 0, bench: 0 } };
+    entry.items += items;
+    for (const part of Object.keys(after) as CpuPart[]) entry.used[part] += after[part] - before[part];
+    cpu.set(phase, entry);
+    return result;
+  };
   let notStarted = 0;
   for (let round = 0; round < rounds; round++) {
     await idle(runsSoFar);
     log(`round ${round + 1}/${rounds}: raw workflow.start ×${perRound}…`);
     raw.push(
-      await drive(perRound, async (i) => {
-        await client.workflow.start('benchUnpolled', {
-          workflowId: `raw-${round}-${i}`,
-          taskQueue: RAW_TASK_QUEUE,
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        });
-      }),
+      await cpuPhase('raw start', perRound, () =>
+        drive(perRound, async (i) => {
+          await client.workflow.start('benchUnpolled', {
+            workflowId: `raw-${round}-${i}`,
+            taskQueue: RAW_TASK_QUEUE,
+            workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          });
+        }),
+      ),
     );
     await idle(runsSoFar);
     log(`round ${round + 1}/${rounds}: POST /v1/events new ×${perRound}…`);
     if (pauseWorker) worker.child.kill('SIGSTOP');
     fresh.push(
-      await drive(perRound, async (i) => {
-        const { status, body } = await post(`round-${round}-${i}`);
-        if (status !== 202 || body.status === 'duplicate')
-          throw new Error(`event round-${round}-${i} answered ${status} ${JSON.stringify(body)}`);
-        if (body.runs?.[0]?.status !== 'started') notStarted++;
-      }),
+      await cpuPhase('new events', perRound, () =>
+        drive(perRound, async (i) => {
+          const { status, body } = await post(`round-${round}-${i}`);
+          if (status !== 202 || body.status === 'duplicate')
+            throw new Error(`event round-${round}-${i} answered ${status} ${JSON.stringify(body)}`);
+          if (body.runs?.[0]?.status !== 'started') notStarted++;
+        }),
+      ),
     );
     if (pauseWorker) worker.child.kill('SIGCONT');
     runsSoFar += perRound;
@@ -469,11 +564,13 @@ async function main(): Promise<void> {
     log(`round ${round + 1}/${rounds}: POST /v1/events duplicate ×${perRound}…`);
     if (pauseWorker) worker.child.kill('SIGSTOP');
     dups.push(
-      await drive(perRound, async (i) => {
-        const { status, body } = await post(`round-${round}-${i}`);
-        if (status !== 202 || body.status !== 'duplicate')
-          throw new Error(`redelivery round-${round}-${i} answered ${status} ${JSON.stringify(body)}`);
-      }),
+      await cpuPhase('duplicates', perRound, () =>
+        drive(perRound, async (i) => {
+          const { status, body } = await post(`round-${round}-${i}`);
+          if (status !== 202 || body.status !== 'duplicate')
+            throw new Error(`redelivery round-${round}-${i} answered ${status} ${JSON.stringify(body)}`);
+        }),
+      ),
     );
     if (pauseWorker) worker.child.kill('SIGCONT');
   }
@@ -503,7 +600,7 @@ async function main(): Promise<void> {
   log('backlog: starting the worker again…');
   const workerSpawnedAt = Date.now();
   worker = startNode('worker', 'worker', env);
-  await idle(runsSoFar, 900_000);
+  await cpuPhase('backlog drain', backlogEvents, () => idle(runsSoFar, 900_000));
   const { rows: drained } = await db.query<{ first: string; last: string }>(
     `SELECT (extract(epoch FROM min(finished_at)) * 1000)::text AS first, (extract(epoch FROM max(finished_at)) * 1000)::text AS last FROM activity_runs WHERE event_id LIKE 'backlog-%'`,
   );
@@ -567,7 +664,7 @@ async function main(): Promise<void> {
       `build: dist/ written ${statSync(distApi).mtime.toISOString()} (rebuild with \`npm run build\` after changing the sources)`,
     );
   out.push(
-    `stack: Temporal dev server (in-memory SQLite${partitions === undefined ? '' : `, ${partitions} task queue partition(s)`}) + embedded Postgres + API + 1 worker, all on this machine; API and worker from ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default (DATABASE_POOL_SIZE=10); worker node flags as \`npm run start:worker\`: ${[...Object.entries(WORKER_PROCESS_ENV).map(([k, v]) => `${k}=${v}`), ...WORKER_NODE_FLAGS].join(' ')}`,
+    `stack: Temporal dev server (in-memory SQLite, history.transferProcessorMaxPollRPS=${transferPollRps}${partitions === undefined ? '' : `, ${partitions} task queue partition(s)`}) + embedded Postgres + API + 1 worker, all on this machine; API and worker from ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default (DATABASE_POOL_SIZE=10); worker node flags as \`npm run start:worker\`: ${[...Object.entries({ ...WORKER_PROCESS_ENV, ...workerEnv }).map(([k, v]) => `${k}=${v}`), ...WORKER_NODE_FLAGS].join(' ')}`,
   );
   out.push(
     `load: ${concurrency} concurrent senders, ${rounds} alternating rounds of ${perRound} (raw, new, duplicate), each phase from an idle stack; worker ${pauseWorker ? 'frozen (SIGSTOP) during the event phases (--pause-worker)' : 'running the new runs during the event phases'}; one activity, one \`noop\` task`,
@@ -588,6 +685,13 @@ async function main(): Promise<void> {
   out.push(
     `backlog          first to last run finished: ${f((lastDone - firstDone) / 1000, 1)} s; worker spawn to last run finished (includes its start-up): ${f(drainWall, 1)} s`,
   );
+  for (const [phase, { items, used }] of cpu) {
+    const per = (part: CpuPart) => `${part} ${f((used[part] * 1000) / items, 2)}`;
+    const all = Object.values(used).reduce((a, b) => a + b, 0);
+    out.push(
+      `cpu              ${phase}, ms per item (${items}): ${(['api', 'worker', 'temporal', 'postgres', 'bench'] as const).map(per).join(', ')}; all ${f((all * 1000) / items, 2)}`,
+    );
+  }
   out.push(`one idle run     ${lastWorkflowId}, history events in ms from its start:`);
   for (const line of timeline) out.push(`                 ${line}`);
   out.push(

@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { loadConfig } from '@activity-core/config';
 import { runMigrations } from '@activity-core/db';
 import {
+  DEV_SERVER_DYNAMIC_CONFIG,
   findTemporalCli,
   startEmbeddedPostgres,
   startTemporalDevServer,
@@ -219,7 +220,7 @@ async function main(): Promise<void> {
   // Each kept as soon as it runs, so a failure of the other still stops it.
   const starting = [
     startEmbeddedPostgres({ dataDir: join(scratch, 'pg'), persistent: false }).then((running) => (postgres = running)),
-    startTemporalDevServer({ cliPath: cli, dynamicConfig: { 'limit.maxIDLength': 255 } }).then(
+    startTemporalDevServer({ cliPath: cli, dynamicConfig: DEV_SERVER_DYNAMIC_CONFIG }).then(
       (running) => (temporal = running),
     ),
   ];

@@ -33,6 +33,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { runMigrations } from '@activity-core/db';
 import {
+  DEV_SERVER_DYNAMIC_CONFIG,
   findTemporalCli,
   freePort,
   startEmbeddedPostgres,
@@ -243,7 +244,7 @@ async function main(): Promise<boolean> {
   log(`starting Postgres and the Temporal dev server (${mode})…`);
   await Promise.all([
     startEmbeddedPostgres({ dataDir: join(scratch, 'pg'), persistent: false }).then((running) => (postgres = running)),
-    startTemporalDevServer({ cliPath: cli, dynamicConfig: { 'limit.maxIDLength': 255 } }).then(
+    startTemporalDevServer({ cliPath: cli, dynamicConfig: DEV_SERVER_DYNAMIC_CONFIG }).then(
       (running) => (temporal = running),
     ),
   ]);

@@ -3,38 +3,83 @@
  * workflow (a run of one `noop` task is that, plus its bookkeeping), on the same dev server and SDK
  * as the hot-path benchmark, with nothing of activity-core in the way.
  *
- *   npx tsx bench/workflow-floor.ts [--runs 30]
+ *   npx tsx bench/workflow-floor.ts [--runs 30] [--backlog 0] [--dc key=value …]
  *
  * Starts its own Temporal dev server and an SDK worker with default options in this process, runs
  * `--runs` parents one after another, and prints the median of every workflow task's dispatch
  * (WorkflowTaskScheduled → WorkflowTaskStarted) and of a parent's whole run (its first to its last
  * history event). Compare with the hot path's idle-run latency (docs/performance.md).
+ *
+ * With `--backlog N` it first starts N parents before the worker runs, then lets the worker drain
+ * them and prints runs per second (first to last parent finished) and the CPU the Temporal server
+ * and this process (the worker) used per run: the engine's own drain rate for the shape, to
+ * compare with the hot path's backlog row. The server runs with the dynamic config `npm start`
+ * gives it (DEV_SERVER_DYNAMIC_CONFIG); `--dc key=value` changes one value, e.g.
+ * `--dc history.transferProcessorMaxPollRPS=20` for Temporal's stock setting.
  */
 import { fileURLToPath } from 'node:url';
 import { loadavg } from 'node:os';
-import { findTemporalCli, startTemporalDevServer } from '@activity-core/dev-services';
+import { readFileSync } from 'node:fs';
+import { DEV_SERVER_DYNAMIC_CONFIG, findTemporalCli, startTemporalDevServer } from '@activity-core/dev-services';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 
-const at = process.argv.indexOf('--runs');
-const runs = at === -1 ? 30 : Number(process.argv[at + 1]);
-if (!Number.isInteger(runs) || runs < 1) throw new Error('--runs needs a positive integer');
+function flag(name: string, fallback: number): number {
+  const at = process.argv.indexOf(`--${name}`);
+  const value = at === -1 ? fallback : Number(process.argv[at + 1]);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} needs a whole number`);
+  return value;
+}
+const runs = flag('runs', 30);
+const backlog = flag('backlog', 0);
+if (runs < 1) throw new Error('--runs needs a positive integer');
 const cli = findTemporalCli(process.cwd(), process.env.TEMPORAL_CLI_PATH, process.env.PATH);
 if (cli === undefined)
   throw new Error('no Temporal CLI: run `npm test` or `npm start` once (it installs .tools/temporal)');
 
+// `--dc key=value` (repeatable): a dynamic-config value for the dev server, to try server settings.
+const dynamicConfig: Record<string, string | number | boolean> = { ...DEV_SERVER_DYNAMIC_CONFIG };
+process.argv.forEach((arg, index) => {
+  if (arg !== '--dc') return;
+  const pair = process.argv[index + 1] ?? '';
+  const eq = pair.indexOf('=');
+  if (eq < 1) throw new Error(`--dc needs key=value, got ${pair}`);
+  dynamicConfig[pair.slice(0, eq)] = JSON.parse(pair.slice(eq + 1)) as string | number | boolean;
+});
+
 const load0 = loadavg()[0]!;
-const server = await startTemporalDevServer({ cliPath: cli });
+const server = await startTemporalDevServer({ cliPath: cli, dynamicConfig });
 const connection = await NativeConnection.connect({ address: server.address });
 const client = new Client({ connection: await Connection.connect({ address: server.address }) });
+/** CPU seconds (user + system) the server process has used so far. */
+const serverCpu = () => {
+  const stat = readFileSync(`/proc/${server.process.pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
+// The backlog's parents are started before any worker polls the queue.
+const backlogHandles = await Promise.all(
+  Array.from({ length: backlog }, (_, i) =>
+    client.workflow.start('floorParent', { taskQueue: 'workflow-floor', workflowId: `floor-backlog-${i}` }),
+  ),
+);
 const worker = await Worker.create({
   connection,
   taskQueue: 'workflow-floor',
   workflowsPath: fileURLToPath(new URL('./workflow-floor-workflows.ts', import.meta.url)),
 });
+const [serverBefore, ownBefore] = [serverCpu(), process.cpuUsage()];
 const running = worker.run();
 try {
+  if (backlog > 0) {
+    const finished = await Promise.all(backlogHandles.map(async (handle) => (await handle.result(), Date.now())));
+    const own = process.cpuUsage(ownBefore);
+    const seconds = (Math.max(...finished) - Math.min(...finished)) / 1000;
+    console.log(
+      `backlog of ${backlog} parents (each with one child): ${((backlog - 1) / seconds).toFixed(1)} runs/s from the first to the last finished; CPU per run: server ${(((serverCpu() - serverBefore) * 1000) / backlog).toFixed(2)} ms, worker (this process, incl. its start) ${((own.user + own.system) / 1000 / backlog).toFixed(2)} ms`,
+    );
+  }
   const dispatches: number[] = [];
   const totals: number[] = [];
   const { EVENT_TYPE_WORKFLOW_TASK_STARTED } = proto.temporal.api.enums.v1.EventType;

@@ -10,6 +10,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runMigrations } from '@activity-core/db';
 import {
+  DEV_SERVER_DYNAMIC_CONFIG,
   DEFAULT_ECHO_PORT,
   findTemporalCli,
   startEchoServer,
@@ -169,7 +170,7 @@ async function main(): Promise<void> {
       uiPort,
       dbFilename: join(dataDir, 'temporal.sqlite'),
       namespace: env.TEMPORAL_NAMESPACE ?? 'default',
-      dynamicConfig: { 'limit.maxIDLength': 255 },
+      dynamicConfig: DEV_SERVER_DYNAMIC_CONFIG,
       // Its own process group: a terminal Ctrl-C reaches the API and worker, and
       // Temporal is stopped after them, so the worker can shut down cleanly.
       detached: true,

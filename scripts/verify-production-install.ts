@@ -22,7 +22,7 @@ import { chmod, cp, mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
-import { findTemporalCli, freePort, startEmbeddedPostgres, startTemporalDevServer } from '@activity-core/dev-services';
+import { DEV_SERVER_DYNAMIC_CONFIG, findTemporalCli, freePort, startEmbeddedPostgres, startTemporalDevServer } from '@activity-core/dev-services';
 import { runProductionSmoke } from './production-smoke';
 
 const root = process.cwd();
@@ -123,7 +123,7 @@ async function main(): Promise<void> {
       throw new Error('Temporal CLI not found: run `npm test` once (it installs it) or put `temporal` on PATH');
     const [postgres, temporal] = await Promise.all([
       startEmbeddedPostgres({ dataDir: join(scratch, 'pg'), persistent: false }),
-      startTemporalDevServer({ cliPath: cli, dynamicConfig: { 'limit.maxIDLength': 255 } }),
+      startTemporalDevServer({ cliPath: cli, dynamicConfig: DEV_SERVER_DYNAMIC_CONFIG }),
     ]);
     stops.push(
       () => postgres.stop(),

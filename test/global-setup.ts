@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  DEV_SERVER_DYNAMIC_CONFIG,
   findTemporalCli,
   findTemporalTestServer,
   startEmbeddedPostgres,
@@ -42,7 +43,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
   const [postgres, temporal, bundle] = await Promise.all([
     startEmbeddedPostgres({ dataDir: join(scratch, 'pg'), persistent: false }),
-    startTemporalDevServer({ cliPath: cli, dynamicConfig: { 'limit.maxIDLength': 255 } }),
+    startTemporalDevServer({ cliPath: cli, dynamicConfig: DEV_SERVER_DYNAMIC_CONFIG }),
     bundleWorkflows(),
   ]);
   const bundlePath = join(scratch, 'workflow-bundle.js');

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, startTemporalDevServer, type TemporalDevServer } from '@activity-core/dev-services';
+import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startTemporalDevServer, type TemporalDevServer } from '@activity-core/dev-services';
 
 /**
  * A Temporal dev server of a test file's own, on a fixed port with a SQLite
@@ -31,7 +31,7 @@ export async function createRestartableTemporal(options: { cliPath?: string } = 
         dbFilename: join(scratch, 'temporal.sqlite'),
         // Durable across the restart (the WAL is on disk) without an fsync per write.
         sqlitePragmas: { journal_mode: 'wal', synchronous: 'normal' },
-        dynamicConfig: { 'limit.maxIDLength': 255 },
+        dynamicConfig: DEV_SERVER_DYNAMIC_CONFIG,
       });
     },
     async stop() {

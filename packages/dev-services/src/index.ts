@@ -1,6 +1,7 @@
 export { REQUIRED_SEARCH_ATTRIBUTES } from './search-attributes';
 export { freePort, waitForPort } from './ports';
 export {
+  DEV_SERVER_DYNAMIC_CONFIG,
   PROJECT_TEMPORAL_CLI,
   findTemporalCli,
   startTemporalDevServer,

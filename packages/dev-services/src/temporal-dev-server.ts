@@ -23,6 +23,24 @@ export function findTemporalCli(root: string, explicit?: string, pathEnv = ''): 
   return undefined;
 }
 
+/**
+ * The dynamic config every dev server activity-core starts runs with (`npm start`, the tests, the
+ * benchmarks), on top of Temporal's defaults:
+ *
+ * - `limit.maxIDLength` 255: the id limit of a Temporal on PostgreSQL (VARCHAR(255) workflow ids),
+ *   so an id too long for a production store is refused here too. activity-core's longest id is 246.
+ * - `history.transferProcessorMaxPollRPS` 1000: how often a history shard may read its transfer
+ *   queue, per second. Every workflow task the server schedules on its own (a child started or
+ *   completed, a signal) reaches matching through that queue; at Temporal's default of 20 each one
+ *   waits up to 50 ms (46 ms median measured here) for the shard's next read, several times per run.
+ *   The reader reads only when it has been told of new tasks, so a higher cap costs nothing idle.
+ *   docs/performance.md has the figures; docs/operating.md says how to set it on a cluster.
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, string | number | boolean>> = Object.freeze({
+  'limit.maxIDLength': 255,
+  'history.transferProcessorMaxPollRPS': 1000,
+});
+
 export interface TemporalDevServerOptions {
   cliPath: string;
   /** gRPC port; a free one when omitted. */
