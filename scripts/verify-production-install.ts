@@ -22,7 +22,13 @@ import { chmod, cp, mkdir, mkdtemp, readdir, rename, rm, stat } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
-import { DEV_SERVER_DYNAMIC_CONFIG, findTemporalCli, freePort, startEmbeddedPostgres, startTemporalDevServer } from '@activity-core/dev-services';
+import {
+  DEV_SERVER_DYNAMIC_CONFIG,
+  findTemporalCli,
+  freePort,
+  startEmbeddedPostgres,
+  startTemporalDevServer,
+} from '@activity-core/dev-services';
 import { runProductionSmoke } from './production-smoke';
 
 const root = process.cwd();

@@ -1,7 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEV_SERVER_DYNAMIC_CONFIG, freePort, startTemporalDevServer, type TemporalDevServer } from '@activity-core/dev-services';
+import {
+  DEV_SERVER_DYNAMIC_CONFIG,
+  freePort,
+  startTemporalDevServer,
+  type TemporalDevServer,
+} from '@activity-core/dev-services';
 
 /**
  * A Temporal dev server of a test file's own, on a fixed port with a SQLite
