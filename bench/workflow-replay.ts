@@ -6,7 +6,7 @@
  * so this is the cost a worker pays for each new run and for each run it must replay after its
  * cache evicted it.
  *
- *   npx tsx bench/workflow-replay.ts [--replays 400] [--bundle dist/worker/workflow-bundle.js]
+ *   npm run bench:workflow-replay -- [--replays 400] [--bundle dist/worker/workflow-bundle.js]
  *
  * Without --bundle it bundles the workflow sources first (as `npm run build` does). Compare two
  * bundles by running it twice; the figures are this process's CPU, so a busy machine moves them
