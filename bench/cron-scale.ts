@@ -100,8 +100,8 @@ const probeCron = probeSeconds === 0 ? '* * * * *' : `*/${probeSeconds} * * * * 
 const root = process.cwd();
 const overallDeadline = Date.now() + timeoutMs;
 /**
- * Dynamic config of the dev server. None of its defaults throttled this benchmark (see
- * docs/performance.md for the limits a cluster has); the one value is the hot-path bench's.
+ * Dynamic config of the dev server: what `npm start` gives it (DEV_SERVER_DYNAMIC_CONFIG). None of
+ * Temporal's defaults throttled this benchmark (see docs/performance.md for the limits a cluster has).
  */
 const DYNAMIC_CONFIG = DEV_SERVER_DYNAMIC_CONFIG;
 

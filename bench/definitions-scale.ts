@@ -21,7 +21,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@activity-core/config';
 import { runMigrations } from '@activity-core/db';
-import { findTemporalCli, startEmbeddedPostgres, startTemporalDevServer } from '@activity-core/dev-services';
+import {
+  DEV_SERVER_DYNAMIC_CONFIG,
+  findTemporalCli,
+  startEmbeddedPostgres,
+  startTemporalDevServer,
+} from '@activity-core/dev-services';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pg from 'pg';
 import { createApiApp, type ApiApp } from '../apps/api/src/app';
@@ -84,7 +89,7 @@ const cli = findTemporalCli(process.cwd(), process.env.TEMPORAL_CLI_PATH, proces
 if (cli === undefined) throw new Error('Temporal CLI not found; run npm test or npm start once to install it');
 const [postgres, temporal] = await Promise.all([
   startEmbeddedPostgres({ dataDir: join(scratch, 'pg'), persistent: false }),
-  startTemporalDevServer({ cliPath: cli }),
+  startTemporalDevServer({ cliPath: cli, dynamicConfig: DEV_SERVER_DYNAMIC_CONFIG }),
 ]);
 const sides: Side[] = [];
 try {

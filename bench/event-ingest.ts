@@ -13,7 +13,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '@activity-core/config';
 import { runMigrations } from '@activity-core/db';
-import { findTemporalCli, startEmbeddedPostgres, startTemporalDevServer } from '@activity-core/dev-services';
+import {
+  DEV_SERVER_DYNAMIC_CONFIG,
+  findTemporalCli,
+  startEmbeddedPostgres,
+  startTemporalDevServer,
+} from '@activity-core/dev-services';
 import { bundleWorkflows } from '@activity-core/temporal/worker';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pg from 'pg';
@@ -37,7 +42,7 @@ const cli = findTemporalCli(process.cwd(), process.env.TEMPORAL_CLI_PATH, proces
 if (cli === undefined) throw new Error('Temporal CLI not found; run npm test or npm start once to install it');
 const [postgres, temporal, bundle] = await Promise.all([
   startEmbeddedPostgres({ dataDir: join(scratch, 'pg'), persistent: false }),
-  startTemporalDevServer({ cliPath: cli }),
+  startTemporalDevServer({ cliPath: cli, dynamicConfig: DEV_SERVER_DYNAMIC_CONFIG }),
   bundleWorkflows(),
 ]);
 try {

@@ -84,7 +84,10 @@ process.argv.forEach((arg, index) => {
 });
 /** `--cpu-prof DIR`: V8 CPU profiles of the API and the worker (every thread), written to DIR when they exit. */
 const cpuProfAt = process.argv.indexOf('--cpu-prof');
-const cpuProfFlags = cpuProfAt === -1 ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.argv[cpuProfAt + 1] ?? ''}`];
+const cpuProfDir = cpuProfAt === -1 ? undefined : process.argv[cpuProfAt + 1];
+if (cpuProfAt !== -1 && (cpuProfDir === undefined || cpuProfDir.startsWith('--')))
+  throw new Error('--cpu-prof needs a directory');
+const cpuProfFlags = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
 const root = process.cwd();
 const distApi = join(root, 'dist', 'api', 'main.js');
 const distWorker = join(root, 'dist', 'worker', 'main.js');
@@ -174,8 +177,9 @@ function memory(pid: number): { rss: number; hwm: number } {
 /**
  * CPU time (user + system, seconds) used so far by each part of the stack, read from /proc: the
  * API's, the worker's and the Temporal server's process trees, this benchmark process itself, and
- * everything else it started (Postgres: the postmaster and its backends). Processes that already
- * exited are not counted, so take it around a phase in which none of them restarts.
+ * everything else it started (Postgres: the postmaster and its backends). A process that exited
+ * counts once its parent has reaped it (cutime/cstime); take it around a phase in which none of the
+ * roots restarts (the drain's figure includes the new worker's start-up).
  */
 type CpuPart = 'api' | 'worker' | 'temporal' | 'postgres' | 'bench';
 const CLOCK_TICKS = 100;
@@ -193,7 +197,10 @@ function cpuByPart(roots: { api: number; worker: number; temporal: number }): Re
     // Fields after the command name, which is in parentheses and may contain spaces.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     parent.set(Number(entry), Number(fields[1]));
-    ticks.set(Number(entry), Number(fields[11]) + Number(fields[12]));
+    // utime + stime; for every process but this one also cutime + cstime, the CPU of children it has
+    // reaped, so a Postgres backend or a helper that exits during a phase is not lost from its tree.
+    const own = Number(fields[11]) + Number(fields[12]);
+    ticks.set(Number(entry), Number(entry) === process.pid ? own : own + Number(fields[13]) + Number(fields[14]));
   }
   const owners = new Map<number, CpuPart>([
     [roots.api, 'api'],
@@ -457,9 +464,17 @@ async function main(): Promise<void> {
         data: { eventId },
       }),
     );
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(response.text);
+    } catch {
+      throw new Error(
+        `POST /v1/events answered ${response.status} with a body that is not JSON: ${response.text.slice(0, 200)}`,
+      );
+    }
     return {
       status: response.status,
-      body: JSON.parse(response.text) as {
+      body: parsed as {
         status?: string;
         runs?: Array<{ run_id: string; workflow_id?: string; status?: string }>;
       },

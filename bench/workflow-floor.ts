@@ -15,7 +15,8 @@
  * and this process (the worker) used per run: the engine's own drain rate for the shape, to
  * compare with the hot path's backlog row. The server runs with the dynamic config `npm start`
  * gives it (DEV_SERVER_DYNAMIC_CONFIG); `--dc key=value` changes one value, e.g.
- * `--dc history.transferProcessorMaxPollRPS=20` for Temporal's stock setting.
+ * `--dc history.transferProcessorMaxPollRPS=20` for Temporal's stock setting (the value is JSON:
+ * quote strings, `--dc 'some.key="text"'`).
  */
 import { fileURLToPath } from 'node:url';
 import { loadavg } from 'node:os';
@@ -33,6 +34,7 @@ function flag(name: string, fallback: number): number {
 }
 const runs = flag('runs', 30);
 const backlog = flag('backlog', 0);
+if (backlog === 1) throw new Error('--backlog needs 0 or at least 2 (a rate from the first to the last)');
 if (runs < 1) throw new Error('--runs needs a positive integer');
 const cli = findTemporalCli(process.cwd(), process.env.TEMPORAL_CLI_PATH, process.env.PATH);
 if (cli === undefined)
@@ -77,7 +79,7 @@ try {
     const own = process.cpuUsage(ownBefore);
     const seconds = (Math.max(...finished) - Math.min(...finished)) / 1000;
     console.log(
-      `backlog of ${backlog} parents (each with one child): ${((backlog - 1) / seconds).toFixed(1)} runs/s from the first to the last finished; CPU per run: server ${(((serverCpu() - serverBefore) * 1000) / backlog).toFixed(2)} ms, worker (this process, incl. its start) ${((own.user + own.system) / 1000 / backlog).toFixed(2)} ms`,
+      `backlog of ${backlog} parents (each with one child): ${((backlog - 1) / seconds).toFixed(1)} runs/s from the first to the last finished; CPU per run: server ${(((serverCpu() - serverBefore) * 1000) / backlog).toFixed(2)} ms, worker (this process from worker.run(), with its ${backlog} result() calls) ${((own.user + own.system) / 1000 / backlog).toFixed(2)} ms`,
     );
   }
   const dispatches: number[] = [];

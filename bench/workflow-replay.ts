@@ -8,7 +8,8 @@
  *
  *   npm run bench:workflow-replay -- [--replays 400] [--bundle dist/worker/workflow-bundle.js]
  *
- * Without --bundle it bundles the workflow sources first (as `npm run build` does). Compare two
+ * Without --bundle it bundles the workflow sources first (as `npm run build` does). The timed part
+ * includes creating the replay worker once per run of the loop (amortised over --replays). Compare two
  * bundles by running it twice; the figures are this process's CPU, so a busy machine moves them
  * less than it moves wall-clock time.
  */
@@ -25,7 +26,8 @@ if (!Number.isInteger(replays) || replays < 1) throw new Error('--replays needs 
 const bundleAt = process.argv.indexOf('--bundle');
 const bundlePath = bundleAt === -1 ? undefined : process.argv[bundleAt + 1];
 
-// A run of one task, as the hot path runs it: the run's workflow and its task's child workflow.
+// A run and a task, with local bookkeeping, as a worker runs them today: the run's workflow and an
+// `http` task's child workflow (no `noop` task history is recorded; a noop task does less than this).
 const FILES = ['run-activity-workflow.local-bookkeeping.binpb', 'task-workflow-http.local-bookkeeping.binpb'];
 const dir = join(process.cwd(), 'test', 'histories');
 const workflowIds = JSON.parse(await readFile(join(dir, 'workflow-ids.json'), 'utf8')) as Record<string, string>;
