@@ -63,6 +63,9 @@ COPY --from=build /app/dist/db ./dist/db
 # Listens on every interface only when API_KEYS is set; without keys the API stays on loopback.
 ENV HOST=0.0.0.0 \
     PORT=3000
+# The API's memory bounds (apps/api/src/runtime-flags.ts; docs/operating.md, "Worker memory and slots").
+ENV MALLOC_ARENA_MAX=2 \
+    NODE_OPTIONS="--max-semi-space-size=4"
 EXPOSE 3000
 # Liveness: /healthz. /readyz (Postgres and Temporal reachable) is for load balancers.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \

@@ -4,7 +4,7 @@
  *   npm run bench:hot-path -- [--rounds 3] [--events 300] [--concurrency 32] [--latency 50]
  *                             [--backlog 900] [--memory-runs 1000] [--built] [--pause-worker] [--timeout-min 30]
  *                             [--task-queue-partitions N] [--transfer-poll-rps N] [--worker-env KEY=VALUE …]
- *                             [--cpu-prof DIR]
+ *                             [--cpu-prof DIR] [--api-node-defaults]
  *
  * Starts its own Temporal dev server (with the dynamic config `npm start` gives it,
  * DEV_SERVER_DYNAMIC_CONFIG; `--transfer-poll-rps 20` measures Temporal's stock transfer-queue
@@ -49,6 +49,7 @@ import {
 } from '@activity-core/dev-services';
 import { Client, Connection, WorkflowIdReusePolicy } from '@temporalio/client';
 import pg from 'pg';
+import { API_NODE_FLAGS, API_PROCESS_ENV } from '../apps/api/src/runtime-flags';
 import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../apps/worker/src/runtime-flags';
 
 // ---------------------------------------------------------------- options
@@ -88,6 +89,8 @@ const cpuProfDir = cpuProfAt === -1 ? undefined : process.argv[cpuProfAt + 1];
 if (cpuProfAt !== -1 && (cpuProfDir === undefined || cpuProfDir.startsWith('--')))
   throw new Error('--cpu-prof needs a directory');
 const cpuProfFlags = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
+/** `--api-node-defaults`: the API without its start command's memory flags (to measure what they cost). */
+const apiNodeDefaults = process.argv.includes('--api-node-defaults');
 const root = process.cwd();
 const distApi = join(root, 'dist', 'api', 'main.js');
 const distWorker = join(root, 'dist', 'worker', 'main.js');
@@ -280,11 +283,13 @@ const procs = new Set<Proc>();
 
 function startNode(name: string, entry: 'api' | 'worker', env: Record<string, string>): Proc {
   if (cleaning !== undefined) throw new Error(`not starting the ${name}: the benchmark is stopping`);
-  // The worker is started as `npm run start:worker` starts it: its memory flags and malloc arena limit.
+  // Both are started as `npm run start:api` / `start:worker` start them: memory flags, malloc arena limit.
   const runtime =
     entry === 'worker'
       ? { flags: [...WORKER_NODE_FLAGS, ...cpuProfFlags], env: { ...WORKER_PROCESS_ENV, ...workerEnv } }
-      : { flags: [...cpuProfFlags], env: {} };
+      : apiNodeDefaults
+        ? { flags: [...cpuProfFlags], env: {} }
+        : { flags: [...API_NODE_FLAGS, ...cpuProfFlags], env: API_PROCESS_ENV };
   const args = [
     ...runtime.flags,
     ...(built
@@ -712,7 +717,7 @@ async function main(): Promise<void> {
       `build: dist/ written ${statSync(distApi).mtime.toISOString()} (rebuild with \`npm run build\` after changing the sources)`,
     );
   out.push(
-    `stack: Temporal dev server (in-memory SQLite, history.transferProcessorMaxPollRPS=${transferPollRps}${partitions === undefined ? '' : `, ${partitions} task queue partition(s)`}) + embedded Postgres + API + 1 worker, all on this machine; API and worker from ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default (DATABASE_POOL_SIZE=10); worker node flags as \`npm run start:worker\`: ${[...Object.entries({ ...WORKER_PROCESS_ENV, ...workerEnv }).map(([k, v]) => `${k}=${v}`), ...WORKER_NODE_FLAGS].join(' ')}`,
+    `stack: Temporal dev server (in-memory SQLite, history.transferProcessorMaxPollRPS=${transferPollRps}${partitions === undefined ? '' : `, ${partitions} task queue partition(s)`}) + embedded Postgres + API + 1 worker, all on this machine; API and worker from ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default (DATABASE_POOL_SIZE=10); node flags as \`npm run start:api\` / \`start:worker\`: API ${apiNodeDefaults ? '(none: --api-node-defaults)' : [...Object.entries(API_PROCESS_ENV).map(([k, v]) => `${k}=${v}`), ...API_NODE_FLAGS].join(' ')}; worker ${[...Object.entries({ ...WORKER_PROCESS_ENV, ...workerEnv }).map(([k, v]) => `${k}=${v}`), ...WORKER_NODE_FLAGS].join(' ')}`,
   );
   out.push(
     `load: ${concurrency} concurrent senders (node:http, kept-alive connections), ${rounds} alternating rounds of ${perRound} (raw, new, duplicate), each phase from an idle stack; worker ${pauseWorker ? 'frozen (SIGSTOP) during the event phases (--pause-worker)' : 'running the new runs during the event phases'}; one activity, one \`noop\` task`,

@@ -42,6 +42,7 @@ import {
   type TemporalDevServer,
 } from '@activity-core/dev-services';
 import pg from 'pg';
+import { API_NODE_FLAGS, API_PROCESS_ENV } from '../apps/api/src/runtime-flags';
 import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../apps/worker/src/runtime-flags';
 
 // ---------------------------------------------------------------- options
@@ -138,9 +139,11 @@ let cleaning: Promise<void> | undefined;
 
 function startNode(name: string, entry: 'api' | 'worker', env: Record<string, string>): Proc {
   if (cleaning !== undefined) throw new Error(`not starting the ${name}: the soak is stopping`);
-  // The worker is started as `npm run start:worker` starts it: its memory flags and malloc arena limit.
+  // Both are started as `npm run start:api` / `start:worker` start them: memory flags, malloc arena limit.
   const runtime =
-    entry === 'worker' ? { flags: [...WORKER_NODE_FLAGS], env: WORKER_PROCESS_ENV } : { flags: [], env: {} };
+    entry === 'worker'
+      ? { flags: [...WORKER_NODE_FLAGS], env: WORKER_PROCESS_ENV }
+      : { flags: [...API_NODE_FLAGS], env: API_PROCESS_ENV };
   const args = [
     ...runtime.flags,
     ...(built
@@ -462,7 +465,7 @@ async function main(): Promise<boolean> {
     `machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${f(totalmem() / 2 ** 30, 1)} GiB, node ${process.version}; load average (1/5/15 min) at start ${load0.map((l) => f(l, 2)).join(' ')}, at end ${load1.map((l) => f(l, 2)).join(' ')}`,
   );
   out.push(
-    `stack: Temporal dev server (in-memory SQLite) + embedded Postgres + API + 1 worker on this machine, ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default; worker started as \`npm run start:worker\` starts it (${[...Object.entries(WORKER_PROCESS_ENV).map(([k, v]) => `${k}=${v}`), ...WORKER_NODE_FLAGS].join(' ')}); one activity, one \`noop\` task`,
+    `stack: Temporal dev server (in-memory SQLite) + embedded Postgres + API + 1 worker on this machine, ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default; API and worker started as \`npm run start:api\` / \`start:worker\` start them (API ${[...Object.entries(API_PROCESS_ENV).map(([k, v]) => `${k}=${v}`), ...API_NODE_FLAGS].join(' ')}; worker ${[...Object.entries(WORKER_PROCESS_ENV).map(([k, v]) => `${k}=${v}`), ...WORKER_NODE_FLAGS].join(' ')}); one activity, one \`noop\` task`,
   );
   out.push(
     capacity === undefined
