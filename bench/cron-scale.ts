@@ -99,11 +99,6 @@ const probePeriodMs = probeSeconds === 0 ? 60_000 : probeSeconds * 1000;
 const probeCron = probeSeconds === 0 ? '* * * * *' : `*/${probeSeconds} * * * * *`;
 const root = process.cwd();
 const overallDeadline = Date.now() + timeoutMs;
-/**
- * Dynamic config of the dev server: what `npm start` gives it (DEV_SERVER_DYNAMIC_CONFIG). None of
- * Temporal's defaults throttled this benchmark (see docs/performance.md for the limits a cluster has).
- */
-const DYNAMIC_CONFIG = DEV_SERVER_DYNAMIC_CONFIG;
 
 const log = (message: string): void => console.error(`[${new Date().toISOString().slice(11, 19)}] ${message}`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -302,7 +297,9 @@ async function main(): Promise<void> {
   log('starting Postgres and the Temporal dev server…');
   [postgres, temporal] = await Promise.all([
     startEmbeddedPostgres({ dataDir: join(scratch, 'pg'), persistent: false }),
-    startTemporalDevServer({ cliPath: cli, dynamicConfig: DYNAMIC_CONFIG }),
+    // The dev server as `npm start` runs it; none of Temporal's defaults throttled this benchmark
+    // (docs/performance.md lists the limits a cluster has).
+    startTemporalDevServer({ cliPath: cli, dynamicConfig: DEV_SERVER_DYNAMIC_CONFIG }),
   ]);
   const admin = new pg.Client({ connectionString: postgres.url });
   await admin.connect();
@@ -755,7 +752,7 @@ async function main(): Promise<void> {
     `machine: ${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), ${f(totalmem() / 2 ** 30, 1)} GiB, node ${process.version}; load average (1/5/15 min) at start ${load0.map((l) => f(l, 2)).join(' ')}, at end ${load1.map((l) => f(l, 2)).join(' ')}`,
   );
   out.push(
-    `stack: Temporal dev server (in-memory SQLite; dynamic config ${JSON.stringify(DYNAMIC_CONFIG)}) + embedded Postgres + API (process) + 1 worker (in the benchmark's process, its own periodic sweep off); DATABASE_POOL_SIZE=${config.databasePoolSize}`,
+    `stack: Temporal dev server (in-memory SQLite; dynamic config ${JSON.stringify(DEV_SERVER_DYNAMIC_CONFIG)}) + embedded Postgres + API (process) + 1 worker (in the benchmark's process, its own periodic sweep off); DATABASE_POOL_SIZE=${config.databasePoolSize}`,
   );
   out.push(
     `schedules: ${count} cron activities (one trigger each), ${probes} on "${probeCron}", the rest daily at hours that do not come round during the run; at ${baseline} and at ${count}: ${sweeps} worker sweeps; a reconcile describing every schedule at ${baseline}${describeAll ? ` and at ${count}` : ''}`,

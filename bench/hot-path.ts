@@ -32,7 +32,7 @@
  * the processes stop, but a stopped Postgres scratch directory in /tmp may be left behind).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -51,6 +51,7 @@ import { Client, Connection, WorkflowIdReusePolicy } from '@temporalio/client';
 import pg from 'pg';
 import { API_NODE_FLAGS, API_PROCESS_ENV } from '../apps/api/src/runtime-flags';
 import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../apps/worker/src/runtime-flags';
+import { CLOCK_TICKS, keyValueArgs, memoryMb, procStat } from './proc';
 
 // ---------------------------------------------------------------- options
 
@@ -75,14 +76,7 @@ const transferPollRps = process.argv.includes('--transfer-poll-rps')
   ? flag('transfer-poll-rps', 20)
   : (DEV_SERVER_DYNAMIC_CONFIG['history.transferProcessorMaxPollRPS'] as number);
 /** `--worker-env KEY=VALUE` (repeatable): a setting for the worker, e.g. WORKER_MAX_CACHED_WORKFLOWS=100. */
-const workerEnv: Record<string, string> = {};
-process.argv.forEach((arg, index) => {
-  if (arg !== '--worker-env') return;
-  const pair = process.argv[index + 1] ?? '';
-  const eq = pair.indexOf('=');
-  if (eq < 1) throw new Error(`--worker-env needs KEY=VALUE, got ${pair}`);
-  workerEnv[pair.slice(0, eq)] = pair.slice(eq + 1);
-});
+const workerEnv: Record<string, string> = Object.fromEntries(keyValueArgs('worker-env'));
 /** `--cpu-prof DIR`: V8 CPU profiles of the API and the worker (every thread), written to DIR when they exit. */
 const cpuProfAt = process.argv.indexOf('--cpu-prof');
 const cpuProfDir = cpuProfAt === -1 ? undefined : process.argv[cpuProfAt + 1];
@@ -171,12 +165,6 @@ function postJson(port: number, path: string, body: string): Promise<{ status: n
   });
 }
 
-function memory(pid: number): { rss: number; hwm: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
-}
-
 /**
  * CPU time (user + system, seconds) used so far by each part of the stack, read from /proc: the
  * API's, the worker's and the Temporal server's process trees, this benchmark process itself, and
@@ -185,25 +173,18 @@ function memory(pid: number): { rss: number; hwm: number } {
  * roots restarts (the drain's figure includes the new worker's start-up).
  */
 type CpuPart = 'api' | 'worker' | 'temporal' | 'postgres' | 'bench';
-const CLOCK_TICKS = 100;
 function cpuByPart(roots: { api: number; worker: number; temporal: number }): Record<CpuPart, number> {
   const parent = new Map<number, number>();
   const ticks = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // gone between the listing and the read
-    }
-    // Fields after the command name, which is in parentheses and may contain spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    parent.set(Number(entry), Number(fields[1]));
-    // utime + stime; for every process but this one also cutime + cstime, the CPU of children it has
-    // reaped, so a Postgres backend or a helper that exits during a phase is not lost from its tree.
-    const own = Number(fields[11]) + Number(fields[12]);
-    ticks.set(Number(entry), Number(entry) === process.pid ? own : own + Number(fields[13]) + Number(fields[14]));
+    const stat = procStat(entry);
+    if (stat === undefined) continue; // gone between the listing and the read
+    const pid = Number(entry);
+    parent.set(pid, stat.ppid);
+    // For every process but this one also the CPU of children it has reaped, so a Postgres backend
+    // or a helper that exits during a phase is not lost from its tree.
+    ticks.set(pid, pid === process.pid ? stat.ownTicks : stat.ownTicks + stat.childTicks);
   }
   const owners = new Map<number, CpuPart>([
     [roots.api, 'api'],
@@ -673,8 +654,8 @@ async function main(): Promise<void> {
     runsSoFar += topUp;
     await idle(runsSoFar);
   }
-  const apiMemory = memory(api.child.pid ?? NaN);
-  const workerMemory = memory(worker.child.pid ?? NaN);
+  const apiMemory = memoryMb(api.child.pid);
+  const workerMemory = memoryMb(worker.child.pid);
   const workerRuns = backlogEvents + topUp;
   const totalRuns = await count('true');
   const load1 = loadavg();

@@ -27,7 +27,7 @@
  * /tmp/activity-core-soak-* may be left behind: delete it). Exits 1 when a check fails.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +44,7 @@ import {
 import pg from 'pg';
 import { API_NODE_FLAGS, API_PROCESS_ENV } from '../apps/api/src/runtime-flags';
 import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../apps/worker/src/runtime-flags';
+import { memoryMb } from './proc';
 
 // ---------------------------------------------------------------- options
 
@@ -90,16 +91,6 @@ async function waitFor<T>(what: string, ms: number, check: () => Promise<T | und
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(everyMs);
-  }
-}
-
-function rssMb(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    return Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? NaN) / 1024;
-  } catch {
-    return NaN;
   }
 }
 
@@ -382,8 +373,8 @@ async function main(): Promise<boolean> {
   const takeSample = async () => {
     samples.push({
       atS: elapsedS(),
-      apiMb: rssMb(api.child.pid),
-      workerMb: rssMb(worker.child.pid),
+      apiMb: memoryMb(api.child.pid).rss,
+      workerMb: memoryMb(worker.child.pid).rss,
       answered,
       runsFinished: (await finishedRuns()) - expectedRuns,
     });

@@ -20,11 +20,11 @@
  */
 import { fileURLToPath } from 'node:url';
 import { loadavg } from 'node:os';
-import { readFileSync } from 'node:fs';
 import { DEV_SERVER_DYNAMIC_CONFIG, findTemporalCli, startTemporalDevServer } from '@activity-core/dev-services';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import { CLOCK_TICKS, keyValueArgs, procStat } from './proc';
 
 function flag(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);
@@ -42,24 +42,14 @@ if (cli === undefined)
 
 // `--dc key=value` (repeatable): a dynamic-config value for the dev server, to try server settings.
 const dynamicConfig: Record<string, string | number | boolean> = { ...DEV_SERVER_DYNAMIC_CONFIG };
-process.argv.forEach((arg, index) => {
-  if (arg !== '--dc') return;
-  const pair = process.argv[index + 1] ?? '';
-  const eq = pair.indexOf('=');
-  if (eq < 1) throw new Error(`--dc needs key=value, got ${pair}`);
-  dynamicConfig[pair.slice(0, eq)] = JSON.parse(pair.slice(eq + 1)) as string | number | boolean;
-});
+for (const [key, value] of keyValueArgs('dc')) dynamicConfig[key] = JSON.parse(value) as string | number | boolean;
 
 const load0 = loadavg()[0]!;
 const server = await startTemporalDevServer({ cliPath: cli, dynamicConfig });
 const connection = await NativeConnection.connect({ address: server.address });
 const client = new Client({ connection: await Connection.connect({ address: server.address }) });
 /** CPU seconds (user + system) the server process has used so far. */
-const serverCpu = () => {
-  const stat = readFileSync(`/proc/${server.process.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-};
+const serverCpu = () => (procStat(server.process.pid ?? -1)?.ownTicks ?? NaN) / CLOCK_TICKS;
 // The backlog's parents are started before any worker polls the queue.
 const backlogHandles = await Promise.all(
   Array.from({ length: backlog }, (_, i) =>

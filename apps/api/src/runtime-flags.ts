@@ -1,7 +1,7 @@
 /**
  * How the API's node process is started: `npm run start:api`, the API image
  * (Dockerfile) and the benchmarks (`bench/hot-path.ts`, `bench/soak.ts`) all
- * use these, and runtime-flags.test.ts keeps the first two in step with this
+ * use these, and test/start-commands.test.ts keeps the first two in step with this
  * file. Read by V8 and glibc before any of the API's code runs, so they are
  * flags and variables of the start command, not settings.
  */

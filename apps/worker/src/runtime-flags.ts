@@ -1,7 +1,7 @@
 /**
  * How the worker's node process is started: `npm run start:worker`, the
  * worker image (Dockerfile) and `bench/hot-path.ts` all use these, and
- * runtime-flags.test.ts keeps the first two in step with this file.
+ * test/start-commands.test.ts keeps the first two in step with this file.
  *
  * They bound the worker's memory (docs/operating.md, "Worker memory"). They
  * are read by V8 and glibc before any of the worker's code runs, so they are
