@@ -549,6 +549,8 @@ async function main(): Promise<void> {
   const dups: number[] = [];
   // CPU used by each part of the stack during each measured phase, and the items it handled.
   const cpu = new Map<string, { items: number; used: Record<CpuPart, number> }>();
+  // Each measured phase's span on the monotonic clock (µs), the clock of a .cpuprofile's timestamps: with --cpu-prof, cut a profile by phase.
+  const phaseWindows: { phase: string; fromUs: bigint; toUs: bigint }[] = [];
   const roots = () => ({
     api: api.child.pid ?? -1,
     worker: worker.child.pid ?? -1,
@@ -556,7 +558,9 @@ async function main(): Promise<void> {
   });
   const cpuPhase = async <T>(phase: string, items: number, run: () => Promise<T>): Promise<T> => {
     const before = cpuByPart(roots());
+    const fromUs = process.hrtime.bigint() / 1000n;
     const result = await run();
+    phaseWindows.push({ phase, fromUs, toUs: process.hrtime.bigint() / 1000n });
     const after = cpuByPart(roots());
     const entry = cpu.get(phase) ?? { items: 0, used: { api: 0, worker: 0, temporal: 0, postgres: 0, bench: 0 } };
     entry.items += items;
@@ -725,6 +729,10 @@ async function main(): Promise<void> {
     out.push(
       `cpu              ${phase}, ms per item (${items}): ${(['api', 'worker', 'temporal', 'postgres', 'bench'] as const).map(per).join(', ')}; all ${f((all * 1000) / items, 2)}`,
     );
+  }
+  if (cpuProfDir !== undefined) {
+    out.push(`profiles         ${cpuProfDir}; each phase on the profiles' clock (µs, CLOCK_MONOTONIC):`);
+    for (const { phase, fromUs, toUs } of phaseWindows) out.push(`                 ${phase} ${fromUs}–${toUs}`);
   }
   out.push(`one idle run     ${lastWorkflowId}, history events in ms from its start:`);
   for (const line of timeline) out.push(`                 ${line}`);
