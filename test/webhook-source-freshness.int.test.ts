@@ -106,4 +106,50 @@ describe('webhook sources changed through another API process', () => {
       expect.objectContaining({ path: 'source', message: expect.stringContaining('webhook source "rotating"') }),
     ]);
   });
+
+  // b checks a posted event against the sources it loaded last, without a read of its own: the statement that
+  // stores the event checks their change counter, and b checks again when it moved. Nothing is stored meanwhile.
+  test('a source reserved through one process refuses the next batch item and redelivery sent to the other, and stores nothing', async () => {
+    const event = (id: string, eventSource: string) => ({
+      event_id: id,
+      event_type: 'partner.update',
+      source: eventSource,
+      occurred_at: '2026-03-01T09:00:00Z',
+      data: {},
+    });
+    const postTo = (app: ApiApp, payload: unknown) =>
+      app.server.inject({ method: 'POST', url: '/v1/events', payload: payload as Record<string, unknown> });
+    // b loads the sources (no reservation of `partner-batch`) and stores one event of that source.
+    expect((await postTo(b, event('freshness-first', 'partner-batch'))).json().status).toBe('accepted');
+
+    expect(
+      (
+        await a.server.inject({
+          method: 'PUT',
+          url: '/v1/webhook-sources/rotating',
+          payload: source(SECRET_1, { event_source: 'partner-batch' }),
+        })
+      ).statusCode,
+    ).toBeLessThan(300);
+
+    const batch = await postTo(b, [
+      event('freshness-batch-reserved', 'partner-batch'),
+      event('freshness-batch-other', 'other'),
+    ]);
+    expect(batch.statusCode).toBe(202);
+    expect(batch.json().results).toEqual([
+      expect.objectContaining({
+        index: 0,
+        ok: false,
+        status: 400,
+        errors: [expect.objectContaining({ path: '[0].source' })],
+      }),
+      expect.objectContaining({ index: 1, ok: true, status: 'accepted' }),
+    ]);
+    // A redelivery of the event stored before the reservation is refused like a new one, as when b reads the sources first.
+    expect((await postTo(b, event('freshness-first', 'partner-batch'))).statusCode).toBe(400);
+
+    expect((await b.server.inject({ method: 'GET', url: '/v1/events/freshness-batch-reserved' })).statusCode).toBe(404);
+    expect((await b.server.inject({ method: 'GET', url: '/v1/events/freshness-batch-other' })).statusCode).toBe(200);
+  });
 });

@@ -4,6 +4,7 @@ import pg from 'pg';
 import { describe, expect, test } from 'vitest';
 import {
   DatabaseUnreachableError,
+  failedToConnect,
   isConnectionError,
   pgFaultOfCode,
   translatePgError,
@@ -101,6 +102,36 @@ describe('lost connections', () => {
     const unreachable = new DatabaseUnreachableError();
     expect(translatePgError(unreachable)).toBe(unreachable);
     expect(isConnectionError(unreachable)).toBe(true);
+  });
+});
+
+describe('failures that sent nothing', () => {
+  test.each([
+    ['a refused connection', socketError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432')],
+    ['an unknown host', socketError('ENOTFOUND', 'getaddrinfo ENOTFOUND db')],
+    ['no route to the host', socketError('EHOSTUNREACH', 'connect EHOSTUNREACH 10.0.0.9:5432')],
+    ['a server starting up or shutting down', databaseError('57P03', 'the database system is shutting down')],
+    ['a server with no session left', databaseError('53300', 'sorry, too many clients already')],
+    ['the pool connect timeout', new Error('timeout exceeded when trying to connect')],
+    ['the client connect timeout', new Error('Connection terminated due to connection timeout')],
+  ])('%s happens before any statement is sent, behind drizzle too', (_, error) => {
+    expect(failedToConnect(error)).toBe(true);
+    expect(failedToConnect(failedQuery(error))).toBe(true);
+  });
+
+  test.each([
+    ['an administrator shutdown', databaseError('57P01', 'terminating connection due to administrator command')],
+    ['a reset connection', socketError('ECONNRESET', 'read ECONNRESET')],
+    ['a connection that ended', new Error('Connection terminated unexpectedly')],
+    ['a broken pipe', socketError('EPIPE', 'write EPIPE')],
+    ['a bad statement', databaseError('42601', 'syntax error')],
+  ])('%s may have happened after the statement was sent', (_, error) => {
+    expect(failedToConnect(failedQuery(error))).toBe(false);
+  });
+
+  test("words in a statement's parameters are not a connect failure", () => {
+    const error = new DrizzleQueryError('insert …', ['timeout exceeded when trying to connect'], new Error('boom'));
+    expect(failedToConnect(error)).toBe(false);
   });
 });
 

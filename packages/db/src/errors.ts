@@ -140,6 +140,37 @@ export function translatePgError(error: unknown): unknown {
   }
 }
 
+/**
+ * Failures that happen only while a connection is being opened: refused,
+ * no such host, no route, the connect timeout, and the server refusing a new
+ * session (57P03 cannot_connect_now, 53300 too_many_connections, 08001, 08004).
+ * No statement was sent on such a connection.
+ */
+const CONNECT_PHASE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', '57P03', '53300', '08001', '08004']);
+const CONNECT_PHASE_MESSAGE = /timeout exceeded when trying to connect|due to connection timeout|connect ECONNREFUSED/i;
+
+/**
+ * True when the error says the connection could not be opened, so the
+ * statement it was opened for never reached Postgres: nothing it would have
+ * written was written. False for anything else, a connection lost in the
+ * middle of a statement included (which may have committed).
+ */
+export function failedToConnect(error: unknown): boolean {
+  for (
+    let current = error, depth = 0;
+    current !== null && typeof current === 'object' && depth <= MAX_CAUSE_DEPTH;
+    depth++
+  ) {
+    const { code, message } = current as { code?: unknown; message?: unknown };
+    if (typeof code === 'string' && CONNECT_PHASE_CODES.has(code)) return true;
+    // As in findFault: words in a statement's parameters are the user's, not the driver's.
+    const carriesParameters = current instanceof DrizzleQueryError || 'params' in current;
+    if (!carriesParameters && typeof message === 'string' && CONNECT_PHASE_MESSAGE.test(message)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 /** True when the error means Postgres could not be reached (as opposed to a bad query). */
 export function isConnectionError(error: unknown): boolean {
   return error instanceof DatabaseUnreachableError || findFault(error)?.fault === 'connection_lost';

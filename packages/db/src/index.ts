@@ -1,6 +1,7 @@
 export { createDatabase, guardClient, type Database, type DatabaseOptions, type Db } from './client';
 export {
   DatabaseUnreachableError,
+  failedToConnect,
   isConnectionError,
   pgFaultOfCode,
   translatePgError,

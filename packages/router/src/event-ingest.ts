@@ -17,6 +17,7 @@ import {
 } from '@activity-core/contracts';
 import {
   DatabaseUnreachableError,
+  failedToConnect,
   translatePgError,
   UnstorableTextError,
   type AcceptResult,
@@ -115,6 +116,22 @@ export interface IngestOrigin {
   credential?: string;
   /** emit_event steps between this event and an external one. @default 0 */
   hops?: number;
+  /**
+   * A check the caller made of the event against the webhook sources
+   * (reserved sources), made one decision with the accept: the event is
+   * stored, or a redelivery answered, only if the sources' change counter is
+   * still `version`. If it moved, `recheck` checks the event again on the
+   * sources as they are now (throwing to refuse it) and returns their
+   * counter, and the accept is tried again. Saves the caller a counter read
+   * of its own before every accept.
+   */
+  webhookSourcesCheck?: WebhookSourcesCheck;
+}
+
+export interface WebhookSourcesCheck {
+  /** The counter of the sources the event was checked against; undefined: unchecked. */
+  version: bigint | undefined;
+  recheck(): Promise<bigint | undefined>;
 }
 
 /**
@@ -411,7 +428,9 @@ export function createEventIngest(deps: EventIngestDeps) {
       try {
         // The index loaded last, unchecked: the accept statement checks its version and says when it is stale.
         let definitions = definitionCache.peek() ?? (await definitionCache.currentVersioned());
-        for (let attempt = 0; ; attempt++) {
+        let sourcesVersion = origin.webhookSourcesCheck?.version;
+        let sourcesRechecks = 0;
+        for (let attempt = 0; ;) {
           const matched = matchRoutes(definitions.index, envelope);
           snapshots = matched.snapshots;
           index = definitions.index;
@@ -434,17 +453,29 @@ export function createEventIngest(deps: EventIngestDeps) {
               ...(holdForRouting ? { holdForRouting } : {}),
               ...(origin.credential === undefined ? {} : { credential: origin.credential }),
               ...(definitionsVersion === undefined ? {} : { definitionsVersion }),
+              ...(sourcesVersion === undefined ? {} : { webhookSourcesVersion: sourcesVersion }),
             }),
           );
+          if (result.kind === 'stale_webhook_sources') {
+            // Nothing was stored: check the event again on the sources as they are now (this may refuse it).
+            writing = false;
+            sourcesRechecks++;
+            const rechecked = await origin.webhookSourcesCheck!.recheck();
+            // After a few changes in a row, accept on the check just made, as a counter read just before would have.
+            sourcesVersion = sourcesRechecks < STALE_RETRIES ? rechecked : undefined;
+            continue;
+          }
           if (result.kind !== 'stale_definitions') break;
           // Nothing was stored: decide again on the definitions as they are now.
           writing = false;
+          attempt++;
           definitions = await definitionCache.currentVersioned();
         }
       } catch (error) {
         const translated = translatePgError(error);
+        // Nothing was stored when the accept never reached Postgres: it failed before its statement, or could not connect.
         if (translated instanceof DatabaseUnreachableError)
-          throw new StoreUnreachableError(!writing, envelope.event_id);
+          throw new StoreUnreachableError(!writing || failedToConnect(error), envelope.event_id);
         if (translated instanceof UnstorableTextError)
           throw new InvalidInputError('the event contains text Postgres cannot store (e.g. a NUL character \\u0000)', [
             { path: 'data', message: 'contains a character that cannot be stored' },

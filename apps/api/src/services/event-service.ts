@@ -33,7 +33,7 @@ import type { z } from 'zod';
 import type { RequestCredential } from '../plugins/auth';
 import { fieldIssuesOf, httpStatusOf } from '../plugins/domain-errors';
 import { formatPath } from '../plugins/problem';
-import type { WebhookSourceCatalog } from './webhook-source-catalog';
+import type { VersionedReservedSources, WebhookSourceCatalog } from './webhook-source-catalog';
 
 /** The source emit_event tasks stamp on their events unless they name another. */
 export const SERVICE_EVENT_SOURCE = 'activity-core';
@@ -198,7 +198,7 @@ export function createEventService(deps: {
   /** The wait_for_event record of events (the waits each event looked at and the ones it resumed). */
   eventWaits?: Pick<EventWaitsRepository, 'listForEvent'>;
   /** Configured webhook sources, whose custom `event_source` values are reserved too (the cached catalog). */
-  webhookSources?: Pick<WebhookSourceCatalog, 'reservedEventSources'>;
+  webhookSources?: Pick<WebhookSourceCatalog, 'reservedEventSourcesVersioned' | 'peekReservedEventSources'>;
   /** What each scoped ingest key may send, by key id (INGEST_KEY_SCOPES). */
   ingestKeyScopes?: Readonly<Record<string, IngestKeyScope>>;
   logger?: Pick<Logger, 'error'>;
@@ -206,18 +206,39 @@ export function createEventService(deps: {
   const scopes = deps.ingestKeyScopes ?? {};
 
   /**
-   * Custom `event_source` → webhook source name. Current per request (sources change at runtime): the
-   * catalog checks the sources' change counter and re-reads them only when it moved.
+   * Custom `event_source` → webhook source name, with the sources' change
+   * counter. As last loaded, without a read: the accept statement checks the
+   * counter (`webhookSourcesCheck`), and when a source changed since, the
+   * event is checked again on the sources as they are then. Only the first
+   * call of a process reads (and a process's first events wait for it).
    */
-  async function webhookEventSources(): Promise<ReadonlyMap<string, string>> {
-    if (deps.webhookSources === undefined) return new Map();
+  async function webhookEventSources(): Promise<VersionedReservedSources> {
+    if (deps.webhookSources === undefined) return { version: undefined, reservedEventSources: new Map() };
+    const peeked = deps.webhookSources.peekReservedEventSources();
+    if (peeked !== undefined) return peeked;
     try {
-      return await deps.webhookSources.reservedEventSources();
+      return await deps.webhookSources.reservedEventSourcesVersioned();
     } catch (error) {
       // Read before anything is written: nothing was stored.
       if (translatePgError(error) instanceof DatabaseUnreachableError) throw new StoreUnreachableError(true);
       throw error;
     }
+  }
+
+  /** What the accept checks `authorise`'s reserved-source decision against, and how to make it again. */
+  function sourcesCheck(checked: VersionedReservedSources, recheck: (sources: ReadonlyMap<string, string>) => void) {
+    const catalog = deps.webhookSources;
+    if (catalog === undefined || checked.version === undefined) return {};
+    return {
+      webhookSourcesCheck: {
+        version: checked.version,
+        recheck: async () => {
+          const fresh = await catalog.reservedEventSourcesVersioned();
+          recheck(fresh.reservedEventSources);
+          return fresh.version;
+        },
+      },
+    };
   }
 
   /** Refuses reserved sources (400) and anything outside a scoped ingest key's scope (403). */
@@ -273,8 +294,13 @@ export function createEventService(deps: {
       options: { idempotencyKey?: string; receivedAt: Date } & Poster & ItemFormat,
     ): Promise<EventAcceptedResponse> {
       const { envelope, idOrigin } = normaliseEvent(body, options);
-      authorise(envelope, options, await webhookEventSources(), '', options);
-      return await deps.ingest.ingest(envelope, idOrigin, { credential: credentialLabel(options.credential) });
+      const sources = await webhookEventSources();
+      const check = (reserved: ReadonlyMap<string, string>) => authorise(envelope, options, reserved, '', options);
+      check(sources.reservedEventSources);
+      return await deps.ingest.ingest(envelope, idOrigin, {
+        credential: credentialLabel(options.credential),
+        ...sourcesCheck(sources, check),
+      });
     },
 
     /**
@@ -306,7 +332,7 @@ export function createEventService(deps: {
           ],
         );
       }
-      const reserved = await webhookEventSources();
+      const sources = await webhookEventSources();
       const credential = credentialLabel(options.credential);
       const results: BatchItemResult[] = [];
       let mayHaveStored = false;
@@ -325,8 +351,13 @@ export function createEventService(deps: {
               : { idempotencyKey: batchItemEventId(idempotencyKey, index) }),
           });
           eventId = envelope.event_id;
-          authorise(envelope, options, reserved, `[${index}]`);
-          results.push({ index, ok: true, ...(await deps.ingest.ingest(envelope, idOrigin, { credential })) });
+          const check = (reserved: ReadonlyMap<string, string>) => authorise(envelope, options, reserved, `[${index}]`);
+          check(sources.reservedEventSources);
+          results.push({
+            index,
+            ok: true,
+            ...(await deps.ingest.ingest(envelope, idOrigin, { credential, ...sourcesCheck(sources, check) })),
+          });
           mayHaveStored = true;
         } catch (error) {
           const withId = eventId === undefined ? {} : { event_id: eventId };

@@ -56,7 +56,25 @@ describe('the webhook source catalog', () => {
     const catalog = createWebhookSourceCatalog(
       store([row('partner', { event_source: 'partner-feed' }), row('github')]),
     );
-    expect(await catalog.reservedEventSources()).toEqual(new Map([['partner-feed', 'partner']]));
+    expect(await catalog.reservedEventSourcesVersioned()).toEqual({
+      version: 1n,
+      reservedEventSources: new Map([['partner-feed', 'partner']]),
+    });
+  });
+
+  test('peeking at the reserved sources reads nothing: undefined before the first load, then the last loaded, counter included', async () => {
+    const sources = store([row('partner', { event_source: 'partner-feed' })]);
+    const catalog = createWebhookSourceCatalog(sources);
+    expect(catalog.peekReservedEventSources()).toBeUndefined();
+    await catalog.get('partner');
+    sources.change([row('partner', { event_source: 'partner-v2' })]);
+    expect(catalog.peekReservedEventSources()).toEqual({
+      version: 1n,
+      reservedEventSources: new Map([['partner-feed', 'partner']]),
+    });
+    expect(sources.state).toMatchObject({ lists: 1, versionReads: 1 });
+    expect((await catalog.reservedEventSourcesVersioned()).version).toBe(2n);
+    expect(catalog.peekReservedEventSources()?.reservedEventSources).toEqual(new Map([['partner-v2', 'partner']]));
   });
 
   test('without a change counter every call reads the sources', async () => {

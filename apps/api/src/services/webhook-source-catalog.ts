@@ -1,5 +1,5 @@
 import type { WebhookSourceRow, WebhookSourcesRepository } from '@activity-core/db';
-import { createVersionedCache } from '@activity-core/router';
+import { createVersionedCache, type Versioned } from '@activity-core/router';
 
 /** Every configured webhook source, as one process last loaded them. */
 export interface WebhookSourceSet {
@@ -19,7 +19,20 @@ export interface WebhookSourceSet {
 export interface WebhookSourceCatalog {
   current(): Promise<WebhookSourceSet>;
   get(name: string): Promise<WebhookSourceRow | undefined>;
-  reservedEventSources(): Promise<ReadonlyMap<string, string>>;
+  /** The reserved custom event sources as of now (one counter read), with the counter they were loaded at. */
+  reservedEventSourcesVersioned(): Promise<VersionedReservedSources>;
+  /**
+   * The reserved sources as last loaded, without reading anything: for a
+   * caller whose later statement checks the counter itself
+   * (`webhookSourcesVersion` of the events' accept). Undefined before the
+   * first load.
+   */
+  peekReservedEventSources(): VersionedReservedSources | undefined;
+}
+
+export interface VersionedReservedSources {
+  version: bigint | undefined;
+  reservedEventSources: ReadonlyMap<string, string>;
 }
 
 function indexSources(rows: readonly WebhookSourceRow[]): WebhookSourceSet {
@@ -41,9 +54,17 @@ export function createWebhookSourceCatalog(
     load: async () => indexSources(await sources.list()),
   });
   const current = async (): Promise<WebhookSourceSet> => (await cache.current()).value;
+  const reserved = ({ version, value }: Versioned<WebhookSourceSet>): VersionedReservedSources => ({
+    version,
+    reservedEventSources: value.reservedEventSources,
+  });
   return {
     current,
     get: async (name) => (await current()).byName.get(name),
-    reservedEventSources: async () => (await current()).reservedEventSources,
+    reservedEventSourcesVersioned: async () => reserved(await cache.current()),
+    peekReservedEventSources: () => {
+      const loaded = cache.peek();
+      return loaded === undefined ? undefined : reserved(loaded);
+    },
   };
 }

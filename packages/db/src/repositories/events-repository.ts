@@ -1,7 +1,7 @@
 import type { EventEnvelope, EventIdOrigin, FilteredRouteOutcome } from '@activity-core/contracts';
 import { and, asc, eq, lte, sql } from 'drizzle-orm';
 import type { Db } from '../client';
-import { activityRuns, definitionsVersion, eventRoutes, events, eventWaits } from '../schema';
+import { activityRuns, definitionsVersion, eventRoutes, events, eventWaits, webhookSourcesVersion } from '../schema';
 
 export type EventRow = typeof events.$inferSelect;
 export type EventRouteRow = typeof eventRoutes.$inferSelect;
@@ -33,7 +33,14 @@ export type AcceptResult =
    * routes were decided at (`definitionsVersion`). Decide again on the
    * definitions as of `version` and accept again.
    */
-  | { kind: 'stale_definitions'; version: bigint | undefined };
+  | { kind: 'stale_definitions'; version: bigint | undefined }
+  /**
+   * Nothing was stored and nothing answered: the webhook sources changed
+   * since the version the caller checked the event's source against
+   * (`webhookSourcesVersion`). Check it again on the sources as they are now
+   * and accept again.
+   */
+  | { kind: 'stale_webhook_sources' };
 
 /** Temporal's answer for one route, as `settle` records it. */
 export interface RouteSettlement {
@@ -141,6 +148,12 @@ export function createEventsRepository(db: Db) {
      * answered whatever the counter says: its routes were fixed at its first
      * accept.
      *
+     * With `webhookSourcesVersion` (the webhook sources' change counter the
+     * caller checked the event's source against: reserved sources) nothing
+     * is stored, and a redelivery is not answered either, unless that
+     * counter still has that value: otherwise `stale_webhook_sources`. The
+     * check and the store are then one decision, with no read in between.
+     *
      * A pending route whose run is already recorded in `activity_runs` (an
      * event forgotten by the retention sweeper and delivered again) is stored
      * as `duplicate` at once: no start is asked of Temporal, whose memory of
@@ -168,6 +181,8 @@ export function createEventsRepository(db: Db) {
       definitionsVersion?: bigint;
       /** Store the event pending even if no route needs Temporal (it has other routing work: cancel_on). */
       holdForRouting?: boolean;
+      /** The webhook sources' change counter the event's source was checked against; unchecked when absent. */
+      webhookSourcesVersion?: bigint;
     }): Promise<AcceptResult> {
       const { envelope } = input;
       // Filtered routes are settled at birth; only pending ones need Temporal.
@@ -183,8 +198,10 @@ export function createEventsRepository(db: Db) {
         detail: route.detail ?? null,
       }));
       const expected = input.definitionsVersion === undefined ? null : input.definitionsVersion.toString();
+      const expectedSources = input.webhookSourcesVersion === undefined ? null : input.webhookSourcesVersion.toString();
       const result = await db.execute<{
         stamp: string | null;
+        sources_current: boolean;
         waits_open: boolean;
         inserted: EventJson | null;
         inserted_routes: RouteJson[];
@@ -193,6 +210,10 @@ export function createEventsRepository(db: Db) {
       }>(sql`
         WITH stamp AS (
           SELECT ${definitionsVersion.version} AS version FROM ${definitionsVersion} WHERE ${definitionsVersion.id} = 1
+        ), sources AS (
+          SELECT ${expectedSources}::bigint IS NULL OR coalesce((
+            SELECT ${webhookSourcesVersion.version} FROM ${webhookSourcesVersion} WHERE ${webhookSourcesVersion.id} = 1
+          ) = ${expectedSources}::bigint, false) AS current
         ), waits_open AS (
           SELECT EXISTS (
             SELECT 1 FROM ${eventWaits} w WHERE w.event_type = ${envelope.event_type}::text AND w.status = 'waiting' AND w.expires_at > now()
@@ -204,7 +225,8 @@ export function createEventsRepository(db: Db) {
                  ${settled ? sql`CASE WHEN (SELECT open FROM waits_open) THEN 'pending' ELSE 'routed' END` : sql`'pending'::text`},
                  ${settled ? sql`CASE WHEN (SELECT open FROM waits_open) THEN NULL::timestamptz ELSE now() END` : sql`NULL::timestamptz`},
                  now() + make_interval(secs => ${input.leaseMs / 1000}::double precision)
-          WHERE ${expected}::bigint IS NULL OR (SELECT version FROM stamp) = ${expected}::bigint
+          WHERE (${expected}::bigint IS NULL OR (SELECT version FROM stamp) = ${expected}::bigint)
+            AND (SELECT current FROM sources)
           ON CONFLICT (event_id) DO NOTHING
           RETURNING *
         ), new_routes AS (
@@ -218,6 +240,7 @@ export function createEventsRepository(db: Db) {
           RETURNING *
         )
         SELECT (SELECT version FROM stamp)::text AS stamp,
+               (SELECT current FROM sources) AS sources_current,
                (SELECT open FROM waits_open) AS waits_open,
                (SELECT to_jsonb(n) FROM new_event n) AS inserted,
                (SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]'::jsonb) FROM new_routes r) AS inserted_routes,
@@ -234,6 +257,8 @@ export function createEventsRepository(db: Db) {
           waitsOpen: row.waits_open,
         };
       }
+      // Checked against sources that have changed since: no answer either way (a new reservation refuses redeliveries too).
+      if (!row.sources_current) return { kind: 'stale_webhook_sources' };
       let existing =
         row.existing === null
           ? undefined
