@@ -106,6 +106,12 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
     max: config.databasePoolSize,
     applicationName: 'activity-core-api',
     onConnectionError: () => connectionLost(),
+    preparedStatements: config.databasePreparedStatements,
+    onPreparedStatementsOff: (error) =>
+      logger.warn(
+        { err: error },
+        'Postgres (or a pooler in front of it) refused a named prepared statement; running every statement unnamed from now on (set DATABASE_PREPARED_STATEMENTS=false to say so)',
+      ),
   });
   // Lazy: the API starts (and keeps accepting events durably) while Temporal is down.
   const connection = Connection.lazy({
@@ -126,7 +132,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   });
 
   const definitions = createDefinitionsRepository(database.db);
-  const events = createEventsRepository(database.db);
+  const events = createEventsRepository(database.db, { statements: database.statements });
   const runs = createRunsRepository(database.db);
   const webhookSources = createWebhookSourcesRepository(database.db);
   const secretBox = config.webhooks.secretKeys.length > 0 ? createSecretBox(config.webhooks.secretKeys) : undefined;

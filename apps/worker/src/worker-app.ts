@@ -90,6 +90,12 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     applicationName: 'activity-core-worker',
     // Handled (the pool replaces the connection); the monitor below reports the outage once.
     onConnectionError: (error) => logger.debug({ err: error }, 'a Postgres connection broke; the pool replaces it'),
+    preparedStatements: config.databasePreparedStatements,
+    onPreparedStatementsOff: (error) =>
+      logger.warn(
+        { err: error },
+        'Postgres (or a pooler in front of it) refused a named prepared statement; running every statement unnamed from now on (set DATABASE_PREPARED_STATEMENTS=false to say so)',
+      ),
   });
   // TLS, mTLS and API key as configured; certificate files are read here, once.
   const connectionOptions = temporalConnectionOptions(config.temporal);
@@ -135,7 +141,7 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
   const eventWaits = createEventWaitsRepository(database.db);
   const ingest = createEventIngest({
     definitions: createDefinitionsRepository(database.db),
-    events: createEventsRepository(database.db),
+    events: createEventsRepository(database.db, { statements: database.statements }),
     starter: createRunStarter({ client, taskQueue: config.temporal.taskQueue }),
     runs,
     logger,

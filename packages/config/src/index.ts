@@ -448,6 +448,13 @@ export const ConfigSchema = z
     /** Postgres pool size per process. @default 10 */
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
     /**
+     * Run the hot statements (an event's accept and routing record) as named
+     * prepared statements, planned once per connection. Turn off behind a
+     * pooler in transaction mode that does not keep them (PgBouncer before
+     * 1.21, or `max_prepared_statements = 0`). @default true
+     */
+    DATABASE_PREPARED_STATEMENTS: bool.default(true),
+    /**
      * Days an accepted event, and so its id / Idempotency-Key, is remembered.
      * Unset (the default): forever, so a redelivery at any later time is
      * answered `duplicate` and never starts a second run. Set it
@@ -632,6 +639,7 @@ export const ConfigSchema = z
     tracing: otelTracing(env),
     migrateOnStart: env.MIGRATE_ON_START,
     databasePoolSize: env.DATABASE_POOL_SIZE,
+    databasePreparedStatements: env.DATABASE_PREPARED_STATEMENTS,
     events: { retentionDays: env.EVENT_RETENTION_DAYS ?? null },
     rateLimit: { max: env.RATE_LIMIT_MAX, windowMs: env.RATE_LIMIT_WINDOW_SECONDS * 1000 },
     /** Failed bearer keys / unverified webhook deliveries per client address (AUTH_FAILURE_LIMIT). */

@@ -1,12 +1,15 @@
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import * as schema from './schema';
+import { createStatementRunner, type StatementRunner } from './statements';
 
 export type Db = NodePgDatabase<typeof schema>;
 
 export interface Database {
   db: Db;
   pool: pg.Pool;
+  /** The hot statements, named and planned once per connection unless `preparedStatements` is off. */
+  statements: StatementRunner;
   close(): Promise<void>;
 }
 
@@ -22,6 +25,14 @@ export interface DatabaseOptions {
    * a new one. @default ignore
    */
   onConnectionError?: (error: Error) => void;
+  /**
+   * Run the hot statements (the accept of an event) as named prepared
+   * statements. Turn off behind a pooler in transaction mode that does not
+   * keep them; if one refuses them anyway, the process turns them off by
+   * itself and tells `onPreparedStatementsOff`. @default true
+   */
+  preparedStatements?: boolean;
+  onPreparedStatementsOff?: (error: unknown) => void;
 }
 
 /**
@@ -47,9 +58,14 @@ export function createDatabase(options: DatabaseOptions): Database {
   pool.on('connect', (client) => guardClient(client, report));
   // An idle client that loses its server: the pool has already removed it.
   pool.on('error', (error) => report(error));
+  const db = drizzle(pool, { schema });
   return {
-    db: drizzle(pool, { schema }),
+    db,
     pool,
+    statements: createStatementRunner(db, {
+      prepared: options.preparedStatements ?? true,
+      ...(options.onPreparedStatementsOff === undefined ? {} : { onOff: options.onPreparedStatementsOff }),
+    }),
     close: () => pool.end(),
   };
 }

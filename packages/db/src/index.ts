@@ -10,6 +10,7 @@ export {
   type PgFault,
 } from './errors';
 export { runMigrations, MIGRATIONS_FOLDER } from './migrate';
+export { createStatementRunner, type StatementRunner } from './statements';
 export { encodeCursor, decodeCursor, type Cursor } from './cursor';
 export {
   createDefinitionsRepository,

@@ -1,6 +1,7 @@
 import type { EventEnvelope, EventIdOrigin, FilteredRouteOutcome } from '@activity-core/contracts';
 import { and, asc, eq, lte, sql } from 'drizzle-orm';
 import type { Db } from '../client';
+import { createStatementRunner, type StatementRunner } from '../statements';
 import { activityRuns, definitionsVersion, eventRoutes, events, eventWaits, webhookSourcesVersion } from '../schema';
 
 export type EventRow = typeof events.$inferSelect;
@@ -122,7 +123,12 @@ function byDecisionOrder(routes: EventRouteRow[], decided: readonly NewRoute[]):
   return routes.sort((a, b) => (position.get(a.activityId) ?? 0) - (position.get(b.activityId) ?? 0));
 }
 
-export function createEventsRepository(db: Db) {
+/**
+ * `statements`: how the accept runs (named and planned once per connection,
+ * see createStatementRunner); unnamed when absent.
+ */
+export function createEventsRepository(db: Db, options: { statements?: StatementRunner } = {}) {
+  const statements = options.statements ?? createStatementRunner(db, { prepared: false });
   async function get(eventId: string): Promise<{ event: EventRow; routes: EventRouteRow[] } | undefined> {
     const [event] = await db.select().from(events).where(eq(events.eventId, eventId));
     if (event === undefined) return undefined;
@@ -199,7 +205,7 @@ export function createEventsRepository(db: Db) {
       }));
       const expected = input.definitionsVersion === undefined ? null : input.definitionsVersion.toString();
       const expectedSources = input.webhookSourcesVersion === undefined ? null : input.webhookSourcesVersion.toString();
-      const result = await db.execute<{
+      const result = await statements.execute<{
         stamp: string | null;
         sources_current: boolean;
         waits_open: boolean;
@@ -207,7 +213,9 @@ export function createEventsRepository(db: Db) {
         inserted_routes: RouteJson[];
         existing: EventJson | null;
         existing_routes: RouteJson[];
-      }>(sql`
+      }>(
+        'events_accept',
+        sql`
         WITH stamp AS (
           SELECT ${definitionsVersion.version} AS version FROM ${definitionsVersion} WHERE ${definitionsVersion.id} = 1
         ), sources AS (
@@ -246,7 +254,8 @@ export function createEventsRepository(db: Db) {
                (SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]'::jsonb) FROM new_routes r) AS inserted_routes,
                (SELECT to_jsonb(e) FROM ${events} e WHERE e.event_id = ${envelope.event_id} AND NOT EXISTS (SELECT 1 FROM new_event)) AS existing,
                (SELECT coalesce(jsonb_agg(to_jsonb(r) ORDER BY r.created_at, r.activity_id), '[]'::jsonb) FROM ${eventRoutes} r
-                 WHERE r.event_id = ${envelope.event_id} AND NOT EXISTS (SELECT 1 FROM new_event)) AS existing_routes`);
+                 WHERE r.event_id = ${envelope.event_id} AND NOT EXISTS (SELECT 1 FROM new_event)) AS existing_routes`,
+      );
       const row = result.rows[0];
       if (row === undefined) throw new Error(`accepting event ${envelope.event_id} returned nothing`);
       if (row.inserted !== null) {
@@ -292,7 +301,9 @@ export function createEventsRepository(db: Db) {
     ): Promise<boolean> {
       const settlements = JSON.stringify(outcomes.map((o) => ({ activity_id: o.activityId, outcome: o.outcome })));
       // The CTE's update is not visible to the rest of the statement: routes it settles are excluded from the pending check by id.
-      const result = await db.execute<{ routed: boolean }>(sql`
+      const result = await statements.execute<{ routed: boolean }>(
+        'events_settle',
+        sql`
         WITH settled AS (
           UPDATE ${eventRoutes} AS r SET outcome = v.outcome, updated_at = now()
           FROM jsonb_to_recordset(${settlements}::jsonb) AS v(activity_id uuid, outcome text)
@@ -316,7 +327,8 @@ export function createEventsRepository(db: Db) {
             }
           RETURNING routing_state
         )
-        SELECT coalesce((SELECT routing_state = 'routed' FROM event), false) AS routed`);
+        SELECT coalesce((SELECT routing_state = 'routed' FROM event), false) AS routed`,
+      );
       return result.rows[0]?.routed === true;
     },
 

@@ -1,0 +1,103 @@
+import type { SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import type { QueryResult, QueryResultRow } from 'pg';
+import type { Db } from './client';
+
+/**
+ * SQLSTATEs that say the server connection does not keep the session's named
+ * statements: 26000 invalid_sql_statement_name (the statement is not there)
+ * and 42P05 duplicate_prepared_statement (another client's is). A pooler in
+ * transaction mode without prepared-statement support (PgBouncer before 1.21,
+ * or with `max_prepared_statements = 0`) answers this way. Both come from
+ * Parse or Bind, before anything was executed.
+ */
+const NOT_KEPT = new Set(['26000', '42P05']);
+
+/** Distinct texts one statement name may have (a hot statement has a variant or two); beyond, they run unnamed. */
+const MAX_VARIANTS = 8;
+
+/** How drizzle wraps a driver error; the SQLSTATE may sit a few causes down. */
+const MAX_CAUSE_DEPTH = 5;
+
+function notKept(error: unknown): boolean {
+  for (
+    let current = error, depth = 0;
+    current !== null && typeof current === 'object' && depth <= MAX_CAUSE_DEPTH;
+    depth++
+  ) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && NOT_KEPT.has(code)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+export interface StatementRunner {
+  /**
+   * Runs one autocommit statement (never inside a transaction: a fallback
+   * re-runs it). While prepared statements are on, as a named prepared
+   * statement: each connection parses it once, and Postgres plans it from
+   * its plan cache instead of for every call. `name` is the statement's
+   * name; a variant with different text gets a name of its own.
+   */
+  execute<T extends QueryResultRow>(name: string, query: SQL): Promise<QueryResult<T>>;
+  /** False once a connection refused named statements (or when configured off): everything runs unnamed. */
+  readonly prepared: boolean;
+}
+
+/**
+ * Hot statements as named prepared statements. The accept of an event is a
+ * large statement whose planning costs Postgres several times its execution;
+ * named, it is planned once per connection and then from the plan cache.
+ * Off (`prepared: false`) every statement is sent unnamed, as `db.execute`
+ * does. If a connection refuses a named statement (a pooler that does not keep
+ * them), the statement runs again unnamed, `onOff` is told once, and the
+ * runner stays off for the life of the process.
+ */
+export function createStatementRunner(
+  db: Db,
+  options: { prepared: boolean; onOff?: (error: unknown) => void },
+): StatementRunner {
+  const dialect = new PgDialect();
+  let prepared = options.prepared;
+  const variants = new Map<string, Map<string, string>>();
+
+  function statementName(name: string, text: string): string | undefined {
+    let texts = variants.get(name);
+    if (texts === undefined) {
+      texts = new Map();
+      variants.set(name, texts);
+    }
+    let statement = texts.get(text);
+    if (statement === undefined) {
+      if (texts.size >= MAX_VARIANTS) return undefined;
+      statement = `ac_${name}_${texts.size}`;
+      texts.set(text, statement);
+    }
+    return statement;
+  }
+
+  const unnamed = <T extends QueryResultRow>(query: SQL) => db.execute<T>(query) as Promise<QueryResult<T>>;
+
+  return {
+    get prepared() {
+      return prepared;
+    },
+    async execute<T extends QueryResultRow>(name: string, query: SQL): Promise<QueryResult<T>> {
+      if (!prepared) return unnamed<T>(query);
+      const built = dialect.sqlToQuery(query);
+      const statement = statementName(name, built.sql);
+      if (statement === undefined) return unnamed<T>(query);
+      try {
+        return (await db._.session.prepareQuery(built, undefined, statement, false).execute()) as QueryResult<T>;
+      } catch (error) {
+        if (!notKept(error)) throw error;
+        if (prepared) {
+          prepared = false;
+          options.onOff?.(error);
+        }
+        return unnamed<T>(query);
+      }
+    },
+  };
+}
