@@ -51,12 +51,15 @@ function open(options: { preparedStatements?: boolean; onPreparedStatementsOff?:
 }
 
 describe('named prepared statements', () => {
-  test('the accept runs as one named statement per variant, parsed once by the connection however often it runs', async () => {
-    const { accept, prepared } = open();
+  test('the accept and the routing record run as named statements, one per variant, parsed once by the connection however often they run', async () => {
+    const { events, accept, prepared } = open();
     expect((await accept('a')).kind).toBe('accepted');
     expect((await accept('a')).kind).toBe('duplicate');
     expect((await accept('b')).kind).toBe('accepted');
-    expect(await prepared()).toEqual(['ac_events_accept_0']);
+    expect(await events.settle('a', [])).toBe(false);
+    expect(await events.settle('b', [], { message: 'temporal refused', retryInMs: 1_000 })).toBe(false);
+    expect(await events.settle('b', [], { message: 'temporal refused again', retryInMs: 2_000 })).toBe(false);
+    expect(await prepared()).toEqual(['ac_events_accept_settled', 'ac_events_settle_0', 'ac_events_settle_1']);
     expect(database!.statements.prepared).toBe(true);
   });
 

@@ -41,6 +41,16 @@ export interface StatementRunner {
    * name; a variant with different text gets a name of its own.
    */
   execute<T extends QueryResultRow>(name: string, query: SQL): Promise<QueryResult<T>>;
+  /**
+   * A statement whose values are all `sql.placeholder(...)`s: its text is
+   * built once, here, and each call only binds the values. Named like
+   * `execute`'s while prepared statements are on; unnamed (still built once)
+   * when they are off.
+   */
+  statement<T extends QueryResultRow>(
+    name: string,
+    query: SQL,
+  ): (values: Record<string, unknown>) => Promise<QueryResult<T>>;
   /** False once a connection refused named statements (or when configured off): everything runs unnamed. */
   readonly prepared: boolean;
 }
@@ -61,6 +71,8 @@ export function createStatementRunner(
   const dialect = new PgDialect();
   let prepared = options.prepared;
   const variants = new Map<string, Map<string, string>>();
+  // Statements built once (`statement`), by name; their names carry no variant number, so they never meet `execute`'s.
+  const statements = new Map<string, { text: string; run: (values: Record<string, unknown>) => Promise<unknown> }>();
 
   function statementName(name: string, text: string): string | undefined {
     let texts = variants.get(name);
@@ -79,6 +91,12 @@ export function createStatementRunner(
 
   const unnamed = <T extends QueryResultRow>(query: SQL) => db.execute<T>(query) as Promise<QueryResult<T>>;
 
+  function turnOff(error: unknown): void {
+    if (!prepared) return;
+    prepared = false;
+    options.onOff?.(error);
+  }
+
   return {
     get prepared() {
       return prepared;
@@ -92,12 +110,31 @@ export function createStatementRunner(
         return (await db._.session.prepareQuery(built, undefined, statement, false).execute()) as QueryResult<T>;
       } catch (error) {
         if (!notKept(error)) throw error;
-        if (prepared) {
-          prepared = false;
-          options.onOff?.(error);
-        }
+        turnOff(error);
         return unnamed<T>(query);
       }
+    },
+    statement<T extends QueryResultRow>(name: string, query: SQL) {
+      const built = dialect.sqlToQuery(query);
+      const known = statements.get(name);
+      if (known !== undefined) {
+        if (known.text !== built.sql) throw new Error(`statement ${name} was already made with another text`);
+        return known.run as (values: Record<string, unknown>) => Promise<QueryResult<T>>;
+      }
+      const named = db._.session.prepareQuery(built, undefined, `ac_${name}`, false);
+      const plain = db._.session.prepareQuery(built, undefined, undefined, false);
+      const run = async (values: Record<string, unknown>): Promise<QueryResult<T>> => {
+        if (!prepared) return (await plain.execute(values)) as QueryResult<T>;
+        try {
+          return (await named.execute(values)) as QueryResult<T>;
+        } catch (error) {
+          if (!notKept(error)) throw error;
+          turnOff(error);
+          return (await plain.execute(values)) as QueryResult<T>;
+        }
+      };
+      statements.set(name, { text: built.sql, run });
+      return run;
     },
   };
 }

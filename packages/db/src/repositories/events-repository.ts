@@ -129,6 +129,75 @@ function byDecisionOrder(routes: EventRouteRow[], decided: readonly NewRoute[]):
  */
 export function createEventsRepository(db: Db, options: { statements?: StatementRunner } = {}) {
   const statements = options.statements ?? createStatementRunner(db, { prepared: false });
+
+  /**
+   * The accept statement (see `accept`), built once per variant (on first use): `settled`
+   * events (no route needs Temporal) are stored routed unless a wait is open.
+   * Its values are placeholders, so a call only binds them.
+   */
+  const acceptStatements = new Map<boolean, ReturnType<typeof buildAcceptStatement>>();
+  const acceptStatement = (settled: boolean) => {
+    let statement = acceptStatements.get(settled);
+    if (statement === undefined) {
+      statement = buildAcceptStatement(settled);
+      acceptStatements.set(settled, statement);
+    }
+    return statement;
+  };
+  function buildAcceptStatement(settled: boolean) {
+    const p = (name: string) => sql.placeholder(name);
+    return statements.statement<{
+      stamp: string | null;
+      sources_current: boolean;
+      waits_open: boolean;
+      inserted: EventJson | null;
+      inserted_routes: RouteJson[];
+      existing: EventJson | null;
+      existing_routes: RouteJson[];
+    }>(
+      settled ? 'events_accept_settled' : 'events_accept',
+      sql`
+        WITH stamp AS (
+          SELECT ${definitionsVersion.version} AS version FROM ${definitionsVersion} WHERE ${definitionsVersion.id} = 1
+        ), sources AS (
+          SELECT ${p('expectedSources')}::bigint IS NULL OR coalesce((
+            SELECT ${webhookSourcesVersion.version} FROM ${webhookSourcesVersion} WHERE ${webhookSourcesVersion.id} = 1
+          ) = ${p('expectedSources')}::bigint, false) AS current
+        ), waits_open AS (
+          SELECT EXISTS (
+            SELECT 1 FROM ${eventWaits} w WHERE w.event_type = ${p('eventType')}::text AND w.status = 'waiting' AND w.expires_at > now()
+          ) AS open
+        ), new_event AS (
+          INSERT INTO ${events} (event_id, source, event_type, subject, occurred_at, payload, fingerprint, id_origin, credential, hops, routing_state, routed_at, next_attempt_at)
+          SELECT ${p('eventId')}::text, ${p('source')}::text, ${p('eventType')}::text, ${p('subject')}::text, ${p('occurredAt')}::timestamptz,
+                 ${p('payload')}::jsonb, ${p('fingerprint')}::text, ${p('idOrigin')}::text, ${p('credential')}::text, ${p('hops')}::integer,
+                 ${settled ? sql`CASE WHEN (SELECT open FROM waits_open) THEN 'pending' ELSE 'routed' END` : sql`'pending'::text`},
+                 ${settled ? sql`CASE WHEN (SELECT open FROM waits_open) THEN NULL::timestamptz ELSE now() END` : sql`NULL::timestamptz`},
+                 now() + make_interval(secs => ${p('leaseSeconds')}::double precision)
+          WHERE (${p('expected')}::bigint IS NULL OR (SELECT version FROM stamp) = ${p('expected')}::bigint)
+            AND (SELECT current FROM sources)
+          ON CONFLICT (event_id) DO NOTHING
+          RETURNING *
+        ), new_routes AS (
+          INSERT INTO ${eventRoutes} (event_id, activity_id, activity_version, activity_name, workflow_id, run_id, outcome, detail)
+          SELECT ${p('eventId')}::text, v.activity_id, v.activity_version, v.activity_name, v.workflow_id, v.run_id,
+                 CASE WHEN v.outcome = 'pending' AND EXISTS (SELECT 1 FROM ${activityRuns} r WHERE r.workflow_id = v.workflow_id) THEN 'duplicate' ELSE v.outcome END,
+                 v.detail
+          FROM jsonb_to_recordset(${p('routes')}::jsonb)
+               AS v(activity_id uuid, activity_version integer, activity_name text, workflow_id text, run_id uuid, outcome text, detail text)
+          WHERE EXISTS (SELECT 1 FROM new_event)
+          RETURNING *
+        )
+        SELECT (SELECT version FROM stamp)::text AS stamp,
+               (SELECT current FROM sources) AS sources_current,
+               (SELECT open FROM waits_open) AS waits_open,
+               (SELECT to_jsonb(n) FROM new_event n) AS inserted,
+               (SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]'::jsonb) FROM new_routes r) AS inserted_routes,
+               (SELECT to_jsonb(e) FROM ${events} e WHERE e.event_id = ${p('eventId')} AND NOT EXISTS (SELECT 1 FROM new_event)) AS existing,
+               (SELECT coalesce(jsonb_agg(to_jsonb(r) ORDER BY r.created_at, r.activity_id), '[]'::jsonb) FROM ${eventRoutes} r
+                 WHERE r.event_id = ${p('eventId')} AND NOT EXISTS (SELECT 1 FROM new_event)) AS existing_routes`,
+    );
+  }
   async function get(eventId: string): Promise<{ event: EventRow; routes: EventRouteRow[] } | undefined> {
     const [event] = await db.select().from(events).where(eq(events.eventId, eventId));
     if (event === undefined) return undefined;
@@ -205,57 +274,22 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
       }));
       const expected = input.definitionsVersion === undefined ? null : input.definitionsVersion.toString();
       const expectedSources = input.webhookSourcesVersion === undefined ? null : input.webhookSourcesVersion.toString();
-      const result = await statements.execute<{
-        stamp: string | null;
-        sources_current: boolean;
-        waits_open: boolean;
-        inserted: EventJson | null;
-        inserted_routes: RouteJson[];
-        existing: EventJson | null;
-        existing_routes: RouteJson[];
-      }>(
-        'events_accept',
-        sql`
-        WITH stamp AS (
-          SELECT ${definitionsVersion.version} AS version FROM ${definitionsVersion} WHERE ${definitionsVersion.id} = 1
-        ), sources AS (
-          SELECT ${expectedSources}::bigint IS NULL OR coalesce((
-            SELECT ${webhookSourcesVersion.version} FROM ${webhookSourcesVersion} WHERE ${webhookSourcesVersion.id} = 1
-          ) = ${expectedSources}::bigint, false) AS current
-        ), waits_open AS (
-          SELECT EXISTS (
-            SELECT 1 FROM ${eventWaits} w WHERE w.event_type = ${envelope.event_type}::text AND w.status = 'waiting' AND w.expires_at > now()
-          ) AS open
-        ), new_event AS (
-          INSERT INTO ${events} (event_id, source, event_type, subject, occurred_at, payload, fingerprint, id_origin, credential, hops, routing_state, routed_at, next_attempt_at)
-          SELECT ${envelope.event_id}::text, ${envelope.source}::text, ${envelope.event_type}::text, ${envelope.subject ?? null}::text, ${new Date(envelope.occurred_at).toISOString()}::timestamptz,
-                 ${JSON.stringify(envelope)}::jsonb, ${input.fingerprint}::text, ${input.idOrigin}::text, ${input.credential ?? null}::text, ${input.hops ?? 0}::integer,
-                 ${settled ? sql`CASE WHEN (SELECT open FROM waits_open) THEN 'pending' ELSE 'routed' END` : sql`'pending'::text`},
-                 ${settled ? sql`CASE WHEN (SELECT open FROM waits_open) THEN NULL::timestamptz ELSE now() END` : sql`NULL::timestamptz`},
-                 now() + make_interval(secs => ${input.leaseMs / 1000}::double precision)
-          WHERE (${expected}::bigint IS NULL OR (SELECT version FROM stamp) = ${expected}::bigint)
-            AND (SELECT current FROM sources)
-          ON CONFLICT (event_id) DO NOTHING
-          RETURNING *
-        ), new_routes AS (
-          INSERT INTO ${eventRoutes} (event_id, activity_id, activity_version, activity_name, workflow_id, run_id, outcome, detail)
-          SELECT ${envelope.event_id}::text, v.activity_id, v.activity_version, v.activity_name, v.workflow_id, v.run_id,
-                 CASE WHEN v.outcome = 'pending' AND EXISTS (SELECT 1 FROM ${activityRuns} r WHERE r.workflow_id = v.workflow_id) THEN 'duplicate' ELSE v.outcome END,
-                 v.detail
-          FROM jsonb_to_recordset(${JSON.stringify(routes)}::jsonb)
-               AS v(activity_id uuid, activity_version integer, activity_name text, workflow_id text, run_id uuid, outcome text, detail text)
-          WHERE EXISTS (SELECT 1 FROM new_event)
-          RETURNING *
-        )
-        SELECT (SELECT version FROM stamp)::text AS stamp,
-               (SELECT current FROM sources) AS sources_current,
-               (SELECT open FROM waits_open) AS waits_open,
-               (SELECT to_jsonb(n) FROM new_event n) AS inserted,
-               (SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]'::jsonb) FROM new_routes r) AS inserted_routes,
-               (SELECT to_jsonb(e) FROM ${events} e WHERE e.event_id = ${envelope.event_id} AND NOT EXISTS (SELECT 1 FROM new_event)) AS existing,
-               (SELECT coalesce(jsonb_agg(to_jsonb(r) ORDER BY r.created_at, r.activity_id), '[]'::jsonb) FROM ${eventRoutes} r
-                 WHERE r.event_id = ${envelope.event_id} AND NOT EXISTS (SELECT 1 FROM new_event)) AS existing_routes`,
-      );
+      const result = await acceptStatement(settled)({
+        expectedSources,
+        expected,
+        eventId: envelope.event_id,
+        source: envelope.source,
+        eventType: envelope.event_type,
+        subject: envelope.subject ?? null,
+        occurredAt: new Date(envelope.occurred_at).toISOString(),
+        payload: JSON.stringify(envelope),
+        fingerprint: input.fingerprint,
+        idOrigin: input.idOrigin,
+        credential: input.credential ?? null,
+        hops: input.hops ?? 0,
+        leaseSeconds: input.leaseMs / 1000,
+        routes: JSON.stringify(routes),
+      });
       const row = result.rows[0];
       if (row === undefined) throw new Error(`accepting event ${envelope.event_id} returned nothing`);
       if (row.inserted !== null) {
