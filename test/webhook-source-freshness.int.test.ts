@@ -108,29 +108,39 @@ describe('webhook sources changed through another API process', () => {
   });
 
   // b checks a posted event against the sources it loaded last, without a read of its own: the statement that
-  // stores the event checks their change counter, and b checks again when it moved. Nothing is stored meanwhile.
-  test('a source reserved through one process refuses the next batch item and redelivery sent to the other, and stores nothing', async () => {
-    const event = (id: string, eventSource: string) => ({
-      event_id: id,
-      event_type: 'partner.update',
-      source: eventSource,
-      occurred_at: '2026-03-01T09:00:00Z',
-      data: {},
-    });
-    const postTo = (app: ApiApp, payload: unknown) =>
-      app.server.inject({ method: 'POST', url: '/v1/events', payload: payload as Record<string, unknown> });
-    // b loads the sources (no reservation of `partner-batch`) and stores one event of that source.
-    expect((await postTo(b, event('freshness-first', 'partner-batch'))).json().status).toBe('accepted');
+  // stores the event checks their change counter, and b checks again when it moved (ADR 0048).
+  const event = (id: string, eventSource: string) => ({
+    event_id: id,
+    event_type: 'partner.update',
+    source: eventSource,
+    occurred_at: '2026-03-01T09:00:00Z',
+    data: {},
+  });
+  const postTo = (app: ApiApp, payload: unknown) =>
+    app.server.inject({ method: 'POST', url: '/v1/events', payload: payload as Record<string, unknown> });
+  const stamp = async (eventSource: string) =>
+    (
+      await a.server.inject({
+        method: 'PUT',
+        url: '/v1/webhook-sources/rotating',
+        payload: source(SECRET_1, { event_source: eventSource }),
+      })
+    ).statusCode;
 
-    expect(
-      (
-        await a.server.inject({
-          method: 'PUT',
-          url: '/v1/webhook-sources/rotating',
-          payload: source(SECRET_1, { event_source: 'partner-batch' }),
-        })
-      ).statusCode,
-    ).toBeLessThan(300);
+  test('a source reserved through one process refuses the next redelivery sent to the other, whose sources are stale', async () => {
+    // b stores an event of `partner-redelivery` (and has the sources loaded: none reserves it).
+    expect((await postTo(b, event('freshness-redelivered', 'partner-redelivery'))).json().status).toBe('accepted');
+    expect(await stamp('partner-redelivery')).toBeLessThan(300);
+
+    // b's cached sources pass it; the statement sees the counter moved and answers nothing; b checks again: refused.
+    const redelivery = await postTo(b, event('freshness-redelivered', 'partner-redelivery'));
+    expect(redelivery.statusCode).toBe(400);
+    expect(redelivery.json().errors).toEqual([expect.objectContaining({ path: 'source' })]);
+  });
+
+  test('a source reserved through one process refuses the next batch item sent to the other, and stores nothing of it', async () => {
+    expect((await postTo(b, event('freshness-batch-first', 'partner-batch'))).json().status).toBe('accepted');
+    expect(await stamp('partner-batch')).toBeLessThan(300);
 
     const batch = await postTo(b, [
       event('freshness-batch-reserved', 'partner-batch'),
@@ -146,10 +156,17 @@ describe('webhook sources changed through another API process', () => {
       }),
       expect.objectContaining({ index: 1, ok: true, status: 'accepted' }),
     ]);
-    // A redelivery of the event stored before the reservation is refused like a new one, as when b reads the sources first.
-    expect((await postTo(b, event('freshness-first', 'partner-batch'))).statusCode).toBe(400);
-
     expect((await b.server.inject({ method: 'GET', url: '/v1/events/freshness-batch-reserved' })).statusCode).toBe(404);
     expect((await b.server.inject({ method: 'GET', url: '/v1/events/freshness-batch-other' })).statusCode).toBe(200);
+  });
+
+  test('a source released through one process is accepted by the other at once, though its cached sources still reserve it', async () => {
+    // b's sources reserve `partner-batch` (the test before); a moves the stamp to another source.
+    expect((await postTo(b, event('freshness-still-reserved', 'partner-batch'))).statusCode).toBe(400);
+    expect(await stamp('partner-moved')).toBeLessThan(300);
+
+    const released = await postTo(b, event('freshness-released', 'partner-batch'));
+    expect(released.statusCode).toBe(202);
+    expect(released.json().status).toBe('accepted');
   });
 });

@@ -142,11 +142,13 @@ export function translatePgError(error: unknown): unknown {
 
 /**
  * Failures that happen only while a connection is being opened: refused,
- * no such host, no route, the connect timeout, and the server refusing a new
- * session (57P03 cannot_connect_now, 53300 too_many_connections, 08001, 08004).
- * No statement was sent on such a connection.
+ * no such host, the connect timeout, and the server refusing a new session
+ * (57P03 cannot_connect_now, 53300 too_many_connections, 08001, 08004). No
+ * statement was sent on such a connection. Not EHOSTUNREACH: an open
+ * connection reports it too, when its retransmissions time out after an
+ * ICMP "unreachable" — possibly after the statement committed.
  */
-const CONNECT_PHASE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', '57P03', '53300', '08001', '08004']);
+const CONNECT_PHASE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', '57P03', '53300', '08001', '08004']);
 const CONNECT_PHASE_MESSAGE = /timeout exceeded when trying to connect|due to connection timeout|connect ECONNREFUSED/i;
 
 /**

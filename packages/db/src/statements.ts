@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { QueryResult, QueryResultRow } from 'pg';
@@ -30,6 +31,17 @@ function notKept(error: unknown): boolean {
     current = (current as { cause?: unknown }).cause;
   }
   return false;
+}
+
+/**
+ * A statement's name on the wire: its own name and a hash of its text. The
+ * same name then always means the same text — across variants, processes
+ * and versions of the code — so a connection that already holds a statement
+ * under that name (a pooler's server connection, a rolling deploy) holds this
+ * one, never another text with these values.
+ */
+function nameFor(name: string, text: string): string {
+  return `ac_${name}_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
 }
 
 export interface StatementRunner {
@@ -71,7 +83,7 @@ export function createStatementRunner(
   const dialect = new PgDialect();
   let prepared = options.prepared;
   const variants = new Map<string, Map<string, string>>();
-  // Statements built once (`statement`), by name; their names carry no variant number, so they never meet `execute`'s.
+  // Statements built once (`statement`), by name.
   const statements = new Map<string, { text: string; run: (values: Record<string, unknown>) => Promise<unknown> }>();
 
   function statementName(name: string, text: string): string | undefined {
@@ -83,7 +95,7 @@ export function createStatementRunner(
     let statement = texts.get(text);
     if (statement === undefined) {
       if (texts.size >= MAX_VARIANTS) return undefined;
-      statement = `ac_${name}_${texts.size}`;
+      statement = nameFor(name, text);
       texts.set(text, statement);
     }
     return statement;
@@ -121,7 +133,7 @@ export function createStatementRunner(
         if (known.text !== built.sql) throw new Error(`statement ${name} was already made with another text`);
         return known.run as (values: Record<string, unknown>) => Promise<QueryResult<T>>;
       }
-      const named = db._.session.prepareQuery(built, undefined, `ac_${name}`, false);
+      const named = db._.session.prepareQuery(built, undefined, nameFor(name, built.sql), false);
       const plain = db._.session.prepareQuery(built, undefined, undefined, false);
       const run = async (values: Record<string, unknown>): Promise<QueryResult<T>> => {
         if (!prepared) return (await plain.execute(values)) as QueryResult<T>;

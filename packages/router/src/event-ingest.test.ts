@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import {
   ActivityDefinition,
   EventIdReusedError,
+  InvalidInputError,
   eventRunWorkflowId,
   runIdFor,
   type EventEnvelope,
@@ -17,7 +18,7 @@ import type { DefinitionRow, EventRouteRow, EventRow, NewRoute, RunRow } from '@
 import type { RunStarter, StartRunRequest } from '@activity-core/temporal/client';
 import { describe, expect, test } from 'vitest';
 import { createAvailabilityGate } from './availability-gate';
-import { createEventIngest, routingBackoffMs, type EventIngestDeps } from './event-ingest';
+import { createEventIngest, routingBackoffMs, StoreUnreachableError, type EventIngestDeps } from './event-ingest';
 
 type StartAnswer = 'started' | 'duplicate' | Error;
 
@@ -40,10 +41,16 @@ function fakeDefinitions(rows: DefinitionRow[]): EventIngestDeps['definitions'] 
  */
 function fakeEvents(recordedRuns: ReadonlySet<string> = new Set()) {
   const stored = new Map<string, { event: EventRow; routes: EventRouteRow[] }>();
+  // The webhook sources' change counter, as the accept statement compares it (`webhookSourcesVersion`).
+  const sources = { version: 1n, changeOnEveryAccept: false, acceptsChecked: [] as Array<bigint | undefined> };
   const failures: Array<{ eventId: string; message: string; retryInMs: number }> = [];
   const markCalls: string[] = [];
   const repo: EventIngestDeps['events'] = {
     async accept(input) {
+      if (sources.changeOnEveryAccept) sources.version++;
+      sources.acceptsChecked.push(input.webhookSourcesVersion);
+      if (input.webhookSourcesVersion !== undefined && input.webhookSourcesVersion !== sources.version)
+        return { kind: 'stale_webhook_sources' };
       const existing = stored.get(input.envelope.event_id);
       if (existing !== undefined) {
         if (existing.event.fingerprint !== input.fingerprint)
@@ -110,6 +117,7 @@ function fakeEvents(recordedRuns: ReadonlySet<string> = new Set()) {
   };
   return {
     repo,
+    sources,
     failures,
     markCalls,
     event: (eventId: string) => stored.get(eventId)?.event,
@@ -517,5 +525,82 @@ describe('settling an event', () => {
     const answer = await ingest.ingest(envelope(), 'body');
 
     expect(answer.runs.map((run) => run.status)).toEqual(['started']);
+  });
+});
+
+describe('the webhook sources check made with the accept', () => {
+  const refused = new InvalidInputError('source "partner" is reserved', [{ path: 'source', message: 'reserved' }]);
+
+  test('an event checked against sources that changed since is checked again, then stored on the new check', async () => {
+    const { ingest, events } = setup([]);
+    events.sources.version = 2n;
+    let rechecks = 0;
+    const event = envelope();
+
+    const answer = await ingest.ingest(event, 'body', {
+      webhookSourcesCheck: { version: 1n, recheck: async () => (rechecks++, 2n) },
+    });
+
+    expect(answer.status).toBe('accepted');
+    expect(rechecks).toBe(1);
+    expect(events.sources.acceptsChecked).toEqual([1n, 2n]);
+  });
+
+  test('a re-check that refuses the event is the answer, and nothing is stored', async () => {
+    const { ingest, events } = setup([]);
+    events.sources.version = 2n;
+    const event = envelope();
+
+    await expect(
+      ingest.ingest(event, 'body', {
+        webhookSourcesCheck: {
+          version: 1n,
+          recheck: async () => {
+            throw refused;
+          },
+        },
+      }),
+    ).rejects.toBe(refused);
+    expect(events.event(event.event_id)).toBeUndefined();
+  });
+
+  test('sources that change before every accept: after five re-checks the event is stored on the last check made', async () => {
+    const { ingest, events } = setup([]);
+    events.sources.changeOnEveryAccept = true;
+    let rechecks = 0;
+    const event = envelope();
+
+    const answer = await ingest.ingest(event, 'body', {
+      webhookSourcesCheck: { version: 1n, recheck: async () => (rechecks++, events.sources.version) },
+    });
+
+    expect(answer.status).toBe('accepted');
+    expect(rechecks).toBe(5);
+    expect(events.sources.acceptsChecked.at(-1)).toBeUndefined();
+    expect(events.sources.acceptsChecked).toHaveLength(6);
+  });
+});
+
+describe('Postgres unreachable during the accept', () => {
+  const socketError = (code: string, message: string) => Object.assign(new Error(message), { code });
+
+  test.each([
+    ['a connection that could not be opened', socketError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432'), true],
+    ['a connection lost during the statement', socketError('ECONNRESET', 'read ECONNRESET'), false],
+  ])('%s: the 503 says whether the event may have been stored', async (_, error, nothing) => {
+    const events = fakeEvents();
+    const { starter } = fakeStarter();
+    const ingest = createEventIngest({
+      definitions: fakeDefinitions([]),
+      events: { ...events.repo, accept: async () => Promise.reject(error) },
+      starter,
+      runs: fakeRuns(),
+      logger: quietLogger,
+    });
+
+    const failure = await ingest.ingest(envelope(), 'body').catch((caught: unknown) => caught);
+
+    expect(failure).toBeInstanceOf(StoreUnreachableError);
+    expect((failure as StoreUnreachableError).nothingStored).toBe(nothing);
   });
 });

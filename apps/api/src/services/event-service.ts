@@ -205,6 +205,17 @@ export function createEventService(deps: {
 }) {
   const scopes = deps.ingestKeyScopes ?? {};
 
+  /** The reserved sources as they are now: a counter read, and the rows when it moved. */
+  async function currentSources(catalog: NonNullable<typeof deps.webhookSources>): Promise<VersionedReservedSources> {
+    try {
+      return await catalog.reservedEventSourcesVersioned();
+    } catch (error) {
+      // Read before anything is written: nothing was stored.
+      if (translatePgError(error) instanceof DatabaseUnreachableError) throw new StoreUnreachableError(true);
+      throw error;
+    }
+  }
+
   /**
    * Custom `event_source` → webhook source name, with the sources' change
    * counter. As last loaded, without a read: the accept statement checks the
@@ -214,19 +225,41 @@ export function createEventService(deps: {
    */
   async function webhookEventSources(): Promise<VersionedReservedSources> {
     if (deps.webhookSources === undefined) return { version: undefined, reservedEventSources: new Map() };
-    const peeked = deps.webhookSources.peekReservedEventSources();
-    if (peeked !== undefined) return peeked;
+    return deps.webhookSources.peekReservedEventSources() ?? (await currentSources(deps.webhookSources));
+  }
+
+  /**
+   * Checks an event (`check` throws to refuse it) on `sources`, the sources
+   * as last loaded. A pass is confirmed by the accept statement's counter
+   * check; a refusal is confirmed here: it may be stale (a source released
+   * or changed through another process since), so a refused event is checked
+   * again on the sources as they are now before the refusal stands. Returns
+   * the sources the event passed on.
+   */
+  async function checkSources(
+    sources: VersionedReservedSources,
+    check: (reserved: ReadonlyMap<string, string>) => void,
+  ): Promise<VersionedReservedSources> {
     try {
-      return await deps.webhookSources.reservedEventSourcesVersioned();
+      check(sources.reservedEventSources);
+      return sources;
     } catch (error) {
-      // Read before anything is written: nothing was stored.
-      if (translatePgError(error) instanceof DatabaseUnreachableError) throw new StoreUnreachableError(true);
-      throw error;
+      if (!(error instanceof InvalidInputError) || deps.webhookSources === undefined) throw error;
+      const fresh = await currentSources(deps.webhookSources);
+      check(fresh.reservedEventSources);
+      return fresh;
     }
   }
 
-  /** What the accept checks `authorise`'s reserved-source decision against, and how to make it again. */
-  function sourcesCheck(checked: VersionedReservedSources, recheck: (sources: ReadonlyMap<string, string>) => void) {
+  /**
+   * What the accept checks `check`'s reserved-source decision against, and
+   * how to make it again; `onFresh` hears of the sources a re-check read.
+   */
+  function sourcesCheck(
+    checked: VersionedReservedSources,
+    check: (reserved: ReadonlyMap<string, string>) => void,
+    onFresh: (fresh: VersionedReservedSources) => void = () => undefined,
+  ) {
     const catalog = deps.webhookSources;
     if (catalog === undefined || checked.version === undefined) return {};
     return {
@@ -234,7 +267,8 @@ export function createEventService(deps: {
         version: checked.version,
         recheck: async () => {
           const fresh = await catalog.reservedEventSourcesVersioned();
-          recheck(fresh.reservedEventSources);
+          onFresh(fresh);
+          check(fresh.reservedEventSources);
           return fresh.version;
         },
       },
@@ -294,9 +328,8 @@ export function createEventService(deps: {
       options: { idempotencyKey?: string; receivedAt: Date } & Poster & ItemFormat,
     ): Promise<EventAcceptedResponse> {
       const { envelope, idOrigin } = normaliseEvent(body, options);
-      const sources = await webhookEventSources();
       const check = (reserved: ReadonlyMap<string, string>) => authorise(envelope, options, reserved, '', options);
-      check(sources.reservedEventSources);
+      const sources = await checkSources(await webhookEventSources(), check);
       return await deps.ingest.ingest(envelope, idOrigin, {
         credential: credentialLabel(options.credential),
         ...sourcesCheck(sources, check),
@@ -332,7 +365,12 @@ export function createEventService(deps: {
           ],
         );
       }
-      const sources = await webhookEventSources();
+      // The sources the items are checked on; a re-check's newer read serves the items after it.
+      let sources = await webhookEventSources();
+      const fresher = (fresh: VersionedReservedSources) => {
+        if (sources.version === undefined || (fresh.version !== undefined && fresh.version > sources.version))
+          sources = fresh;
+      };
       const credential = credentialLabel(options.credential);
       const results: BatchItemResult[] = [];
       let mayHaveStored = false;
@@ -352,11 +390,12 @@ export function createEventService(deps: {
           });
           eventId = envelope.event_id;
           const check = (reserved: ReadonlyMap<string, string>) => authorise(envelope, options, reserved, `[${index}]`);
-          check(sources.reservedEventSources);
+          const passed = await checkSources(sources, check);
+          fresher(passed);
           results.push({
             index,
             ok: true,
-            ...(await deps.ingest.ingest(envelope, idOrigin, { credential, ...sourcesCheck(sources, check) })),
+            ...(await deps.ingest.ingest(envelope, idOrigin, { credential, ...sourcesCheck(passed, check, fresher) })),
           });
           mayHaveStored = true;
         } catch (error) {
