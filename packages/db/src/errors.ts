@@ -62,32 +62,52 @@ export function pgFaultOfCode(code: unknown): PgFault | undefined {
   return undefined;
 }
 
-/** The first level of the cause chain that names a fault, with the fault. */
-function findFault(error: unknown): { fault: PgFault; at: object } | undefined {
+/** The error and its causes, outermost first, as far as MAX_CAUSE_DEPTH (a chain that loops ends there). */
+function* causeChain(error: unknown): Generator<object> {
   for (
     let current = error, depth = 0;
     current !== null && typeof current === 'object' && depth <= MAX_CAUSE_DEPTH;
     depth++
   ) {
-    const fault = pgFaultOfCode((current as { code?: unknown }).code);
-    if (fault !== undefined) return { fault, at: current };
+    yield current;
     current = (current as { cause?: unknown }).cause;
   }
-  // No code anywhere: pg and pg-pool say some connection failures only in words.
-  for (
-    let current = error, depth = 0;
-    current !== null && typeof current === 'object' && depth <= MAX_CAUSE_DEPTH;
-    depth++
-  ) {
-    const message = (current as { message?: unknown }).message;
-    // A drizzle query error's message carries the statement's parameters, i.e. user data: an event
-    // whose data says "not queryable" must not turn another failure into "Postgres is unreachable".
-    const carriesParameters = current instanceof DrizzleQueryError || 'params' in current;
-    if (!carriesParameters && typeof message === 'string' && CONNECTION_LOST_MESSAGE.test(message))
-      return { fault: 'connection_lost', at: current };
-    current = (current as { cause?: unknown }).cause;
+}
+
+/** The first level of the chain whose `code` is one of `codes`. */
+export function findCode(error: unknown, codes: ReadonlySet<string>): object | undefined {
+  for (const level of causeChain(error)) {
+    const code = (level as { code?: unknown }).code;
+    if (typeof code === 'string' && codes.has(code)) return level;
   }
   return undefined;
+}
+
+/**
+ * The first level of the chain whose message, in the driver's own words,
+ * matches. A drizzle query error's message carries the statement's
+ * parameters, i.e. user data: an event whose data says "not queryable" must
+ * not turn another failure into "Postgres is unreachable", so such levels are
+ * not read.
+ */
+function findDriverMessage(error: unknown, pattern: RegExp): object | undefined {
+  for (const level of causeChain(error)) {
+    const message = (level as { message?: unknown }).message;
+    const carriesParameters = level instanceof DrizzleQueryError || 'params' in level;
+    if (!carriesParameters && typeof message === 'string' && pattern.test(message)) return level;
+  }
+  return undefined;
+}
+
+/** The first level of the cause chain that names a fault, with the fault. */
+function findFault(error: unknown): { fault: PgFault; at: object } | undefined {
+  for (const level of causeChain(error)) {
+    const fault = pgFaultOfCode((level as { code?: unknown }).code);
+    if (fault !== undefined) return { fault, at: level };
+  }
+  // No code anywhere: pg and pg-pool say some connection failures only in words.
+  const at = findDriverMessage(error, CONNECTION_LOST_MESSAGE);
+  return at === undefined ? undefined : { fault: 'connection_lost', at };
 }
 
 /** A unique constraint refused a row. */
@@ -158,19 +178,9 @@ const CONNECT_PHASE_MESSAGE = /timeout exceeded when trying to connect|due to co
  * middle of a statement included (which may have committed).
  */
 export function failedToConnect(error: unknown): boolean {
-  for (
-    let current = error, depth = 0;
-    current !== null && typeof current === 'object' && depth <= MAX_CAUSE_DEPTH;
-    depth++
-  ) {
-    const { code, message } = current as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && CONNECT_PHASE_CODES.has(code)) return true;
-    // As in findFault: words in a statement's parameters are the user's, not the driver's.
-    const carriesParameters = current instanceof DrizzleQueryError || 'params' in current;
-    if (!carriesParameters && typeof message === 'string' && CONNECT_PHASE_MESSAGE.test(message)) return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
+  return (
+    findCode(error, CONNECT_PHASE_CODES) !== undefined || findDriverMessage(error, CONNECT_PHASE_MESSAGE) !== undefined
+  );
 }
 
 /** True when the error means Postgres could not be reached (as opposed to a bad query). */

@@ -3,6 +3,7 @@ import type { SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { QueryResult, QueryResultRow } from 'pg';
 import type { Db } from './client';
+import { findCode } from './errors';
 
 /**
  * SQLSTATEs that say the server connection does not keep the session's named
@@ -17,21 +18,7 @@ const NOT_KEPT = new Set(['26000', '42P05']);
 /** Distinct texts one statement name may have (a hot statement has a variant or two); beyond, they run unnamed. */
 const MAX_VARIANTS = 8;
 
-/** How drizzle wraps a driver error; the SQLSTATE may sit a few causes down. */
-const MAX_CAUSE_DEPTH = 5;
-
-function notKept(error: unknown): boolean {
-  for (
-    let current = error, depth = 0;
-    current !== null && typeof current === 'object' && depth <= MAX_CAUSE_DEPTH;
-    depth++
-  ) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && NOT_KEPT.has(code)) return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
-}
+const notKept = (error: unknown): boolean => findCode(error, NOT_KEPT) !== undefined;
 
 /**
  * A statement's name on the wire: its own name and a hash of its text. The
