@@ -15,9 +15,6 @@ import { findCode } from './errors';
  */
 const NOT_KEPT = new Set(['26000', '42P05']);
 
-/** Distinct texts one statement name may have (a hot statement has a variant or two); beyond, they run unnamed. */
-const MAX_VARIANTS = 8;
-
 const notKept = (error: unknown): boolean => findCode(error, NOT_KEPT) !== undefined;
 
 /**
@@ -33,18 +30,12 @@ function nameFor(name: string, text: string): string {
 
 export interface StatementRunner {
   /**
-   * Runs one autocommit statement (never inside a transaction: a fallback
-   * re-runs it). While prepared statements are on, as a named prepared
-   * statement: each connection parses it once, and Postgres plans it from
-   * its plan cache instead of for every call. `name` is the statement's
-   * name; a variant with different text gets a name of its own.
-   */
-  execute<T extends QueryResultRow>(name: string, query: SQL): Promise<QueryResult<T>>;
-  /**
-   * A statement whose values are all `sql.placeholder(...)`s: its text is
-   * built once, here, and each call only binds the values. Named like
-   * `execute`'s while prepared statements are on; unnamed (still built once)
-   * when they are off.
+   * A statement whose values are all `sql.placeholder(...)`s, for single
+   * autocommit statements (never inside a transaction: a fallback re-runs
+   * it). Its text is built once, here, and each call only binds the values.
+   * While prepared statements are on it runs as a named prepared statement
+   * (`name` and a hash of its text): each connection parses it once, and
+   * Postgres plans it from its plan cache instead of for every call.
    */
   statement<T extends QueryResultRow>(
     name: string,
@@ -69,26 +60,6 @@ export function createStatementRunner(
 ): StatementRunner {
   const dialect = new PgDialect();
   let prepared = options.prepared;
-  const variants = new Map<string, Map<string, string>>();
-  // Statements built once (`statement`), by name.
-  const statements = new Map<string, { text: string; run: (values: Record<string, unknown>) => Promise<unknown> }>();
-
-  function statementName(name: string, text: string): string | undefined {
-    let texts = variants.get(name);
-    if (texts === undefined) {
-      texts = new Map();
-      variants.set(name, texts);
-    }
-    let statement = texts.get(text);
-    if (statement === undefined) {
-      if (texts.size >= MAX_VARIANTS) return undefined;
-      statement = nameFor(name, text);
-      texts.set(text, statement);
-    }
-    return statement;
-  }
-
-  const unnamed = <T extends QueryResultRow>(query: SQL) => db.execute<T>(query) as Promise<QueryResult<T>>;
 
   function turnOff(error: unknown): void {
     if (!prepared) return;
@@ -100,29 +71,11 @@ export function createStatementRunner(
     get prepared() {
       return prepared;
     },
-    async execute<T extends QueryResultRow>(name: string, query: SQL): Promise<QueryResult<T>> {
-      if (!prepared) return unnamed<T>(query);
-      const built = dialect.sqlToQuery(query);
-      const statement = statementName(name, built.sql);
-      if (statement === undefined) return unnamed<T>(query);
-      try {
-        return (await db._.session.prepareQuery(built, undefined, statement, false).execute()) as QueryResult<T>;
-      } catch (error) {
-        if (!notKept(error)) throw error;
-        turnOff(error);
-        return unnamed<T>(query);
-      }
-    },
     statement<T extends QueryResultRow>(name: string, query: SQL) {
       const built = dialect.sqlToQuery(query);
-      const known = statements.get(name);
-      if (known !== undefined) {
-        if (known.text !== built.sql) throw new Error(`statement ${name} was already made with another text`);
-        return known.run as (values: Record<string, unknown>) => Promise<QueryResult<T>>;
-      }
       const named = db._.session.prepareQuery(built, undefined, nameFor(name, built.sql), false);
       const plain = db._.session.prepareQuery(built, undefined, undefined, false);
-      const run = async (values: Record<string, unknown>): Promise<QueryResult<T>> => {
+      return async (values: Record<string, unknown>): Promise<QueryResult<T>> => {
         if (!prepared) return (await plain.execute(values)) as QueryResult<T>;
         try {
           return (await named.execute(values)) as QueryResult<T>;
@@ -132,8 +85,6 @@ export function createStatementRunner(
           return (await plain.execute(values)) as QueryResult<T>;
         }
       };
-      statements.set(name, { text: built.sql, run });
-      return run;
     },
   };
 }

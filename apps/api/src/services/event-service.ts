@@ -266,7 +266,7 @@ export function createEventService(deps: {
       webhookSourcesCheck: {
         version: checked.version,
         recheck: async () => {
-          const fresh = await catalog.reservedEventSourcesVersioned();
+          const fresh = await currentSources(catalog);
           onFresh(fresh);
           check(fresh.reservedEventSources);
           return fresh.version;

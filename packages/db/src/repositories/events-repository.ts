@@ -131,19 +131,10 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
   const statements = options.statements ?? createStatementRunner(db, { prepared: false });
 
   /**
-   * The accept statement (see `accept`), built once per variant (on first use): `settled`
-   * events (no route needs Temporal) are stored routed unless a wait is open.
-   * Its values are placeholders, so a call only binds them.
+   * The accept statement (see `accept`), one per variant: `settled` events
+   * (no route needs Temporal) are stored routed unless a wait is open. Its
+   * values are placeholders, so a call only binds them.
    */
-  const acceptStatements = new Map<boolean, ReturnType<typeof buildAcceptStatement>>();
-  const acceptStatement = (settled: boolean) => {
-    let statement = acceptStatements.get(settled);
-    if (statement === undefined) {
-      statement = buildAcceptStatement(settled);
-      acceptStatements.set(settled, statement);
-    }
-    return statement;
-  };
   function buildAcceptStatement(settled: boolean) {
     const p = (name: string) => sql.placeholder(name);
     return statements.statement<{
@@ -198,6 +189,47 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
                  WHERE r.event_id = ${p('eventId')} AND NOT EXISTS (SELECT 1 FROM new_event)) AS existing_routes`,
     );
   }
+
+  /**
+   * The routing record (see `settle`), one per variant: `failed` records the
+   * failure and the retry time, otherwise the event is marked routed when no
+   * route is left pending. The CTE's update is not visible to the rest of the
+   * statement: routes it settles are excluded from the pending check by id.
+   */
+  function buildSettleStatement(failed: boolean) {
+    const p = (name: string) => sql.placeholder(name);
+    return statements.statement<{ routed: boolean }>(
+      'events_settle',
+      sql`
+        WITH settled AS (
+          UPDATE ${eventRoutes} AS r SET outcome = v.outcome, updated_at = now()
+          FROM jsonb_to_recordset(${p('settlements')}::jsonb) AS v(activity_id uuid, outcome text)
+          WHERE r.event_id = ${p('eventId')} AND r.activity_id = v.activity_id AND r.outcome = 'pending'
+          RETURNING r.activity_id
+        ), event AS (
+          UPDATE ${events} SET
+            ${
+              failed
+                ? sql`last_error = ${p('message')}::text, next_attempt_at = now() + make_interval(secs => ${p('retrySeconds')}::double precision)`
+                : sql`routing_state = 'routed', routed_at = now(), last_error = NULL`
+            }
+          WHERE event_id = ${p('eventId')} AND routing_state = 'pending'
+            ${
+              failed
+                ? sql``
+                : sql`AND NOT EXISTS (
+                    SELECT 1 FROM ${eventRoutes} p
+                    WHERE p.event_id = ${p('eventId')} AND p.outcome = 'pending'
+                      AND p.activity_id NOT IN (SELECT v.activity_id FROM jsonb_to_recordset(${p('settlements')}::jsonb) AS v(activity_id uuid, outcome text)))`
+            }
+          RETURNING routing_state
+        )
+        SELECT coalesce((SELECT routing_state = 'routed' FROM event), false) AS routed`,
+    );
+  }
+
+  const accepts = { settled: buildAcceptStatement(true), pending: buildAcceptStatement(false) };
+  const settles = { routed: buildSettleStatement(false), failed: buildSettleStatement(true) };
   async function get(eventId: string): Promise<{ event: EventRow; routes: EventRouteRow[] } | undefined> {
     const [event] = await db.select().from(events).where(eq(events.eventId, eventId));
     if (event === undefined) return undefined;
@@ -274,7 +306,7 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
       }));
       const expected = input.definitionsVersion === undefined ? null : input.definitionsVersion.toString();
       const expectedSources = input.webhookSourcesVersion === undefined ? null : input.webhookSourcesVersion.toString();
-      const result = await acceptStatement(settled)({
+      const result = await (settled ? accepts.settled : accepts.pending)({
         expectedSources,
         expected,
         eventId: envelope.event_id,
@@ -334,35 +366,15 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
       failure?: { message: string; retryInMs: number },
     ): Promise<boolean> {
       const settlements = JSON.stringify(outcomes.map((o) => ({ activity_id: o.activityId, outcome: o.outcome })));
-      // The CTE's update is not visible to the rest of the statement: routes it settles are excluded from the pending check by id.
-      const result = await statements.execute<{ routed: boolean }>(
-        'events_settle',
-        sql`
-        WITH settled AS (
-          UPDATE ${eventRoutes} AS r SET outcome = v.outcome, updated_at = now()
-          FROM jsonb_to_recordset(${settlements}::jsonb) AS v(activity_id uuid, outcome text)
-          WHERE r.event_id = ${eventId} AND r.activity_id = v.activity_id AND r.outcome = 'pending'
-          RETURNING r.activity_id
-        ), event AS (
-          UPDATE ${events} SET
-            ${
-              failure === undefined
-                ? sql`routing_state = 'routed', routed_at = now(), last_error = NULL`
-                : sql`last_error = ${failure.message.slice(0, 2000)}::text, next_attempt_at = now() + make_interval(secs => ${failure.retryInMs / 1000}::double precision)`
-            }
-          WHERE event_id = ${eventId} AND routing_state = 'pending'
-            ${
-              failure === undefined
-                ? sql`AND NOT EXISTS (
-                    SELECT 1 FROM ${eventRoutes} p
-                    WHERE p.event_id = ${eventId} AND p.outcome = 'pending'
-                      AND p.activity_id NOT IN (SELECT v.activity_id FROM jsonb_to_recordset(${settlements}::jsonb) AS v(activity_id uuid, outcome text)))`
-                : sql``
-            }
-          RETURNING routing_state
-        )
-        SELECT coalesce((SELECT routing_state = 'routed' FROM event), false) AS routed`,
-      );
+      const result =
+        failure === undefined
+          ? await settles.routed({ eventId, settlements })
+          : await settles.failed({
+              eventId,
+              settlements,
+              message: failure.message.slice(0, 2000),
+              retrySeconds: failure.retryInMs / 1000,
+            });
       return result.rows[0]?.routed === true;
     },
 
