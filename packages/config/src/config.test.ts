@@ -42,6 +42,17 @@ describe('configuration', () => {
   test('a missing DATABASE_URL is an error that names it', () => {
     expect(() => loadConfig({})).toThrow(/DATABASE_URL/);
   });
+
+  test('prepared statements are on unless DATABASE_PREPARED_STATEMENTS turns them off, and any other value is refused by name', () => {
+    const base = { DATABASE_URL: 'postgres://x/y' };
+    expect(loadConfig(base).databasePreparedStatements).toBe(true);
+    expect(loadConfig({ ...base, DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false);
+    expect(loadConfig({ ...base, DATABASE_PREPARED_STATEMENTS: '0' }).databasePreparedStatements).toBe(false);
+    expect(() => loadConfig({ ...base, DATABASE_PREPARED_STATEMENTS: 'off' })).toThrow(/DATABASE_PREPARED_STATEMENTS/);
+    expect(() => loadConfig({ ...base, DATABASE_PREPARED_STATEMENTS: 'x'.repeat(100_000) })).toThrow(
+      /DATABASE_PREPARED_STATEMENTS/,
+    );
+  });
 });
 
 describe('task secrets', () => {
