@@ -7,6 +7,7 @@ import {
   failedToConnect,
   isConnectionError,
   pgFaultOfCode,
+  refusedAValue,
   translatePgError,
   UniqueViolationError,
   UnstorableTextError,
@@ -133,6 +134,28 @@ describe('failures that sent nothing', () => {
   test("words in a statement's parameters are not a connect failure", () => {
     const error = new DrizzleQueryError('insert …', ['timeout exceeded when trying to connect'], new Error('boom'));
     expect(failedToConnect(error)).toBe(false);
+  });
+});
+
+describe('statements refused for a value', () => {
+  test.each([
+    ['a NUL character in jsonb', databaseError('22P05', 'unsupported Unicode escape sequence')],
+    ['a number out of range', databaseError('22003', 'value out of range')],
+    ['a check constraint', databaseError('23514', 'new row violates check constraint')],
+    ['a unique constraint', databaseError('23505', 'duplicate key value')],
+  ])('%s is a value Postgres refused, behind drizzle too', (_, error) => {
+    expect(refusedAValue(error)).toBe(true);
+    expect(refusedAValue(failedQuery(error))).toBe(true);
+  });
+
+  test.each([
+    ['an administrator shutdown', databaseError('57P01', 'terminating connection due to administrator command')],
+    ['a reset connection', socketError('ECONNRESET', 'read ECONNRESET')],
+    ['a connection that ended', new Error('Connection terminated unexpectedly')],
+    ['a deadlock', databaseError('40P01', 'deadlock detected')],
+    ['a bad statement', databaseError('42601', 'syntax error')],
+  ])('%s is not', (_, error) => {
+    expect(refusedAValue(failedQuery(error))).toBe(false);
   });
 });
 

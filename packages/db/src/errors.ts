@@ -187,3 +187,17 @@ export function failedToConnect(error: unknown): boolean {
 export function isConnectionError(error: unknown): boolean {
   return error instanceof DatabaseUnreachableError || findFault(error)?.fault === 'connection_lost';
 }
+
+/**
+ * True when Postgres refused a statement because of a value in it: a
+ * SQLSTATE of class 22 (data exception: a NUL in text, a number out of
+ * range) or 23 (integrity constraint violation). Postgres answers such an
+ * error only after rolling the statement back, so nothing of it is stored.
+ */
+export function refusedAValue(error: unknown): boolean {
+  for (const level of causeChain(error)) {
+    const code = (level as { code?: unknown }).code;
+    if (typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code)) return true;
+  }
+  return false;
+}

@@ -1,6 +1,7 @@
 import type { EventEnvelope, EventIdOrigin, FilteredRouteOutcome } from '@activity-core/contracts';
 import { and, asc, eq, lte, sql } from 'drizzle-orm';
 import type { Db } from '../client';
+import { refusedAValue } from '../errors';
 import { createStatementRunner, type StatementRunner } from '../statements';
 import { activityRuns, definitionsVersion, eventRoutes, events, eventWaits, webhookSourcesVersion } from '../schema';
 
@@ -124,6 +125,54 @@ function byDecisionOrder(routes: EventRouteRow[], decided: readonly NewRoute[]):
 }
 
 /**
+ * Most events one accept statement stores. Accepts asked for in the same
+ * turn of the event loop share a statement (and a commit); a busy API has
+ * tens of them at once, an idle one only ever sends groups of one.
+ */
+const ACCEPT_GROUP_MAX = 32;
+
+/** One event of an accept statement's group, as the statement reads it (`jsonb_to_recordset`). */
+interface AcceptItem {
+  event_id: string;
+  source: string;
+  event_type: string;
+  subject: string | null;
+  occurred_at: string;
+  payload: EventEnvelope;
+  fingerprint: string;
+  id_origin: EventIdOrigin;
+  credential: string | null;
+  hops: number;
+  /** No route needs Temporal: stored routed unless a wait is open. */
+  settled: boolean;
+  lease_seconds: number;
+  /** The definitions' change counter (decimal), or null: unchecked. */
+  expected: string | null;
+  /** The webhook sources' change counter (decimal), or null: unchecked. */
+  expected_sources: string | null;
+  routes: ReadonlyArray<Record<string, unknown>>;
+}
+
+/** What the accept statement answers for one item. */
+interface AcceptRow {
+  [column: string]: unknown;
+  ord: number;
+  stamp: string | null;
+  sources_current: boolean;
+  waits_open: boolean;
+  inserted: EventJson | null;
+  inserted_routes: RouteJson[];
+  existing: EventJson | null;
+  existing_routes: RouteJson[];
+}
+
+interface AcceptEntry {
+  item: AcceptItem;
+  resolve: (row: AcceptRow) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
  * `statements`: how the accept runs (named and planned once per connection,
  * see createStatementRunner); unnamed when absent.
  */
@@ -131,63 +180,127 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
   const statements = options.statements ?? createStatementRunner(db, { prepared: false });
 
   /**
-   * The accept statement (see `accept`), one per variant: `settled` events
-   * (no route needs Temporal) are stored routed unless a wait is open. Its
-   * values are placeholders, so a call only binds them.
+   * The accept statement (see `accept`): a group of events, each with its
+   * own checks and routes, in one statement and one commit. Its one value
+   * is the group as a JSON array (placeholder `items`), so a call only binds
+   * it. Rows are inserted in `event_id` order, so two groups that share ids
+   * take their locks in the same order and cannot deadlock; a group never
+   * holds one id twice (see `accept`). One result row per item, by `ord`.
    */
-  function buildAcceptStatement(settled: boolean) {
-    const p = (name: string) => sql.placeholder(name);
-    return statements.statement<{
-      stamp: string | null;
-      sources_current: boolean;
-      waits_open: boolean;
-      inserted: EventJson | null;
-      inserted_routes: RouteJson[];
-      existing: EventJson | null;
-      existing_routes: RouteJson[];
-    }>(
-      settled ? 'events_accept_settled' : 'events_accept',
-      sql`
-        WITH stamp AS (
-          SELECT ${definitionsVersion.version} AS version FROM ${definitionsVersion} WHERE ${definitionsVersion.id} = 1
-        ), sources AS (
-          SELECT ${p('expectedSources')}::bigint IS NULL OR coalesce((
-            SELECT ${webhookSourcesVersion.version} FROM ${webhookSourcesVersion} WHERE ${webhookSourcesVersion.id} = 1
-          ) = ${p('expectedSources')}::bigint, false) AS current
-        ), waits_open AS (
-          SELECT EXISTS (
-            SELECT 1 FROM ${eventWaits} w WHERE w.event_type = ${p('eventType')}::text AND w.status = 'waiting' AND w.expires_at > now()
-          ) AS open
-        ), new_event AS (
-          INSERT INTO ${events} (event_id, source, event_type, subject, occurred_at, payload, fingerprint, id_origin, credential, hops, routing_state, routed_at, next_attempt_at)
-          SELECT ${p('eventId')}::text, ${p('source')}::text, ${p('eventType')}::text, ${p('subject')}::text, ${p('occurredAt')}::timestamptz,
-                 ${p('payload')}::jsonb, ${p('fingerprint')}::text, ${p('idOrigin')}::text, ${p('credential')}::text, ${p('hops')}::integer,
-                 ${settled ? sql`CASE WHEN (SELECT open FROM waits_open) THEN 'pending' ELSE 'routed' END` : sql`'pending'::text`},
-                 ${settled ? sql`CASE WHEN (SELECT open FROM waits_open) THEN NULL::timestamptz ELSE now() END` : sql`NULL::timestamptz`},
-                 now() + make_interval(secs => ${p('leaseSeconds')}::double precision)
-          WHERE (${p('expected')}::bigint IS NULL OR (SELECT version FROM stamp) = ${p('expected')}::bigint)
-            AND (SELECT current FROM sources)
-          ON CONFLICT (event_id) DO NOTHING
-          RETURNING *
-        ), new_routes AS (
-          INSERT INTO ${eventRoutes} (event_id, activity_id, activity_version, activity_name, workflow_id, run_id, outcome, detail)
-          SELECT ${p('eventId')}::text, v.activity_id, v.activity_version, v.activity_name, v.workflow_id, v.run_id,
-                 CASE WHEN v.outcome = 'pending' AND EXISTS (SELECT 1 FROM ${activityRuns} r WHERE r.workflow_id = v.workflow_id) THEN 'duplicate' ELSE v.outcome END,
-                 v.detail
-          FROM jsonb_to_recordset(${p('routes')}::jsonb)
-               AS v(activity_id uuid, activity_version integer, activity_name text, workflow_id text, run_id uuid, outcome text, detail text)
-          WHERE EXISTS (SELECT 1 FROM new_event)
-          RETURNING *
-        )
-        SELECT (SELECT version FROM stamp)::text AS stamp,
-               (SELECT current FROM sources) AS sources_current,
-               (SELECT open FROM waits_open) AS waits_open,
-               (SELECT to_jsonb(n) FROM new_event n) AS inserted,
-               (SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]'::jsonb) FROM new_routes r) AS inserted_routes,
-               (SELECT to_jsonb(e) FROM ${events} e WHERE e.event_id = ${p('eventId')} AND NOT EXISTS (SELECT 1 FROM new_event)) AS existing,
-               (SELECT coalesce(jsonb_agg(to_jsonb(r) ORDER BY r.created_at, r.activity_id), '[]'::jsonb) FROM ${eventRoutes} r
-                 WHERE r.event_id = ${p('eventId')} AND NOT EXISTS (SELECT 1 FROM new_event)) AS existing_routes`,
-    );
+  const acceptStatement = statements.statement<AcceptRow>(
+    'events_accept',
+    sql`
+      WITH item AS (
+        SELECT * FROM jsonb_to_recordset(${sql.placeholder('items')}::jsonb) AS i(
+          ord integer, event_id text, source text, event_type text, subject text, occurred_at timestamptz,
+          payload jsonb, fingerprint text, id_origin text, credential text, hops integer, settled boolean,
+          lease_seconds double precision, expected bigint, expected_sources bigint, routes jsonb)
+      ), stamp AS (
+        SELECT ${definitionsVersion.version} AS version FROM ${definitionsVersion} WHERE ${definitionsVersion.id} = 1
+      ), sources AS (
+        SELECT ${webhookSourcesVersion.version} AS version FROM ${webhookSourcesVersion} WHERE ${webhookSourcesVersion.id} = 1
+      ), checked AS (
+        SELECT i.*,
+               i.expected_sources IS NULL OR coalesce((SELECT version FROM sources) = i.expected_sources, false) AS sources_current,
+               i.expected IS NULL OR coalesce((SELECT version FROM stamp) = i.expected, false) AS definitions_current,
+               EXISTS (
+                 SELECT 1 FROM ${eventWaits} w WHERE w.event_type = i.event_type AND w.status = 'waiting' AND w.expires_at > now()
+               ) AS waits_open
+        FROM item i
+      ), new_event AS (
+        INSERT INTO ${events} (event_id, source, event_type, subject, occurred_at, payload, fingerprint, id_origin, credential, hops, routing_state, routed_at, next_attempt_at)
+        SELECT c.event_id, c.source, c.event_type, c.subject, c.occurred_at, c.payload, c.fingerprint, c.id_origin, c.credential, c.hops,
+               CASE WHEN c.settled AND NOT c.waits_open THEN 'routed' ELSE 'pending' END,
+               CASE WHEN c.settled AND NOT c.waits_open THEN now() END,
+               now() + make_interval(secs => c.lease_seconds)
+        FROM checked c
+        WHERE c.definitions_current AND c.sources_current
+        ORDER BY c.event_id
+        ON CONFLICT (event_id) DO NOTHING
+        RETURNING *
+      ), new_routes AS (
+        INSERT INTO ${eventRoutes} (event_id, activity_id, activity_version, activity_name, workflow_id, run_id, outcome, detail)
+        SELECT n.event_id, v.activity_id, v.activity_version, v.activity_name, v.workflow_id, v.run_id,
+               CASE WHEN v.outcome = 'pending' AND EXISTS (SELECT 1 FROM ${activityRuns} r WHERE r.workflow_id = v.workflow_id) THEN 'duplicate' ELSE v.outcome END,
+               v.detail
+        FROM new_event n
+        JOIN item i ON i.event_id = n.event_id
+        CROSS JOIN LATERAL jsonb_to_recordset(i.routes)
+             AS v(activity_id uuid, activity_version integer, activity_name text, workflow_id text, run_id uuid, outcome text, detail text)
+        RETURNING *
+      )
+      SELECT c.ord,
+             (SELECT version FROM stamp)::text AS stamp,
+             c.sources_current,
+             c.waits_open,
+             (SELECT to_jsonb(n) FROM new_event n WHERE n.event_id = c.event_id) AS inserted,
+             (SELECT coalesce(jsonb_agg(to_jsonb(r)), '[]'::jsonb) FROM new_routes r WHERE r.event_id = c.event_id) AS inserted_routes,
+             (SELECT to_jsonb(e) FROM ${events} e
+               WHERE e.event_id = c.event_id AND NOT EXISTS (SELECT 1 FROM new_event n WHERE n.event_id = c.event_id)) AS existing,
+             (SELECT coalesce(jsonb_agg(to_jsonb(r) ORDER BY r.created_at, r.activity_id), '[]'::jsonb) FROM ${eventRoutes} r
+               WHERE r.event_id = c.event_id AND NOT EXISTS (SELECT 1 FROM new_event n WHERE n.event_id = c.event_id)) AS existing_routes
+      FROM checked c
+      ORDER BY c.ord`,
+  );
+
+  /**
+   * Accepts waiting for their statement: everything asked for in one turn
+   * of the event loop goes out together, in groups of at most
+   * ACCEPT_GROUP_MAX with distinct event ids.
+   */
+  let waiting: AcceptEntry[] = [];
+  let flushScheduled = false;
+
+  function enqueue(item: AcceptItem): Promise<AcceptRow> {
+    return new Promise<AcceptRow>((resolve, reject) => {
+      waiting.push({ item, resolve, reject });
+      if (!flushScheduled) {
+        flushScheduled = true;
+        setImmediate(flush);
+      }
+    });
+  }
+
+  function flush(): void {
+    flushScheduled = false;
+    while (waiting.length > 0) {
+      const group: AcceptEntry[] = [];
+      const later: AcceptEntry[] = [];
+      const ids = new Set<string>();
+      for (const entry of waiting) {
+        // One statement never holds an id twice: a second delivery goes in another group, whose insert waits for
+        // this one's commit and answers it as a duplicate (or the other way round: the groups run side by side).
+        if (group.length < ACCEPT_GROUP_MAX && !ids.has(entry.item.event_id)) {
+          ids.add(entry.item.event_id);
+          group.push(entry);
+        } else later.push(entry);
+      }
+      waiting = later;
+      void runGroup(group);
+    }
+  }
+
+  async function runGroup(group: readonly AcceptEntry[]): Promise<void> {
+    let rows: AcceptRow[];
+    try {
+      const items = group.map((entry, ord) => ({ ...entry.item, ord }));
+      rows = (await acceptStatement({ items: JSON.stringify(items) })).rows;
+    } catch (error) {
+      // Postgres refused the statement, so it rolled back and nothing of it is stored: when one item's
+      // value is what it refused, every item runs again alone and only that one fails. Any other error
+      // (an outage, a connection lost mid-statement) is every item's own answer.
+      if (group.length > 1 && refusedAValue(error)) {
+        for (const entry of group) void runGroup([entry]);
+        return;
+      }
+      for (const entry of group) entry.reject(error);
+      return;
+    }
+    for (const [ord, entry] of group.entries()) {
+      const row = rows[ord];
+      if (row?.ord === ord) entry.resolve(row);
+      else entry.reject(new Error(`accepting event ${entry.item.event_id} returned no row of its own`));
+    }
   }
 
   /**
@@ -228,7 +341,6 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
     );
   }
 
-  const accepts = { settled: buildAcceptStatement(true), pending: buildAcceptStatement(false) };
   const settles = { routed: buildSettleStatement(false), failed: buildSettleStatement(true) };
   async function get(eventId: string): Promise<{ event: EventRow; routes: EventRouteRow[] } | undefined> {
     const [event] = await db.select().from(events).where(eq(events.eventId, eventId));
@@ -247,6 +359,16 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
      * trip, one commit), or reports that the id is already taken. Concurrent
      * deliveries of one id serialise on the primary key: the loser's insert
      * waits for the winner's commit and then reads the winner's routes.
+     *
+     * Accepts asked for in the same turn of the event loop share that
+     * statement (up to ACCEPT_GROUP_MAX events, distinct ids; a second
+     * delivery of an id goes in another statement): a busy process pays one
+     * round trip and one commit for the group. Each event keeps its own
+     * checks and its own answer. The group commits or fails as one: when
+     * Postgres refuses a value of one event, the statement rolled back and
+     * each event is accepted again alone, so only that one fails; any other
+     * failure (Postgres unreachable, the connection lost) is every event's
+     * answer, exactly what it would have been alone.
      *
      * With `definitionsVersion` (the definitions' change counter the routes
      * were decided at) nothing is stored unless the counter still has that
@@ -305,25 +427,23 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
         detail: route.detail ?? null,
       }));
       const expected = input.definitionsVersion === undefined ? null : input.definitionsVersion.toString();
-      const expectedSources = input.webhookSourcesVersion === undefined ? null : input.webhookSourcesVersion.toString();
-      const result = await (settled ? accepts.settled : accepts.pending)({
-        expectedSources,
-        expected,
-        eventId: envelope.event_id,
+      const row = await enqueue({
+        event_id: envelope.event_id,
         source: envelope.source,
-        eventType: envelope.event_type,
+        event_type: envelope.event_type,
         subject: envelope.subject ?? null,
-        occurredAt: new Date(envelope.occurred_at).toISOString(),
-        payload: JSON.stringify(envelope),
+        occurred_at: new Date(envelope.occurred_at).toISOString(),
+        payload: envelope,
         fingerprint: input.fingerprint,
-        idOrigin: input.idOrigin,
+        id_origin: input.idOrigin,
         credential: input.credential ?? null,
         hops: input.hops ?? 0,
-        leaseSeconds: input.leaseMs / 1000,
-        routes: JSON.stringify(routes),
+        settled,
+        lease_seconds: input.leaseMs / 1000,
+        expected,
+        expected_sources: input.webhookSourcesVersion === undefined ? null : input.webhookSourcesVersion.toString(),
+        routes,
       });
-      const row = result.rows[0];
-      if (row === undefined) throw new Error(`accepting event ${envelope.event_id} returned nothing`);
       if (row.inserted !== null) {
         return {
           kind: 'accepted',

@@ -1,0 +1,162 @@
+import { createDatabase, createEventsRepository, type Database, type NewRoute } from '@activity-core/db';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { createTestDatabase } from './harness';
+
+/**
+ * Accepts asked for in the same turn of the event loop share one statement
+ * and one commit. Rows a transaction inserted carry its id (`xmin`), so the
+ * number of distinct `xmin`s among the stored events is the number of
+ * statements that stored them.
+ */
+let testDatabase: Awaited<ReturnType<typeof createTestDatabase>>;
+const opened: Database[] = [];
+
+beforeEach(async () => {
+  testDatabase = await createTestDatabase();
+});
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((database) => database.close()));
+  await testDatabase?.drop();
+});
+
+function open() {
+  const database = createDatabase({ url: testDatabase.url, max: 4 });
+  opened.push(database);
+  const events = createEventsRepository(database.db, { statements: database.statements });
+  const accept = (
+    id: string,
+    options: { data?: unknown; fingerprint?: string; routes?: NewRoute[]; definitionsVersion?: bigint } = {},
+  ) =>
+    events.accept({
+      envelope: {
+        event_id: id,
+        event_type: 'group.test',
+        source: 'tests',
+        occurred_at: '2026-03-01T09:00:00.000Z',
+        data: (options.data ?? { id }) as Record<string, unknown>,
+      },
+      fingerprint: options.fingerprint ?? `fingerprint-${id}`,
+      idOrigin: 'body',
+      routes: options.routes ?? [],
+      leaseMs: 30_000,
+      ...(options.definitionsVersion === undefined ? {} : { definitionsVersion: options.definitionsVersion }),
+    });
+  const transactions = async (ids: readonly string[]) =>
+    Number(
+      (
+        await database.pool.query<{ n: string }>(
+          'SELECT count(DISTINCT xmin::text) AS n FROM events WHERE event_id = ANY($1)',
+          [ids],
+        )
+      ).rows[0]!.n,
+    );
+  const stored = async () =>
+    (await database.pool.query<{ event_id: string }>('SELECT event_id FROM events ORDER BY event_id')).rows.map(
+      (row) => row.event_id,
+    );
+  return { database, events, accept, transactions, stored };
+}
+
+const ids = (prefix: string, n: number) =>
+  Array.from({ length: n }, (_, i) => `${prefix}-${String(i).padStart(3, '0')}`);
+
+describe('accepts grouped into one statement', () => {
+  test('accepts asked for together are stored by one statement, each with its own answer and its own routes', async () => {
+    const { accept, transactions } = open();
+    const batch = ids('together', 10);
+    const route = (id: string): NewRoute => ({
+      activityId: '00000000-0000-4000-8000-000000000001',
+      activityVersion: 1,
+      activityName: 'grouped',
+      workflowId: `activity-00000000-0000-4000-8000-000000000001:${id}`,
+      runId: '00000000-0000-5000-8000-' + id.slice(-3).padStart(12, '0'),
+    });
+    const results = await Promise.all(batch.map((id) => accept(id, { routes: [route(id)] })));
+    expect(results.map((result) => result.kind)).toEqual(batch.map(() => 'accepted'));
+    for (const [i, result] of results.entries()) {
+      if (result.kind !== 'accepted') throw new Error('unreachable');
+      expect(result.event.eventId).toBe(batch[i]);
+      expect(result.event.routingState).toBe('pending');
+      expect(result.routes.map((r) => [r.eventId, r.workflowId])).toEqual([[batch[i], route(batch[i]!).workflowId]]);
+    }
+    expect(await transactions(batch)).toBe(1);
+
+    // Sent one after the other, each is its own statement.
+    const apart = ids('apart', 3);
+    for (const id of apart) expect((await accept(id)).kind).toBe('accepted');
+    expect(await transactions(apart)).toBe(3);
+  });
+
+  test('a group answers new events, redeliveries, changed content and stale definitions each on its own', async () => {
+    const { accept, database } = open();
+    expect((await accept('known')).kind).toBe('accepted');
+    expect((await accept('changed')).kind).toBe('accepted');
+    const stamp = BigInt(
+      (await database.pool.query<{ version: string }>('SELECT version::text FROM definitions_version WHERE id = 1'))
+        .rows[0]!.version,
+    );
+    const results = await Promise.all([
+      accept('fresh'),
+      accept('known'),
+      accept('changed', { fingerprint: 'another' }),
+      accept('stale', { definitionsVersion: stamp + 1n }),
+      accept('current', { definitionsVersion: stamp }),
+    ]);
+    expect(results.map((result) => result.kind)).toEqual([
+      'accepted',
+      'duplicate',
+      'fingerprint_mismatch',
+      'stale_definitions',
+      'accepted',
+    ]);
+    expect(results[3]).toEqual({ kind: 'stale_definitions', version: stamp });
+  });
+
+  test('the same id twice at once is stored once: the deliveries go in different statements, one accepted, the other its duplicate', async () => {
+    const { accept, stored, transactions } = open();
+    const results = await Promise.all([accept('twice'), accept('other'), accept('twice')]);
+    expect(results[1]!.kind).toBe('accepted');
+    // The two statements run side by side; either delivery may be the one stored.
+    expect([results[0]!.kind, results[2]!.kind].sort()).toEqual(['accepted', 'duplicate']);
+    expect(await stored()).toEqual(['other', 'twice']);
+    expect(await transactions(['other', 'twice'])).toBe(results[0]!.kind === 'accepted' ? 1 : 2);
+  });
+
+  test('more accepts at once than a statement holds go out as several statements, none lost', async () => {
+    const { accept, transactions, stored } = open();
+    const batch = ids('many', 70);
+    const results = await Promise.all(batch.map((id) => accept(id)));
+    expect(results.every((result) => result.kind === 'accepted')).toBe(true);
+    expect(await stored()).toEqual(batch);
+    expect(await transactions(batch)).toBe(3);
+  });
+
+  test("a value Postgres refuses fails only its own event: the group's other events are stored", async () => {
+    const { accept, stored } = open();
+    const settled = await Promise.allSettled([
+      accept('fine-1'),
+      accept('nul', { data: { text: 'a\u0000b' } }),
+      accept('fine-2'),
+    ]);
+    expect(settled.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({
+      cause: expect.objectContaining({ code: '22P05' }),
+    });
+    expect(await stored()).toEqual(['fine-1', 'fine-2']);
+  });
+
+  test('two processes accepting the same ids at once, in opposite orders, store each once and never deadlock', async () => {
+    const first = open();
+    const second = open();
+    const batch = ids('race', 30);
+    const [a, b] = await Promise.all([
+      Promise.all(batch.map((id) => first.accept(id))),
+      Promise.all([...batch].reverse().map((id) => second.accept(id))),
+    ]);
+    const kinds = new Map<string, string[]>();
+    for (const [i, result] of a.entries()) kinds.set(batch[i]!, [result.kind]);
+    for (const [i, result] of b.entries()) kinds.get(batch[batch.length - 1 - i]!)!.push(result.kind);
+    for (const [, pair] of kinds) expect(pair.sort()).toEqual(['accepted', 'duplicate']);
+    expect(await first.stored()).toEqual(batch);
+  });
+});
