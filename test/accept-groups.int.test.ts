@@ -25,7 +25,13 @@ function open() {
   const events = createEventsRepository(database.db, { statements: database.statements });
   const accept = (
     id: string,
-    options: { data?: unknown; fingerprint?: string; routes?: NewRoute[]; definitionsVersion?: bigint } = {},
+    options: {
+      data?: unknown;
+      fingerprint?: string;
+      routes?: NewRoute[];
+      definitionsVersion?: bigint;
+      webhookSourcesVersion?: bigint;
+    } = {},
   ) =>
     events.accept({
       envelope: {
@@ -40,6 +46,7 @@ function open() {
       routes: options.routes ?? [],
       leaseMs: 30_000,
       ...(options.definitionsVersion === undefined ? {} : { definitionsVersion: options.definitionsVersion }),
+      ...(options.webhookSourcesVersion === undefined ? {} : { webhookSourcesVersion: options.webhookSourcesVersion }),
     });
   const transactions = async (ids: readonly string[]) =>
     Number(
@@ -57,6 +64,15 @@ function open() {
   return { database, events, accept, transactions, stored };
 }
 
+/** A route with a run due (outcome `pending`), its ids derived from the event's. */
+const route = (id: string): NewRoute => ({
+  activityId: '00000000-0000-4000-8000-000000000001',
+  activityVersion: 1,
+  activityName: 'grouped',
+  workflowId: `activity-00000000-0000-4000-8000-000000000001:${id}`,
+  runId: '00000000-0000-5000-8000-' + Buffer.from(id).toString('hex').slice(-12).padStart(12, '0'),
+});
+
 const ids = (prefix: string, n: number) =>
   Array.from({ length: n }, (_, i) => `${prefix}-${String(i).padStart(3, '0')}`);
 
@@ -64,13 +80,6 @@ describe('accepts grouped into one statement', () => {
   test('accepts asked for together are stored by one statement, each with its own answer and its own routes', async () => {
     const { accept, transactions } = open();
     const batch = ids('together', 10);
-    const route = (id: string): NewRoute => ({
-      activityId: '00000000-0000-4000-8000-000000000001',
-      activityVersion: 1,
-      activityName: 'grouped',
-      workflowId: `activity-00000000-0000-4000-8000-000000000001:${id}`,
-      runId: '00000000-0000-5000-8000-' + id.slice(-3).padStart(12, '0'),
-    });
     const results = await Promise.all(batch.map((id) => accept(id, { routes: [route(id)] })));
     expect(results.map((result) => result.kind)).toEqual(batch.map(() => 'accepted'));
     for (const [i, result] of results.entries()) {
@@ -87,20 +96,35 @@ describe('accepts grouped into one statement', () => {
     expect(await transactions(apart)).toBe(3);
   });
 
-  test('a group answers new events, redeliveries, changed content and stale definitions each on its own', async () => {
-    const { accept, database } = open();
+  test('a group answers new events, redeliveries, changed content and stale counters each on its own, in one statement', async () => {
+    const { accept, database, transactions } = open();
     expect((await accept('known')).kind).toBe('accepted');
     expect((await accept('changed')).kind).toBe('accepted');
-    const stamp = BigInt(
-      (await database.pool.query<{ version: string }>('SELECT version::text FROM definitions_version WHERE id = 1'))
-        .rows[0]!.version,
-    );
+    const counter = async (table: string) =>
+      BigInt(
+        (await database.pool.query<{ version: string }>(`SELECT version::text FROM ${table} WHERE id = 1`)).rows[0]!
+          .version,
+      );
+    const stamp = await counter('definitions_version');
+    const sources = await counter('webhook_sources_version');
+    const filtered: NewRoute = {
+      activityId: '00000000-0000-4000-8000-000000000002',
+      activityVersion: 1,
+      activityName: 'filtered-out',
+      workflowId: 'activity-00000000-0000-4000-8000-000000000002:settled',
+      runId: '00000000-0000-5000-8000-000000000002',
+      outcome: 'filtered',
+      detail: 'the filter was false',
+    };
     const results = await Promise.all([
-      accept('fresh'),
+      accept('fresh', { routes: [route('fresh')] }),
       accept('known'),
       accept('changed', { fingerprint: 'another' }),
       accept('stale', { definitionsVersion: stamp + 1n }),
-      accept('current', { definitionsVersion: stamp }),
+      accept('current', { definitionsVersion: stamp, routes: [route('current')] }),
+      accept('settled', { routes: [filtered] }),
+      accept('stale-sources', { webhookSourcesVersion: sources + 1n }),
+      accept('current-sources', { webhookSourcesVersion: sources, routes: [route('current-sources')] }),
     ]);
     expect(results.map((result) => result.kind)).toEqual([
       'accepted',
@@ -108,8 +132,18 @@ describe('accepts grouped into one statement', () => {
       'fingerprint_mismatch',
       'stale_definitions',
       'accepted',
+      'accepted',
+      'stale_webhook_sources',
+      'accepted',
     ]);
     expect(results[3]).toEqual({ kind: 'stale_definitions', version: stamp });
+    const state = (i: number) =>
+      results[i]!.kind === 'accepted'
+        ? (results[i] as { event: { routingState: string } }).event.routingState
+        : undefined;
+    // Each event's routing state is its own: one with no run due is routed at once, the others wait for routing.
+    expect([state(0), state(4), state(5), state(7)]).toEqual(['pending', 'pending', 'routed', 'pending']);
+    expect(await transactions(['fresh', 'current', 'settled', 'current-sources'])).toBe(1);
   });
 
   test('the same id twice at once is stored once: the deliveries go in different statements, one accepted, the other its duplicate', async () => {
@@ -143,6 +177,31 @@ describe('accepts grouped into one statement', () => {
       cause: expect.objectContaining({ code: '22P05' }),
     });
     expect(await stored()).toEqual(['fine-1', 'fine-2']);
+  });
+
+  test("an event held up past the operator's lock timeout fails alone: the events grouped with it are stored", async () => {
+    const admin = createDatabase({ url: testDatabase.url, max: 1 });
+    opened.push(admin);
+    await admin.pool.query(`ALTER DATABASE ${testDatabase.name} SET lock_timeout = '300ms'`);
+    const { accept, stored } = open();
+    // Another session is inserting the same id and has not committed: the accept's insert waits on it.
+    const blocker = await admin.pool.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query(
+        `INSERT INTO events (event_id, source, event_type, occurred_at, payload, fingerprint, id_origin)
+         VALUES ('held', 'tests', 'group.test', now(), '{}', 'x', 'body')`,
+      );
+      const settled = await Promise.allSettled([accept('free-1'), accept('held'), accept('free-2')]);
+      expect(settled.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({
+        cause: expect.objectContaining({ code: '55P03' }),
+      });
+      await blocker.query('ROLLBACK');
+    } finally {
+      blocker.release();
+    }
+    expect(await stored()).toEqual(['free-1', 'free-2']);
   });
 
   test('two processes accepting the same ids at once, in opposite orders, store each once and never deadlock', async () => {

@@ -7,7 +7,7 @@ import {
   failedToConnect,
   isConnectionError,
   pgFaultOfCode,
-  refusedAValue,
+  answeredWithError,
   translatePgError,
   UniqueViolationError,
   UnstorableTextError,
@@ -137,25 +137,28 @@ describe('failures that sent nothing', () => {
   });
 });
 
-describe('statements refused for a value', () => {
+describe('statements Postgres answered with an error', () => {
   test.each([
     ['a NUL character in jsonb', databaseError('22P05', 'unsupported Unicode escape sequence')],
     ['a number out of range', databaseError('22003', 'value out of range')],
     ['a check constraint', databaseError('23514', 'new row violates check constraint')],
-    ['a unique constraint', databaseError('23505', 'duplicate key value')],
-  ])('%s is a value Postgres refused, behind drizzle too', (_, error) => {
-    expect(refusedAValue(error)).toBe(true);
-    expect(refusedAValue(failedQuery(error))).toBe(true);
+    ['a statement timeout', databaseError('57014', 'canceling statement due to statement timeout')],
+    ['a lock timeout', databaseError('55P03', 'canceling statement due to lock timeout')],
+    ['a deadlock', databaseError('40P01', 'deadlock detected')],
+  ])('%s was answered, so rolled back, behind drizzle too', (_, error) => {
+    expect(answeredWithError(error)).toBe(true);
+    expect(answeredWithError(failedQuery(error))).toBe(true);
   });
 
   test.each([
     ['an administrator shutdown', databaseError('57P01', 'terminating connection due to administrator command')],
+    ['a server out of sessions', databaseError('53300', 'sorry, too many clients already')],
+    ['a connection failure', databaseError('08006', 'connection failure')],
     ['a reset connection', socketError('ECONNRESET', 'read ECONNRESET')],
+    ['a broken pipe', socketError('EPIPE', 'write EPIPE')],
     ['a connection that ended', new Error('Connection terminated unexpectedly')],
-    ['a deadlock', databaseError('40P01', 'deadlock detected')],
-    ['a bad statement', databaseError('42601', 'syntax error')],
   ])('%s is not', (_, error) => {
-    expect(refusedAValue(failedQuery(error))).toBe(false);
+    expect(answeredWithError(failedQuery(error))).toBe(false);
   });
 });
 

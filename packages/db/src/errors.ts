@@ -189,15 +189,18 @@ export function isConnectionError(error: unknown): boolean {
 }
 
 /**
- * True when Postgres refused a statement because of a value in it: a
- * SQLSTATE of class 22 (data exception: a NUL in text, a number out of
- * range) or 23 (integrity constraint violation). Postgres answers such an
- * error only after rolling the statement back, so nothing of it is stored.
+ * True when Postgres answered the statement with an error of its own (a
+ * server ErrorResponse: a value it refused, a constraint, a statement or
+ * lock timeout, a cancelled query, a deadlock), other than the server going
+ * away. Postgres sends such an answer only after rolling the statement back:
+ * nothing of it is stored. A connection lost without an answer is not one:
+ * the statement may have committed.
  */
-export function refusedAValue(error: unknown): boolean {
+export function answeredWithError(error: unknown): boolean {
   for (const level of causeChain(error)) {
-    const code = (level as { code?: unknown }).code;
-    if (typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code)) return true;
+    const { code, severity } = level as { code?: unknown; severity?: unknown };
+    if (typeof code === 'string' && typeof severity === 'string' && /^[0-9A-Z]{5}$/.test(code))
+      return pgFaultOfCode(code) !== 'connection_lost';
   }
   return false;
 }

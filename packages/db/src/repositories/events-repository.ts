@@ -1,7 +1,7 @@
 import type { EventEnvelope, EventIdOrigin, FilteredRouteOutcome } from '@activity-core/contracts';
 import { and, asc, eq, lte, sql } from 'drizzle-orm';
 import type { Db } from '../client';
-import { refusedAValue } from '../errors';
+import { answeredWithError } from '../errors';
 import { createStatementRunner, type StatementRunner } from '../statements';
 import { activityRuns, definitionsVersion, eventRoutes, events, eventWaits, webhookSourcesVersion } from '../schema';
 
@@ -286,10 +286,11 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
       const items = group.map((entry, ord) => ({ ...entry.item, ord }));
       rows = (await acceptStatement({ items: JSON.stringify(items) })).rows;
     } catch (error) {
-      // Postgres refused the statement, so it rolled back and nothing of it is stored: when one item's
-      // value is what it refused, every item runs again alone and only that one fails. Any other error
-      // (an outage, a connection lost mid-statement) is every item's own answer.
-      if (group.length > 1 && refusedAValue(error)) {
+      // Postgres answered with an error (a value it refused, a lock or statement timeout on one event's row):
+      // the statement rolled back and nothing of it is stored, so every event runs again alone and only the
+      // one at fault fails. A connection lost without an answer may have committed the group: that is every
+      // event's own answer, as it would have been alone.
+      if (group.length > 1 && answeredWithError(error)) {
         for (const entry of group) void runGroup([entry]);
         return;
       }
@@ -365,10 +366,10 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
      * delivery of an id goes in another statement): a busy process pays one
      * round trip and one commit for the group. Each event keeps its own
      * checks and its own answer. The group commits or fails as one: when
-     * Postgres refuses a value of one event, the statement rolled back and
-     * each event is accepted again alone, so only that one fails; any other
-     * failure (Postgres unreachable, the connection lost) is every event's
-     * answer, exactly what it would have been alone.
+     * Postgres answers it with an error (a value it refuses, a timeout), it
+     * rolled back and each event is accepted again alone, so only the one at
+     * fault fails; a connection lost without an answer (which may have
+     * committed) is every event's answer, as it would have been alone.
      *
      * With `definitionsVersion` (the definitions' change counter the routes
      * were decided at) nothing is stored unless the counter still has that
