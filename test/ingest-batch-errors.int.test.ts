@@ -186,3 +186,28 @@ describe('one status per cause', () => {
     expect(rows).toEqual([{ event_id: 'same-cause-reused' }]);
   });
 });
+
+describe('text Postgres cannot store', () => {
+  test('a NUL character is refused before the database with a 400 naming the string that holds it', async () => {
+    const inData = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/events',
+      payload: { ...item({ items: [{ note: 'ok' }, { note: 'a\u0000b' }] }), event_id: 'nul-in-data' },
+    });
+    expect(inData.statusCode, inData.body).toBe(400);
+    expect(inData.json().errors).toEqual([
+      { path: 'data.items[1].note', message: expect.stringContaining('U+0000'), code: 'nul_character' },
+    ]);
+    const inSubject = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/events',
+      payload: { ...item(), subject: 'order\u00007', event_id: 'nul-in-subject' },
+    });
+    expect(inSubject.statusCode, inSubject.body).toBe(400);
+    expect(inSubject.json().errors).toEqual([
+      { path: 'subject', message: expect.stringContaining('U+0000'), code: 'nul_character' },
+    ]);
+    const { rows } = await stack.sql.query(`SELECT event_id FROM events WHERE event_id LIKE 'nul-in-%'`);
+    expect(rows).toEqual([]);
+  });
+});

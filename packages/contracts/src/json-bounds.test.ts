@@ -1,6 +1,12 @@
 import { describe, expect, test } from 'vitest';
 import { InvalidInputError, PayloadTooLargeError } from './errors';
-import { assertEventDataWithinBounds, eventDataBoundsIssue, jsonDepthExceeds, utf8Length } from './json-bounds';
+import {
+  assertEventDataWithinBounds,
+  eventDataBoundsIssue,
+  jsonDepthExceeds,
+  nulCharacterPath,
+  utf8Length,
+} from './json-bounds';
 
 const nested = (depth: number): unknown => {
   let value: unknown = {};
@@ -59,6 +65,36 @@ describe('event data bounds', () => {
         message: expect.stringContaining('the limit is 1024 bytes (EVENT_DATA_LIMIT_BYTES)'),
         code: 'too_big',
       },
+    ]);
+  });
+});
+
+describe('NUL characters, which Postgres cannot store', () => {
+  test('the path names the first string or key that holds U+0000', () => {
+    expect(nulCharacterPath({ a: 'x', items: [{ note: 'ok' }, { note: 'a\u0000b' }] }, 'data')).toBe(
+      'data.items[1].note',
+    );
+    expect(nulCharacterPath({ 'k\u0000': 1 }, 'data')).toBe('data');
+    expect(nulCharacterPath('\u0000', 'data')).toBe('data');
+    expect(nulCharacterPath({ a: ['x', 1, null, { b: true }] }, 'data')).toBeUndefined();
+  });
+
+  test('an escaped backslash before u0000 in the text is not a NUL', () => {
+    const data = { path: 'C:\\u0000' };
+    expect(JSON.stringify(data)).toContain('\\u0000');
+    expect(eventDataBoundsIssue(data, { maxBytes: 1024, maxDepth: 32 })).toBeUndefined();
+  });
+
+  test('data holding one is a 400-kind error naming the string that holds it', () => {
+    let error: unknown;
+    try {
+      assertEventDataWithinBounds({ order: { note: 'a\u0000b' } }, { maxBytes: 1024, maxDepth: 32 });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(InvalidInputError);
+    expect((error as InvalidInputError).issues).toEqual([
+      { path: 'data.order.note', message: expect.stringContaining('U+0000'), code: 'nul_character' },
     ]);
   });
 });

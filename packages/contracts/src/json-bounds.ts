@@ -57,9 +57,36 @@ export function utf8Length(text: string): number {
 }
 
 export interface EventDataBoundsIssue {
-  kind: 'too_deep' | 'too_large';
-  path: 'data';
+  kind: 'too_deep' | 'too_large' | 'nul_character';
+  /** `data`, or for a NUL character the string that holds it (`data.items[2].note`). */
+  path: string;
   message: string;
+}
+
+/**
+ * Where `value` holds U+0000 (NUL), which Postgres stores in neither text nor
+ * jsonb: the path of the first string or object key that holds it, from
+ * `root` (`data.items[2].note`; a key's path is its object's), or undefined.
+ * Iterative, like every walk here.
+ */
+export function nulCharacterPath(value: unknown, root: string): string | undefined {
+  const stack: Array<[unknown, string]> = [[value, root]];
+  while (stack.length > 0) {
+    const [item, path] = stack.pop()!;
+    if (typeof item === 'string') {
+      if (item.includes('\u0000')) return path;
+      continue;
+    }
+    if (item === null || typeof item !== 'object') continue;
+    if (Array.isArray(item)) {
+      for (let i = item.length - 1; i >= 0; i--) stack.push([item[i], `${path}[${i}]`]);
+      continue;
+    }
+    const entries = Object.entries(item as Record<string, unknown>);
+    for (const [key] of entries) if (key.includes('\u0000')) return path;
+    for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i]![1], `${path}.${entries[i]![0]}`]);
+  }
+  return undefined;
 }
 
 /**
@@ -75,7 +102,8 @@ export function eventDataBoundsIssue(data: unknown, limits: EventDataLimits): Ev
       message: `data nests objects and arrays more than ${limits.maxDepth} levels deep; the limit is ${limits.maxDepth} (EVENT_DATA_MAX_DEPTH)`,
     };
   }
-  const bytes = utf8Length(JSON.stringify(data) ?? 'null');
+  const json = JSON.stringify(data) ?? 'null';
+  const bytes = utf8Length(json);
   if (bytes > limits.maxBytes) {
     return {
       kind: 'too_large',
@@ -83,19 +111,28 @@ export function eventDataBoundsIssue(data: unknown, limits: EventDataLimits): Ev
       message: `data is ${bytes} bytes as JSON; the limit is ${limits.maxBytes} bytes (EVENT_DATA_LIMIT_BYTES)`,
     };
   }
+  // JSON writes U+0000 as the escape \u0000: only data whose JSON has that text is walked (it may be an escaped backslash).
+  const nulAt = json.includes('\\u0000') ? nulCharacterPath(data, 'data') : undefined;
+  if (nulAt !== undefined) {
+    return {
+      kind: 'nul_character',
+      path: nulAt,
+      message: `${nulAt} contains the character U+0000 (NUL), which cannot be stored`,
+    };
+  }
   return undefined;
 }
 
 /**
- * Throws InvalidInputError (400) for `data` nested too deep and
- * PayloadTooLargeError (413) for `data` too large; both name `data` and the limit.
+ * Throws InvalidInputError (400) for `data` nested too deep or holding a
+ * NUL character, and PayloadTooLargeError (413) for `data` too large; each
+ * names the field and the limit.
  */
 export function assertEventDataWithinBounds(data: unknown, limits: EventDataLimits): void {
   const issue = eventDataBoundsIssue(data, limits);
   if (issue === undefined) return;
-  const issues = [
-    { path: issue.path, message: issue.message, code: issue.kind === 'too_deep' ? 'too_deep' : 'too_big' },
-  ];
-  if (issue.kind === 'too_deep') throw new InvalidInputError(issue.message, issues);
-  throw new PayloadTooLargeError(issue.message, issues);
+  const code = issue.kind === 'too_large' ? 'too_big' : issue.kind;
+  const issues = [{ path: issue.path, message: issue.message, code }];
+  if (issue.kind === 'too_large') throw new PayloadTooLargeError(issue.message, issues);
+  throw new InvalidInputError(issue.message, issues);
 }

@@ -82,6 +82,21 @@ export interface EventIngestDeps {
 }
 
 /**
+ * Refuses an envelope whose text fields hold U+0000 (NUL), which Postgres
+ * cannot store, with a 400 naming the field, before anything reaches the
+ * database (the data's strings are checked with its bounds).
+ */
+function assertEnvelopeTextStorable(envelope: EventEnvelope): void {
+  for (const field of ['event_id', 'source', 'event_type', 'subject'] as const) {
+    const value = envelope[field];
+    if (typeof value === 'string' && value.includes('\u0000')) {
+      const message = `${field} contains the character U+0000 (NUL), which cannot be stored`;
+      throw new InvalidInputError(message, [{ path: field, message, code: 'nul_character' }]);
+    }
+  }
+}
+
+/**
  * Postgres could not be reached while accepting an event. `nothingStored`
  * is true when it failed before the write began (so certainly nothing was
  * stored); a failure during the write may have happened after the commit.
@@ -418,6 +433,7 @@ export function createEventIngest(deps: EventIngestDeps) {
     ): Promise<EventAcceptedResponse> {
       // First: every ingress path (posted, batched, webhook, emitted) comes through here, and nothing below may see unbounded data.
       assertEventDataWithinBounds(envelope.data, deps.eventDataLimits ?? DEFAULT_EVENT_DATA_LIMITS);
+      assertEnvelopeTextStorable(envelope);
       const fingerprint = eventFingerprint(envelope);
       const hops = origin.hops ?? 0;
       let result: AcceptResult;
