@@ -77,6 +77,8 @@ describe('NUL characters, which Postgres cannot store', () => {
     expect(nulCharacterPath({ 'k\u0000': 1 }, 'data')).toBe('data');
     expect(nulCharacterPath('\u0000', 'data')).toBe('data');
     expect(nulCharacterPath({ a: ['x', 1, null, { b: true }] }, 'data')).toBeUndefined();
+    const long = 'k'.repeat(10_000);
+    expect(nulCharacterPath({ [long]: '\u0000' }, 'data')).toBe(`data.${'k'.repeat(64)}…`);
   });
 
   test('an escaped backslash before u0000 in the text is not a NUL', () => {

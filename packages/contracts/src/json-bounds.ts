@@ -63,10 +63,16 @@ export interface EventDataBoundsIssue {
   message: string;
 }
 
+/** Longest key, in characters, a path in an error names whole: a longer one is cut, so an answer never echoes a huge key. */
+const PATH_KEY_MAX = 64;
+
+const pathKey = (key: string): string => (key.length > PATH_KEY_MAX ? `${key.slice(0, PATH_KEY_MAX)}…` : key);
+
 /**
  * Where `value` holds U+0000 (NUL), which Postgres stores in neither text nor
  * jsonb: the path of the first string or object key that holds it, from
- * `root` (`data.items[2].note`; a key's path is its object's), or undefined.
+ * `root` (`data.items[2].note`; a key's path is its object's; keys over
+ * PATH_KEY_MAX characters cut), or undefined.
  * Iterative, like every walk here.
  */
 export function nulCharacterPath(value: unknown, root: string): string | undefined {
@@ -84,7 +90,7 @@ export function nulCharacterPath(value: unknown, root: string): string | undefin
     }
     const entries = Object.entries(item as Record<string, unknown>);
     for (const [key] of entries) if (key.includes('\u0000')) return path;
-    for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i]![1], `${path}.${entries[i]![0]}`]);
+    for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i]![1], `${path}.${pathKey(entries[i]![0])}`]);
   }
   return undefined;
 }
