@@ -89,8 +89,11 @@ export function nulCharacterPath(value: unknown, root: string): string | undefin
       continue;
     }
     const entries = Object.entries(item as Record<string, unknown>);
-    for (const [key] of entries) if (key.includes('\u0000')) return path;
-    for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i]![1], `${path}.${pathKey(entries[i]![0])}`]);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i]!;
+      if (key.includes('\u0000')) return path;
+      stack.push([child, `${path}.${pathKey(key)}`]);
+    }
   }
   return undefined;
 }
@@ -119,14 +122,22 @@ export function eventDataBoundsIssue(data: unknown, limits: EventDataLimits): Ev
   }
   // JSON writes U+0000 as the escape \u0000: only data whose JSON has that text is walked (it may be an escaped backslash).
   const nulAt = json.includes('\\u0000') ? nulCharacterPath(data, 'data') : undefined;
-  if (nulAt !== undefined) {
-    return {
-      kind: 'nul_character',
-      path: nulAt,
-      message: `${nulAt} contains the character U+0000 (NUL), which cannot be stored`,
-    };
-  }
-  return undefined;
+  return nulAt === undefined ? undefined : nulCharacterIssue(nulAt);
+}
+
+function nulCharacterIssue(path: string): EventDataBoundsIssue {
+  return {
+    kind: 'nul_character',
+    path,
+    message: `${path} contains the character U+0000 (NUL), which cannot be stored`,
+  };
+}
+
+function throwIssue(issue: EventDataBoundsIssue): never {
+  const code = issue.kind === 'too_large' ? 'too_big' : issue.kind;
+  const issues = [{ path: issue.path, message: issue.message, code }];
+  if (issue.kind === 'too_large') throw new PayloadTooLargeError(issue.message, issues);
+  throw new InvalidInputError(issue.message, issues);
 }
 
 /**
@@ -136,9 +147,17 @@ export function eventDataBoundsIssue(data: unknown, limits: EventDataLimits): Ev
  */
 export function assertEventDataWithinBounds(data: unknown, limits: EventDataLimits): void {
   const issue = eventDataBoundsIssue(data, limits);
-  if (issue === undefined) return;
-  const code = issue.kind === 'too_large' ? 'too_big' : issue.kind;
-  const issues = [{ path: issue.path, message: issue.message, code }];
-  if (issue.kind === 'too_large') throw new PayloadTooLargeError(issue.message, issues);
-  throw new InvalidInputError(issue.message, issues);
+  if (issue !== undefined) throwIssue(issue);
+}
+
+/**
+ * Throws InvalidInputError (400) naming the first of `fields` (name → value,
+ * e.g. an envelope's text fields) that holds U+0000 (NUL), which Postgres
+ * cannot store.
+ */
+export function assertTextStorable(fields: Readonly<Record<string, unknown>>): void {
+  for (const [name, value] of Object.entries(fields)) {
+    const at = nulCharacterPath(value, name);
+    if (at !== undefined) throwIssue(nulCharacterIssue(at));
+  }
 }

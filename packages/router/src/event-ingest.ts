@@ -1,5 +1,6 @@
 import {
   assertEventDataWithinBounds,
+  assertTextStorable,
   DEFAULT_EVENT_DATA_LIMITS,
   type EventDataLimits,
   EventIdReusedError,
@@ -79,21 +80,6 @@ export interface EventIngestDeps {
   cancelOn?: CancelOn;
   /** `wait_for_event` tasks (event-waits.ts): events that resume waiting tasks. Without it, waits are never resumed by events. */
   eventWaits?: EventWaits;
-}
-
-/**
- * Refuses an envelope whose text fields hold U+0000 (NUL), which Postgres
- * cannot store, with a 400 naming the field, before anything reaches the
- * database (the data's strings are checked with its bounds).
- */
-function assertEnvelopeTextStorable(envelope: EventEnvelope): void {
-  for (const field of ['event_id', 'source', 'event_type', 'subject'] as const) {
-    const value = envelope[field];
-    if (typeof value === 'string' && value.includes('\u0000')) {
-      const message = `${field} contains the character U+0000 (NUL), which cannot be stored`;
-      throw new InvalidInputError(message, [{ path: field, message, code: 'nul_character' }]);
-    }
-  }
 }
 
 /**
@@ -433,7 +419,8 @@ export function createEventIngest(deps: EventIngestDeps) {
     ): Promise<EventAcceptedResponse> {
       // First: every ingress path (posted, batched, webhook, emitted) comes through here, and nothing below may see unbounded data.
       assertEventDataWithinBounds(envelope.data, deps.eventDataLimits ?? DEFAULT_EVENT_DATA_LIMITS);
-      assertEnvelopeTextStorable(envelope);
+      const { event_id, source, event_type, subject } = envelope;
+      assertTextStorable({ event_id, source, event_type, subject });
       const fingerprint = eventFingerprint(envelope);
       const hops = origin.hops ?? 0;
       let result: AcceptResult;
