@@ -204,6 +204,46 @@ describe('accepts grouped into one statement', () => {
     expect(await stored()).toEqual(['free-1', 'free-2']);
   });
 
+  test("a connection lost under a group is every event's answer, and their retries store each event once", async () => {
+    const admin = createDatabase({ url: testDatabase.url, max: 2 });
+    opened.push(admin);
+    const { accept, stored } = open();
+    // Another session is inserting one of the ids and has not committed: the group's statement waits on it.
+    const blocker = await admin.pool.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query(
+        `INSERT INTO events (event_id, source, event_type, occurred_at, payload, fingerprint, id_origin)
+         VALUES ('waited', 'tests', 'group.test', now(), '{}', 'x', 'body')`,
+      );
+      const pending = Promise.allSettled([accept('lost-1'), accept('waited'), accept('lost-2')]);
+      // The group's backend, waiting on the blocker's lock, is ended: its connection is lost without an answer.
+      let ended = 0;
+      for (let tries = 0; ended === 0 && tries < 100; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const { rows } = await admin.pool.query<{ ended: boolean }>(
+          `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%jsonb_to_recordset%'`,
+        );
+        ended = rows.length;
+      }
+      expect(ended).toBe(1);
+      const settled = await pending;
+      expect(settled.map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
+      const reasons = settled.map((result) => (result as PromiseRejectedResult).reason);
+      expect(new Set(reasons).size).toBe(1);
+      await blocker.query('ROLLBACK');
+    } finally {
+      blocker.release();
+    }
+    expect(await stored()).toEqual([]);
+    const retried = await Promise.all([accept('lost-1'), accept('waited'), accept('lost-2')]);
+    expect(retried.map((result) => result.kind)).toEqual(['accepted', 'accepted', 'accepted']);
+    const again = await Promise.all([accept('lost-1'), accept('waited'), accept('lost-2')]);
+    expect(again.map((result) => result.kind)).toEqual(['duplicate', 'duplicate', 'duplicate']);
+    expect(await stored()).toEqual(['lost-1', 'lost-2', 'waited']);
+  });
+
   test('two processes accepting the same ids at once, in opposite orders, store each once and never deadlock', async () => {
     const first = open();
     const second = open();
