@@ -4,7 +4,7 @@
  *   npm run bench:hot-path -- [--rounds 3] [--events 300] [--concurrency 32] [--latency 50]
  *                             [--backlog 900] [--memory-runs 1000] [--built] [--pause-worker] [--timeout-min 30]
  *                             [--task-queue-partitions N] [--transfer-poll-rps N] [--worker-env KEY=VALUE …]
- *                             [--cpu-prof DIR] [--api-node-defaults]
+ *                             [--cpu-prof DIR] [--api-node-defaults] [--pin-temporal]
  *
  * Starts its own Temporal dev server (with the dynamic config `npm start` gives it,
  * DEV_SERVER_DYNAMIC_CONFIG; `--transfer-poll-rps 20` measures Temporal's stock transfer-queue
@@ -18,6 +18,8 @@
  *   2. alternating rounds of `--events` each, with `--concurrency` senders:
  *        raw `client.workflow.start` (distinct ids, REJECT_DUPLICATE, same server; a workflow
  *        type on a task queue nobody polls, so only the start RPC is measured),
+ *        the same with the run's own start request (the API's run starter: the run's input,
+ *        search attributes and summary, taken from a latency run's history; same unpolled queue),
  *        `POST /v1/events` with new events (stored + run started), the same events again
  *        (duplicates); before every measured phase the stack is let go idle (no run running).
  *        The worker runs the new runs while the events are being posted, as in production;
@@ -28,6 +30,10 @@
  *   4. resident memory (VmRSS of the node process itself) of the API and of that worker once
  *      it has run `--memory-runs` runs.
  * Prints a table with the medians, the ratios to the raw start rate and the targets.
+ *
+ * --pin-temporal puts the Temporal dev server alone on CPU 0 and everything else (this process,
+ * Postgres, the API, the worker) on CPU 1: a stand-in for a Temporal cluster on hardware of its
+ * own, where the start rate is Temporal's and the question is whether ingest keeps up with it.
  * Every loop and wait is bounded; everything it started is stopped when it ends or fails (on Ctrl-C
  * the processes stop, but a stopped Postgres scratch directory in /tmp may be left behind).
  */
@@ -47,7 +53,10 @@ import {
   type RunningPostgres,
   type TemporalDevServer,
 } from '@activity-core/dev-services';
+import { eventRunWorkflowId, type RunActivityInput } from '@activity-core/contracts';
+import { createRunStarter } from '@activity-core/temporal/client';
 import { Client, Connection, WorkflowIdReusePolicy } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import pg from 'pg';
 import { API_NODE_FLAGS, API_PROCESS_ENV } from '../apps/api/src/runtime-flags';
 import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../apps/worker/src/runtime-flags';
@@ -85,6 +94,9 @@ if (cpuProfAt !== -1 && (cpuProfDir === undefined || cpuProfDir.startsWith('--')
 const cpuProfFlags = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
 /** `--api-node-defaults`: the API without its start command's memory flags (to measure what they cost). */
 const apiNodeDefaults = process.argv.includes('--api-node-defaults');
+/** `--pin-temporal`: the Temporal dev server alone on CPU 0, everything else on CPU 1 (taskset). */
+const pinTemporal = process.argv.includes('--pin-temporal');
+if (pinTemporal && cpus().length < 2) throw new Error('--pin-temporal needs at least two CPUs');
 const root = process.cwd();
 const distApi = join(root, 'dist', 'api', 'main.js');
 const distWorker = join(root, 'dist', 'worker', 'main.js');
@@ -211,6 +223,30 @@ function cpuByPart(roots: { api: number; worker: number; temporal: number }): Re
     }
   }
   return total;
+}
+
+/** Moves a process and every thread and descendant of it to one CPU (`taskset`); a process forked later inherits it. */
+function pinTree(rootPid: number, cpu: number): void {
+  const parent = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = procStat(entry);
+    if (stat !== undefined) parent.set(Number(entry), stat.ppid);
+  }
+  for (const pid of parent.keys()) {
+    for (let at: number | undefined = pid, hops = 0; at !== undefined && at > 1 && hops < 64; hops++) {
+      if (at !== rootPid) {
+        at = parent.get(at);
+        continue;
+      }
+      try {
+        execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', String(cpu), String(pid)], { stdio: 'ignore' });
+      } catch {
+        // gone between the listing and the call
+      }
+      break;
+    }
+  }
 }
 
 function gitCommit(): string {
@@ -378,6 +414,8 @@ async function main(): Promise<void> {
   scratch = await mkdtemp(join(tmpdir(), 'activity-core-hot-path-'));
   await chmod(scratch, 0o755);
   log(`starting Postgres and the Temporal dev server (${mode})…`);
+  // Everything this process starts inherits CPU 1; the Temporal server is moved to CPU 0 once it runs.
+  if (pinTemporal) pinTree(process.pid, 1);
   [postgres, temporal] = await Promise.all([
     startEmbeddedPostgres({ dataDir: join(scratch, 'pg'), persistent: false }),
     startTemporalDevServer({
@@ -394,6 +432,7 @@ async function main(): Promise<void> {
       },
     }),
   ]);
+  if (pinTemporal && temporal.process.pid !== undefined) pinTree(temporal.process.pid, 0);
   const admin = new pg.Client({ connectionString: postgres.url });
   await admin.connect();
   await admin.query('CREATE DATABASE bench');
@@ -545,6 +584,21 @@ async function main(): Promise<void> {
 
   // 2. Alternating rounds: raw start, new events, duplicates; each phase starts on an idle stack.
   const raw: number[] = [];
+  const shaped: number[] = [];
+  // The run's own start request, as the API sends it: its input (activity snapshot and event) from a
+  // latency run's history, through the API's run starter, with a new event id per start.
+  const [runInput] = await client.workflow
+    .getHandle(lastWorkflowId)
+    .fetchHistory()
+    .then((history) =>
+      (history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? []).map((payload) =>
+        defaultPayloadConverter.fromPayload<RunActivityInput>(payload),
+      ),
+    );
+  if (runInput === undefined || runInput.trigger.type !== 'event')
+    throw new Error(`the history of ${lastWorkflowId} holds no event-triggered run input`);
+  const runEvent = runInput.trigger.event;
+  const shapedStarter = createRunStarter({ client, taskQueue: RAW_TASK_QUEUE });
   const fresh: number[] = [];
   const dups: number[] = [];
   // CPU used by each part of the stack during each measured phase, and the items it handled.
@@ -584,6 +638,21 @@ async function main(): Promise<void> {
       ),
     );
     await idle(runsSoFar);
+    log(`round ${round + 1}/${rounds}: raw workflow.start, the run's own request ×${perRound}…`);
+    shaped.push(
+      await cpuPhase('raw start, run-shaped', perRound, () =>
+        drive(perRound, async (i) => {
+          const eventId = `shaped-${round}-${i}`;
+          const outcome = await shapedStarter.start({
+            workflowId: eventRunWorkflowId(runInput.activity.id, eventId),
+            activity: runInput.activity,
+            trigger: { type: 'event', event: { ...runEvent, event_id: eventId, data: { eventId } } },
+          });
+          if (outcome !== 'started') throw new Error(`run-shaped start ${eventId} answered ${outcome}`);
+        }),
+      ),
+    );
+    await idle(runsSoFar);
     log(`round ${round + 1}/${rounds}: POST /v1/events new ×${perRound}…`);
     if (pauseWorker) worker.child.kill('SIGSTOP');
     fresh.push(
@@ -619,10 +688,12 @@ async function main(): Promise<void> {
   );
   // The raw workflows wait on a queue nobody polls; ending them leaves the server as idle as before.
   await drive(perRound * rounds, async (i) => {
-    await client.workflow
-      .getHandle(`raw-${Math.floor(i / perRound)}-${i % perRound}`)
-      .terminate('benchmark round over')
-      .catch(() => undefined);
+    const [round, index] = [Math.floor(i / perRound), i % perRound];
+    for (const workflowId of [
+      `raw-${round}-${index}`,
+      eventRunWorkflowId(runInput.activity.id, `shaped-${round}-${index}`),
+    ])
+      await client.workflow.getHandle(workflowId).terminate('benchmark round over').catch(() => undefined);
   });
 
   // 3. Backlog: the worker stopped, events posted, the worker started again.
@@ -675,7 +746,18 @@ async function main(): Promise<void> {
       '1.00×',
       '— (the limit)',
     ],
-    ['`POST /v1/events`, new event → run started', `${f(median(fresh))} /s`, ratio(median(fresh)), '≥ 0.9× raw'],
+    [
+      "raw start with the run's own request (input, search attributes, summary)",
+      `${f(median(shaped))} /s`,
+      ratio(median(shaped)),
+      '— (the limit for a run)',
+    ],
+    [
+      '`POST /v1/events`, new event → run started',
+      `${f(median(fresh))} /s`,
+      `${ratio(median(fresh))} (${f(median(fresh) / median(shaped), 2)}× run-shaped)`,
+      '≥ 0.9× raw',
+    ],
     ['`POST /v1/events`, duplicate', `${f(median(dups))} /s`, ratio(median(dups)), '≥ 5× raw'],
     [
       'event accepted → run `succeeded`, idle stack, p50 / p99',
@@ -702,10 +784,10 @@ async function main(): Promise<void> {
       `build: dist/ written ${statSync(distApi).mtime.toISOString()} (rebuild with \`npm run build\` after changing the sources)`,
     );
   out.push(
-    `stack: Temporal dev server (in-memory SQLite, history.transferProcessorMaxPollRPS=${transferPollRps}${partitions === undefined ? '' : `, ${partitions} task queue partition(s)`}) + embedded Postgres + API + 1 worker, all on this machine; API and worker from ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default (DATABASE_POOL_SIZE=10); node flags as \`npm run start:api\` / \`start:worker\`: API ${apiNodeDefaults ? '(none: --api-node-defaults)' : [...Object.entries(API_PROCESS_ENV).map(([k, v]) => `${k}=${v}`), ...API_NODE_FLAGS].join(' ')}; worker ${[...Object.entries({ ...WORKER_PROCESS_ENV, ...workerEnv }).map(([k, v]) => `${k}=${v}`), ...WORKER_NODE_FLAGS].join(' ')}`,
+    `stack: Temporal dev server (in-memory SQLite, history.transferProcessorMaxPollRPS=${transferPollRps}${partitions === undefined ? '' : `, ${partitions} task queue partition(s)`}) + embedded Postgres + API + 1 worker, all on this machine${pinTemporal ? ' (--pin-temporal: Temporal alone on CPU 0, everything else on CPU 1)' : ''}; API and worker from ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default (DATABASE_POOL_SIZE=10); node flags as \`npm run start:api\` / \`start:worker\`: API ${apiNodeDefaults ? '(none: --api-node-defaults)' : [...Object.entries(API_PROCESS_ENV).map(([k, v]) => `${k}=${v}`), ...API_NODE_FLAGS].join(' ')}; worker ${[...Object.entries({ ...WORKER_PROCESS_ENV, ...workerEnv }).map(([k, v]) => `${k}=${v}`), ...WORKER_NODE_FLAGS].join(' ')}`,
   );
   out.push(
-    `load: ${concurrency} concurrent senders (node:http, kept-alive connections), ${rounds} alternating rounds of ${perRound} (raw, new, duplicate), each phase from an idle stack; worker ${pauseWorker ? 'frozen (SIGSTOP) during the event phases (--pause-worker)' : 'running the new runs during the event phases'}; one activity, one \`noop\` task`,
+    `load: ${concurrency} concurrent senders (node:http, kept-alive connections), ${rounds} alternating rounds of ${perRound} (raw, run-shaped raw, new, duplicate), each phase from an idle stack; worker ${pauseWorker ? 'frozen (SIGSTOP) during the event phases (--pause-worker)' : 'running the new runs during the event phases'}; one activity, one \`noop\` task`,
   );
   out.push('');
   out.push('| measure | figure | ratio to raw | target |');
@@ -713,6 +795,7 @@ async function main(): Promise<void> {
   for (const row of rows) out.push(`| ${row.join(' | ')} |`);
   out.push('');
   out.push(`raw start        ${spread(raw)} /s`);
+  out.push(`run-shaped start ${spread(shaped)} /s`);
   out.push(
     `new events       ${spread(fresh)} /s${notStarted > 0 ? ` (${notStarted} answered without a started run)` : ''}`,
   );
