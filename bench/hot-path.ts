@@ -693,7 +693,10 @@ async function main(): Promise<void> {
       `raw-${round}-${index}`,
       eventRunWorkflowId(runInput.activity.id, `shaped-${round}-${index}`),
     ])
-      await client.workflow.getHandle(workflowId).terminate('benchmark round over').catch(() => undefined);
+      await client.workflow
+        .getHandle(workflowId)
+        .terminate('benchmark round over')
+        .catch(() => undefined);
   });
 
   // 3. Backlog: the worker stopped, events posted, the worker started again.
