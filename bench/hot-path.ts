@@ -31,14 +31,15 @@
  *      it has run `--memory-runs` runs.
  * Prints a table with the medians, the ratios to the raw start rate and the targets.
  *
- * --pin-temporal puts the Temporal dev server alone on CPU 0 and everything else (this process,
- * Postgres, the API, the worker) on CPU 1: a stand-in for a Temporal cluster on hardware of its
- * own, where the start rate is Temporal's and the question is whether ingest keeps up with it.
+ * --pin-temporal puts the Temporal dev server on CPU 0 and everything else it starts (this process,
+ * Postgres, the API, the worker) on CPU 1, and checks every thread: a stand-in for a Temporal
+ * cluster on hardware of its own, where the start rate is Temporal's and the question is whether
+ * ingest keeps up with it. Processes the benchmark did not start may still use either CPU.
  * Every loop and wait is bounded; everything it started is stopped when it ends or fails (on Ctrl-C
  * the processes stop, but a stopped Postgres scratch directory in /tmp may be left behind).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -94,9 +95,10 @@ if (cpuProfAt !== -1 && (cpuProfDir === undefined || cpuProfDir.startsWith('--')
 const cpuProfFlags = cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`];
 /** `--api-node-defaults`: the API without its start command's memory flags (to measure what they cost). */
 const apiNodeDefaults = process.argv.includes('--api-node-defaults');
-/** `--pin-temporal`: the Temporal dev server alone on CPU 0, everything else on CPU 1 (taskset). */
+/** `--pin-temporal`: the Temporal dev server on CPU 0, everything else the benchmark starts on CPU 1 (taskset). */
 const pinTemporal = process.argv.includes('--pin-temporal');
-if (pinTemporal && cpus().length < 2) throw new Error('--pin-temporal needs at least two CPUs');
+if (pinTemporal && !/^0-([1-9]|\d\d+)$|^0,1(,|$)/.test(allowedCpus('/proc/self') ?? ''))
+  throw new Error(`--pin-temporal needs CPUs 0 and 1; this process may use ${allowedCpus('/proc/self') ?? 'unknown'}`);
 const root = process.cwd();
 const distApi = join(root, 'dist', 'api', 'main.js');
 const distWorker = join(root, 'dist', 'worker', 'main.js');
@@ -225,28 +227,64 @@ function cpuByPart(roots: { api: number; worker: number; temporal: number }): Re
   return total;
 }
 
-/** Moves a process and every thread and descendant of it to one CPU (`taskset`); a process forked later inherits it. */
+/** The CPUs a task may run on (`Cpus_allowed_list` of /proc/<pid>[/task/<tid>]/status, e.g. `0-1`); undefined when gone. */
+function allowedCpus(path: string): string | undefined {
+  try {
+    return /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync(`${path}/status`, 'utf8'))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Moves a process and every thread and descendant of it to one CPU (`taskset`); a process forked
+ * later inherits it. Checks every thread afterwards (a thread created during the move is moved on a
+ * second pass) and fails rather than print a layout it did not get.
+ */
 function pinTree(rootPid: number, cpu: number): void {
-  const parent = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = procStat(entry);
-    if (stat !== undefined) parent.set(Number(entry), stat.ppid);
-  }
-  for (const pid of parent.keys()) {
-    for (let at: number | undefined = pid, hops = 0; at !== undefined && at > 1 && hops < 64; hops++) {
-      if (at !== rootPid) {
-        at = parent.get(at);
-        continue;
-      }
-      try {
-        execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', String(cpu), String(pid)], { stdio: 'ignore' });
-      } catch {
-        // gone between the listing and the call
-      }
-      break;
+  const tree = (): number[] => {
+    const parent = new Map<number, number>();
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const stat = procStat(entry);
+      if (stat !== undefined) parent.set(Number(entry), stat.ppid);
     }
+    return [...parent.keys()].filter((pid) => {
+      for (let at: number | undefined = pid, hops = 0; at !== undefined && at > 1 && hops < 64; hops++) {
+        if (at === rootPid) return true;
+        at = parent.get(at);
+      }
+      return false;
+    });
+  };
+  const strays = (): string[] =>
+    tree().flatMap((pid) => {
+      let tids: string[] = [];
+      try {
+        tids = readdirSync(`/proc/${pid}/task`);
+      } catch {
+        return []; // gone
+      }
+      return tids.flatMap((tid) => {
+        const allowed = allowedCpus(`/proc/${pid}/task/${tid}`);
+        return allowed === undefined || allowed === String(cpu) ? [] : [`${pid}/${tid} on ${allowed}`];
+      });
+    });
+  for (let pass = 0; pass < 3; pass++) {
+    for (const pid of tree()) {
+      try {
+        execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', String(cpu), String(pid)], {
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+      } catch (error) {
+        // A process that ended between the listing and the call is fine; anything else (no taskset,
+        // a CPU this process may not use) is not.
+        if (existsSync(`/proc/${pid}`)) throw new Error(`--pin-temporal: taskset failed for ${pid}: ${String(error)}`);
+      }
+    }
+    if (strays().length === 0) return;
   }
+  throw new Error(`--pin-temporal: threads not on CPU ${cpu} after three passes: ${strays().slice(0, 5).join(', ')}`);
 }
 
 function gitCommit(): string {
@@ -787,7 +825,7 @@ async function main(): Promise<void> {
       `build: dist/ written ${statSync(distApi).mtime.toISOString()} (rebuild with \`npm run build\` after changing the sources)`,
     );
   out.push(
-    `stack: Temporal dev server (in-memory SQLite, history.transferProcessorMaxPollRPS=${transferPollRps}${partitions === undefined ? '' : `, ${partitions} task queue partition(s)`}) + embedded Postgres + API + 1 worker, all on this machine${pinTemporal ? ' (--pin-temporal: Temporal alone on CPU 0, everything else on CPU 1)' : ''}; API and worker from ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default (DATABASE_POOL_SIZE=10); node flags as \`npm run start:api\` / \`start:worker\`: API ${apiNodeDefaults ? '(none: --api-node-defaults)' : [...Object.entries(API_PROCESS_ENV).map(([k, v]) => `${k}=${v}`), ...API_NODE_FLAGS].join(' ')}; worker ${[...Object.entries({ ...WORKER_PROCESS_ENV, ...workerEnv }).map(([k, v]) => `${k}=${v}`), ...WORKER_NODE_FLAGS].join(' ')}`,
+    `stack: Temporal dev server (in-memory SQLite, history.transferProcessorMaxPollRPS=${transferPollRps}${partitions === undefined ? '' : `, ${partitions} task queue partition(s)`}) + embedded Postgres + API + 1 worker, all on this machine${pinTemporal ? ' (--pin-temporal: Temporal on CPU 0, everything else this benchmark started on CPU 1; processes it did not start may use either)' : ''}; API and worker from ${mode}; RATE_LIMIT_MAX=0, LOG_LEVEL=warn, other settings default (DATABASE_POOL_SIZE=10); node flags as \`npm run start:api\` / \`start:worker\`: API ${apiNodeDefaults ? '(none: --api-node-defaults)' : [...Object.entries(API_PROCESS_ENV).map(([k, v]) => `${k}=${v}`), ...API_NODE_FLAGS].join(' ')}; worker ${[...Object.entries({ ...WORKER_PROCESS_ENV, ...workerEnv }).map(([k, v]) => `${k}=${v}`), ...WORKER_NODE_FLAGS].join(' ')}`,
   );
   out.push(
     `load: ${concurrency} concurrent senders (node:http, kept-alive connections), ${rounds} alternating rounds of ${perRound} (raw, run-shaped raw, new, duplicate), each phase from an idle stack; worker ${pauseWorker ? 'frozen (SIGSTOP) during the event phases (--pause-worker)' : 'running the new runs during the event phases'}; one activity, one \`noop\` task`,
