@@ -65,6 +65,19 @@ function open() {
 }
 
 /** A route with a run due (outcome `pending`), its ids derived from the event's. */
+/** Begins a transaction on `client` that inserts event `eventId` and leaves it uncommitted: an accept of that id waits on it. */
+async function insertUncommitted(
+  client: { query(text: string, values?: unknown[]): Promise<unknown> },
+  eventId: string,
+): Promise<void> {
+  await client.query('BEGIN');
+  await client.query(
+    `INSERT INTO events (event_id, source, event_type, occurred_at, payload, fingerprint, id_origin)
+     VALUES ($1, 'tests', 'group.test', now(), '{}', 'x', 'body')`,
+    [eventId],
+  );
+}
+
 const route = (id: string): NewRoute => ({
   activityId: '00000000-0000-4000-8000-000000000001',
   activityVersion: 1,
@@ -187,11 +200,7 @@ describe('accepts grouped into one statement', () => {
     // Another session is inserting the same id and has not committed: the accept's insert waits on it.
     const blocker = await admin.pool.connect();
     try {
-      await blocker.query('BEGIN');
-      await blocker.query(
-        `INSERT INTO events (event_id, source, event_type, occurred_at, payload, fingerprint, id_origin)
-         VALUES ('held', 'tests', 'group.test', now(), '{}', 'x', 'body')`,
-      );
+      await insertUncommitted(blocker, 'held');
       const settled = await Promise.allSettled([accept('free-1'), accept('held'), accept('free-2')]);
       expect(settled.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
       expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({
@@ -211,11 +220,7 @@ describe('accepts grouped into one statement', () => {
     // Another session is inserting one of the ids and has not committed: the group's statement waits on it.
     const blocker = await admin.pool.connect();
     try {
-      await blocker.query('BEGIN');
-      await blocker.query(
-        `INSERT INTO events (event_id, source, event_type, occurred_at, payload, fingerprint, id_origin)
-         VALUES ('waited', 'tests', 'group.test', now(), '{}', 'x', 'body')`,
-      );
+      await insertUncommitted(blocker, 'waited');
       const pending = Promise.allSettled([accept('lost-1'), accept('waited'), accept('lost-2')]);
       // The group's backend, waiting on the blocker's lock, is ended: its connection is lost without an answer.
       let ended = 0;
