@@ -3,10 +3,11 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createTestDatabase } from './harness';
 
 /**
- * Accepts asked for in the same turn of the event loop share one statement
- * and one commit. Rows a transaction inserted carry its id (`xmin`), so the
- * number of distinct `xmin`s among the stored events is the number of
- * statements that stored them.
+ * Accepts, and the routing records written after Temporal's answers, asked
+ * for in the same turn of the event loop share one statement and one commit.
+ * Rows a transaction inserted or updated carry its id (`xmin`), so the number
+ * of distinct `xmin`s among the events is the number of statements that last
+ * wrote them.
  */
 let testDatabase: Awaited<ReturnType<typeof createTestDatabase>>;
 const opened: Database[] = [];
@@ -262,5 +263,193 @@ describe('accepts grouped into one statement', () => {
     for (const [i, result] of b.entries()) kinds.get(batch[batch.length - 1 - i]!)!.push(result.kind);
     for (const [, pair] of kinds) expect(pair.sort()).toEqual(['accepted', 'duplicate']);
     expect(await first.stored()).toEqual(batch);
+  });
+});
+
+/** A second route of an event, of another activity. */
+const otherRoute = (id: string): NewRoute => ({
+  ...route(id),
+  activityId: '00000000-0000-4000-8000-000000000003',
+  activityName: 'grouped-other',
+  workflowId: `activity-00000000-0000-4000-8000-000000000003:${id}`,
+  runId: '00000000-0000-5000-8000-' + Buffer.from(`o${id}`).toString('hex').slice(-12).padStart(12, '0'),
+});
+
+describe('routing records grouped into one statement', () => {
+  /** Events accepted one by one, each with a route pending (and `both`: a second one). */
+  async function acceptPending(accept: ReturnType<typeof open>['accept'], batch: readonly string[], both = false) {
+    for (const id of batch)
+      expect((await accept(id, { routes: both ? [route(id), otherRoute(id)] : [route(id)] })).kind).toBe('accepted');
+  }
+  const state = async (database: Database, id: string) => {
+    const { rows } = await database.pool.query<{
+      routing_state: string;
+      last_error: string | null;
+      retry_due: boolean;
+    }>(
+      `SELECT routing_state, last_error, next_attempt_at > now() + interval '30 minutes' AS retry_due FROM events WHERE event_id = $1`,
+      [id],
+    );
+    const routes = await database.pool.query<{ activity_id: string; outcome: string }>(
+      'SELECT activity_id, outcome FROM event_routes WHERE event_id = $1 ORDER BY activity_id',
+      [id],
+    );
+    return { ...rows[0]!, routes: routes.rows.map((r) => r.outcome) };
+  };
+  const deadlocks = async (database: Database) =>
+    Number(
+      (
+        await database.pool.query<{ n: string }>(
+          'SELECT deadlocks::text AS n FROM pg_stat_database WHERE datname = current_database()',
+        )
+      ).rows[0]!.n,
+    );
+
+  test('routing records asked for together are written by one statement, each event routed with its own answers', async () => {
+    const { accept, events, database, transactions } = open();
+    const batch = ids('settle', 10);
+    await acceptPending(accept, batch);
+    expect(await transactions(batch)).toBe(10);
+    const outcome = (i: number) => (i % 2 === 0 ? 'started' : 'duplicate');
+    const routed = await Promise.all(
+      batch.map((id, i) => events.settle(id, [{ activityId: route(id).activityId, outcome: outcome(i) }])),
+    );
+    expect(routed).toEqual(batch.map(() => true));
+    for (const [i, id] of batch.entries())
+      expect(await state(database, id)).toMatchObject({
+        routing_state: 'routed',
+        last_error: null,
+        routes: [outcome(i)],
+      });
+    expect(await transactions(batch)).toBe(1);
+  });
+
+  test('an event with a route still pending stays pending, while the events grouped with it are routed', async () => {
+    const { accept, events, database } = open();
+    await acceptPending(accept, ['half'], true);
+    await acceptPending(accept, ['whole-1', 'whole-2']);
+    const routed = await Promise.all([
+      events.settle('whole-1', [{ activityId: route('whole-1').activityId, outcome: 'started' }]),
+      events.settle('half', [{ activityId: route('half').activityId, outcome: 'started' }]),
+      events.settle('whole-2', [{ activityId: route('whole-2').activityId, outcome: 'started' }]),
+    ]);
+    expect(routed).toEqual([true, false, true]);
+    expect(await state(database, 'half')).toMatchObject({ routing_state: 'pending', routes: ['started', 'pending'] });
+    // The second route's record, grouped with a fresh event's, routes the event.
+    await acceptPending(accept, ['later']);
+    const after = await Promise.all([
+      events.settle('half', [{ activityId: otherRoute('half').activityId, outcome: 'duplicate' }]),
+      events.settle('later', [{ activityId: route('later').activityId, outcome: 'started' }]),
+    ]);
+    expect(after).toEqual([true, true]);
+    expect(await state(database, 'half')).toMatchObject({ routing_state: 'routed', routes: ['started', 'duplicate'] });
+  });
+
+  test('a settled route keeps its first answer and an event already routed is not routed again', async () => {
+    const { accept, events, database } = open();
+    await acceptPending(accept, ['once']);
+    const activityId = route('once').activityId;
+    expect(await events.settle('once', [{ activityId, outcome: 'started' }])).toBe(true);
+    const [again] = await Promise.all([
+      events.settle('once', [{ activityId, outcome: 'duplicate' }]),
+      events.settle('unknown-event', [{ activityId, outcome: 'started' }]),
+    ]);
+    expect(again).toBe(false);
+    expect(await state(database, 'once')).toMatchObject({ routing_state: 'routed', routes: ['started'] });
+  });
+
+  test('a failed attempt records the failure and its retry time, and keeps the answers Temporal gave', async () => {
+    const { accept, events, database } = open();
+    await acceptPending(accept, ['failing'], true);
+    const routed = await events.settle('failing', [{ activityId: route('failing').activityId, outcome: 'started' }], {
+      message: 'Temporal unreachable',
+      retryInMs: 3_600_000,
+    });
+    expect(routed).toBe(false);
+    expect(await state(database, 'failing')).toEqual({
+      routing_state: 'pending',
+      last_error: 'Temporal unreachable',
+      retry_due: true,
+      routes: ['started', 'pending'],
+    });
+  });
+
+  test("an event held up past the operator's lock timeout fails alone: the records grouped with it are written", async () => {
+    const admin = createDatabase({ url: testDatabase.url, max: 1 });
+    opened.push(admin);
+    const { accept, database } = open();
+    await acceptPending(accept, ['free-1', 'held', 'free-2']);
+    await admin.pool.query(`ALTER DATABASE ${testDatabase.name} SET lock_timeout = '300ms'`);
+    const { events: lockedOut } = open();
+    // Another session holds the event's row and has not committed: the routing record waits on it.
+    const blocker = await admin.pool.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query(`SELECT 1 FROM events WHERE event_id = 'held' FOR UPDATE`);
+      const settled = await Promise.allSettled(
+        ['free-1', 'held', 'free-2'].map((id) =>
+          lockedOut.settle(id, [{ activityId: route(id).activityId, outcome: 'started' }]),
+        ),
+      );
+      expect(settled.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect((settled[1] as PromiseRejectedResult).reason).toMatchObject({
+        cause: expect.objectContaining({ code: '55P03' }),
+      });
+      await blocker.query('ROLLBACK');
+    } finally {
+      blocker.release();
+    }
+    expect((await state(database, 'free-1')).routing_state).toBe('routed');
+    expect(await state(database, 'held')).toMatchObject({ routing_state: 'pending', routes: ['pending'] });
+    expect((await state(database, 'free-2')).routing_state).toBe('routed');
+  });
+
+  test('two processes writing the same routing records at once, in opposite orders, route each event and never deadlock', async () => {
+    const admin = createDatabase({ url: testDatabase.url, max: 2 });
+    opened.push(admin);
+    const first = open();
+    const second = open();
+    const batch = ids('settle-race', 9);
+    await acceptPending(first.accept, batch, true);
+    const before = await deadlocks(admin);
+    const settle = (side: typeof first, id: string) =>
+      side.events.settle(id, [
+        { activityId: route(id).activityId, outcome: 'started' },
+        { activityId: otherRoute(id).activityId, outcome: 'started' },
+      ]);
+    // Another session holds the middle event, so both statements are under way, one from each end, when it lets go.
+    const blocker = await admin.pool.connect();
+    let results: [boolean[], boolean[]];
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('SELECT 1 FROM events WHERE event_id = $1 FOR UPDATE', [batch[4]]);
+      const both = Promise.all([
+        Promise.all(batch.map((id) => settle(first, id))),
+        Promise.all([...batch].reverse().map((id) => settle(second, id))),
+      ]);
+      let waiting = 0;
+      for (let tries = 0; waiting < 2 && tries < 200; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        const { rows } = await admin.pool.query<{ n: string }>(
+          `SELECT count(*)::text AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%jsonb_to_recordset%'`,
+        );
+        waiting = Number(rows[0]!.n);
+      }
+      expect(waiting).toBe(2);
+      await blocker.query('ROLLBACK');
+      results = await both;
+    } finally {
+      blocker.release();
+    }
+    // Each event is routed by exactly one of the two records.
+    const [a, b] = results;
+    for (const [i] of batch.entries()) expect([a[i], b[batch.length - 1 - i]].sort()).toEqual([false, true]);
+    for (const id of batch)
+      expect(await state(first.database, id)).toMatchObject({
+        routing_state: 'routed',
+        routes: ['started', 'started'],
+      });
+    expect(await deadlocks(admin)).toBe(before);
   });
 });
