@@ -167,8 +167,6 @@ interface SettleRow {
   [column: string]: unknown;
   ord: number;
   routed: boolean;
-  /** Routes this statement moved from pending. */
-  settled: number;
 }
 
 /** What the accept statement answers for one item. */
@@ -270,35 +268,45 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
   /**
    * The routing record of events whose routing attempt failed (see
    * `settle`): Temporal's answer for each route it did start, the failure
-   * and when to try again. Rare, so one statement per event.
+   * and when to try again. Rare, so one statement per event. Like the
+   * successful record, it locks the event before its routes: `event_done`
+   * aggregates the event's update, and the routes' lock joins it, so no
+   * route is locked before the event's update has run.
    */
   const settleFailed = statements.statement<{ routed: boolean }>(
     'events_settle_failed',
     sql`
-      WITH settled AS (
-        UPDATE ${eventRoutes} AS r SET outcome = v.outcome, updated_at = now()
-        FROM jsonb_to_recordset(${sql.placeholder('settlements')}::jsonb) AS v(activity_id uuid, outcome text)
-        WHERE r.event_id = ${sql.placeholder('eventId')} AND r.activity_id = v.activity_id AND r.outcome = 'pending'
-        RETURNING r.activity_id
-      ), event AS (
+      WITH event AS (
         UPDATE ${events}
         SET last_error = ${sql.placeholder('message')}::text,
             next_attempt_at = now() + make_interval(secs => ${sql.placeholder('retrySeconds')}::double precision)
         WHERE event_id = ${sql.placeholder('eventId')} AND routing_state = 'pending'
-        RETURNING routing_state
+        RETURNING event_id
+      ), event_done AS (
+        SELECT count(*) AS n FROM event
+      ), settled AS (
+        UPDATE ${eventRoutes} AS r SET outcome = v.outcome, updated_at = now()
+        FROM jsonb_to_recordset(${sql.placeholder('settlements')}::jsonb) AS v(activity_id uuid, outcome text), event_done
+        WHERE r.event_id = ${sql.placeholder('eventId')} AND r.activity_id = v.activity_id AND r.outcome = 'pending'
+        RETURNING r.activity_id
       )
-      SELECT false AS routed`,
+      SELECT false AS routed, (SELECT count(*) FROM settled) AS settled`,
   );
 
   /**
    * The routing record of events whose routing attempt succeeded (see
    * `settle`), for a group of events in one statement and one commit: each
-   * route Temporal answered takes its outcome (a settled route never goes
-   * back to pending), and each event with no route left pending is marked
-   * routed. The CTEs' updates are not visible to the rest of the statement,
-   * so the pending check leaves out the routes this statement settles.
-   * Events and then routes are locked in key order, so two groups that
-   * share events cannot deadlock. One row per item, by `ord`.
+   * event with no route left pending is marked routed, and each route
+   * Temporal answered takes its outcome (a settled route never goes back to
+   * pending). The CTEs' updates are not visible to the rest of the
+   * statement, so the pending check leaves out the routes this statement
+   * settles.
+   *
+   * Locks are taken in one order, so two groups that share events cannot
+   * deadlock: the group's pending events in `event_id` order, then its
+   * routes in key order. `routed_ids` aggregates the events' update and the
+   * routes' lock joins it, so no route is locked before every event has
+   * been. One row per item, by `ord`.
    */
   const settleRoutedStatement = statements.statement<SettleRow>(
     'events_settle_routed',
@@ -322,9 +330,12 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
             WHERE p.event_id = e.event_id AND p.outcome = 'pending'
               AND NOT EXISTS (SELECT 1 FROM answer a WHERE a.event_id = p.event_id AND a.activity_id = p.activity_id))
         RETURNING e.event_id
+      ), routed_ids AS (
+        SELECT coalesce(array_agg(event_id), '{}'::text[]) AS ids FROM routed
       ), pending_route AS (
         SELECT r.event_id, r.activity_id FROM ${eventRoutes} r
         JOIN answer a ON a.event_id = r.event_id AND a.activity_id = r.activity_id
+        CROSS JOIN routed_ids
         WHERE r.outcome = 'pending'
         ORDER BY r.event_id, r.activity_id
         FOR UPDATE OF r
@@ -333,11 +344,11 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
         FROM pending_route l JOIN answer a ON a.event_id = l.event_id AND a.activity_id = l.activity_id
         WHERE r.event_id = l.event_id AND r.activity_id = l.activity_id AND r.outcome = 'pending'
         RETURNING r.event_id
+      ), settled_count AS (
+        SELECT count(*) AS n FROM settled
       )
-      SELECT i.ord,
-             EXISTS (SELECT 1 FROM routed r WHERE r.event_id = i.event_id) AS routed,
-             (SELECT count(*) FROM settled s WHERE s.event_id = i.event_id)::integer AS settled
-      FROM item i
+      SELECT i.ord, i.event_id = ANY (routed_ids.ids) AS routed
+      FROM item i CROSS JOIN routed_ids CROSS JOIN settled_count
       ORDER BY i.ord`,
   );
 
