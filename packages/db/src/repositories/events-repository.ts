@@ -1,7 +1,7 @@
 import type { EventEnvelope, EventIdOrigin, FilteredRouteOutcome } from '@activity-core/contracts';
 import { and, asc, eq, lte, sql } from 'drizzle-orm';
 import type { Db } from '../client';
-import { createStatementGroups } from '../statement-groups';
+import { answeredWithError } from '../errors';
 import { createStatementRunner, type StatementRunner } from '../statements';
 import { activityRuns, definitionsVersion, eventRoutes, events, eventWaits, webhookSourcesVersion } from '../schema';
 
@@ -153,22 +153,6 @@ interface AcceptItem {
   routes: ReadonlyArray<Record<string, unknown>>;
 }
 
-/** Most events one routing-record statement settles (see `settle`). */
-const SETTLE_GROUP_MAX = 32;
-
-/** One event of a routing-record statement's group. */
-interface SettleItem {
-  event_id: string;
-  settlements: ReadonlyArray<{ activity_id: string; outcome: RouteSettlement['outcome'] }>;
-}
-
-/** What the routing-record statement answers for one item. */
-interface SettleRow {
-  [column: string]: unknown;
-  ord: number;
-  routed: boolean;
-}
-
 /** What the accept statement answers for one item. */
 interface AcceptRow {
   [column: string]: unknown;
@@ -180,6 +164,12 @@ interface AcceptRow {
   inserted_routes: RouteJson[];
   existing: EventJson | null;
   existing_routes: RouteJson[];
+}
+
+interface AcceptEntry {
+  item: AcceptItem;
+  resolve: (row: AcceptRow) => void;
+  reject: (error: unknown) => void;
 }
 
 /**
@@ -254,113 +244,105 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
   );
 
   /**
-   * Accepts asked for in the same turn of the event loop: one statement per
-   * group of at most ACCEPT_GROUP_MAX with distinct event ids.
+   * Accepts waiting for their statement: everything asked for in one turn
+   * of the event loop goes out together, in groups of at most
+   * ACCEPT_GROUP_MAX with distinct event ids.
    */
-  const enqueue = createStatementGroups<AcceptItem, AcceptRow>({
-    name: 'the accept statement',
-    max: ACCEPT_GROUP_MAX,
-    keyOf: (item) => item.event_id,
-    run: async (items) =>
-      (await acceptStatement({ items: JSON.stringify(items.map((item, ord) => ({ ...item, ord }))) })).rows,
-  });
+  let waiting: AcceptEntry[] = [];
+  let flushScheduled = false;
+
+  function enqueue(item: AcceptItem): Promise<AcceptRow> {
+    return new Promise<AcceptRow>((resolve, reject) => {
+      waiting.push({ item, resolve, reject });
+      if (!flushScheduled) {
+        flushScheduled = true;
+        setImmediate(flush);
+      }
+    });
+  }
+
+  function flush(): void {
+    flushScheduled = false;
+    while (waiting.length > 0) {
+      const group: AcceptEntry[] = [];
+      const later: AcceptEntry[] = [];
+      const ids = new Set<string>();
+      for (const entry of waiting) {
+        // One statement never holds an id twice: a second delivery goes in another group, whose insert waits for
+        // this one's commit and answers it as a duplicate (or the other way round: the groups run side by side).
+        if (group.length < ACCEPT_GROUP_MAX && !ids.has(entry.item.event_id)) {
+          ids.add(entry.item.event_id);
+          group.push(entry);
+        } else later.push(entry);
+      }
+      waiting = later;
+      void runGroup(group);
+    }
+  }
+
+  async function runGroup(group: readonly AcceptEntry[]): Promise<void> {
+    let rows: AcceptRow[];
+    try {
+      const items = group.map((entry, ord) => ({ ...entry.item, ord }));
+      rows = (await acceptStatement({ items: JSON.stringify(items) })).rows;
+    } catch (error) {
+      // Postgres answered with an error (a value it refused, a lock or statement timeout on one event's row):
+      // the statement rolled back and nothing of it is stored, so every event runs again alone and only the
+      // one at fault fails. A connection lost without an answer may have committed the group: that is every
+      // event's own answer, as it would have been alone.
+      if (group.length > 1 && answeredWithError(error)) {
+        for (const entry of group) void runGroup([entry]);
+        return;
+      }
+      for (const entry of group) entry.reject(error);
+      return;
+    }
+    for (const [ord, entry] of group.entries()) {
+      const row = rows[ord];
+      if (row?.ord === ord) entry.resolve(row);
+      else entry.reject(new Error(`accepting event ${entry.item.event_id} returned no row of its own`));
+    }
+  }
 
   /**
-   * The routing record of events whose routing attempt failed (see
-   * `settle`): Temporal's answer for each route it did start, the failure
-   * and when to try again. Rare, so one statement per event. Like the
-   * successful record, it locks the event before its routes: `event_done`
-   * aggregates the event's update, and the routes' lock joins it, so no
-   * route is locked before the event's update has run.
+   * The routing record (see `settle`), one per variant: `failed` records the
+   * failure and the retry time, otherwise the event is marked routed when no
+   * route is left pending. The CTE's update is not visible to the rest of the
+   * statement: routes it settles are excluded from the pending check by id.
    */
-  const settleFailed = statements.statement<{ routed: boolean }>(
-    'events_settle_failed',
-    sql`
-      WITH event AS (
-        UPDATE ${events}
-        SET last_error = ${sql.placeholder('message')}::text,
-            next_attempt_at = now() + make_interval(secs => ${sql.placeholder('retrySeconds')}::double precision)
-        WHERE event_id = ${sql.placeholder('eventId')} AND routing_state = 'pending'
-        RETURNING event_id
-      ), event_done AS (
-        SELECT count(*) AS n FROM event
-      ), settled AS (
-        UPDATE ${eventRoutes} AS r SET outcome = v.outcome, updated_at = now()
-        FROM jsonb_to_recordset(${sql.placeholder('settlements')}::jsonb) AS v(activity_id uuid, outcome text), event_done
-        WHERE r.event_id = ${sql.placeholder('eventId')} AND r.activity_id = v.activity_id AND r.outcome = 'pending'
-        RETURNING r.activity_id
-      )
-      SELECT false AS routed, (SELECT count(*) FROM settled) AS settled`,
-  );
+  function buildSettleStatement(failed: boolean) {
+    const p = (name: string) => sql.placeholder(name);
+    return statements.statement<{ routed: boolean }>(
+      'events_settle',
+      sql`
+        WITH settled AS (
+          UPDATE ${eventRoutes} AS r SET outcome = v.outcome, updated_at = now()
+          FROM jsonb_to_recordset(${p('settlements')}::jsonb) AS v(activity_id uuid, outcome text)
+          WHERE r.event_id = ${p('eventId')} AND r.activity_id = v.activity_id AND r.outcome = 'pending'
+          RETURNING r.activity_id
+        ), event AS (
+          UPDATE ${events} SET
+            ${
+              failed
+                ? sql`last_error = ${p('message')}::text, next_attempt_at = now() + make_interval(secs => ${p('retrySeconds')}::double precision)`
+                : sql`routing_state = 'routed', routed_at = now(), last_error = NULL`
+            }
+          WHERE event_id = ${p('eventId')} AND routing_state = 'pending'
+            ${
+              failed
+                ? sql``
+                : sql`AND NOT EXISTS (
+                    SELECT 1 FROM ${eventRoutes} p
+                    WHERE p.event_id = ${p('eventId')} AND p.outcome = 'pending'
+                      AND p.activity_id NOT IN (SELECT v.activity_id FROM jsonb_to_recordset(${p('settlements')}::jsonb) AS v(activity_id uuid, outcome text)))`
+            }
+          RETURNING routing_state
+        )
+        SELECT coalesce((SELECT routing_state = 'routed' FROM event), false) AS routed`,
+    );
+  }
 
-  /**
-   * The routing record of events whose routing attempt succeeded (see
-   * `settle`), for a group of events in one statement and one commit: each
-   * event with no route left pending is marked routed, and each route
-   * Temporal answered takes its outcome (a settled route never goes back to
-   * pending). The CTEs' updates are not visible to the rest of the
-   * statement, so the pending check leaves out the routes this statement
-   * settles.
-   *
-   * Locks are taken in one order, so two groups that share events cannot
-   * deadlock: the group's pending events in `event_id` order, then its
-   * routes in key order. `routed_ids` aggregates the events' update and the
-   * routes' lock joins it, so no route is locked before every event has
-   * been. One row per item, by `ord`.
-   */
-  const settleRoutedStatement = statements.statement<SettleRow>(
-    'events_settle_routed',
-    sql`
-      WITH item AS (
-        SELECT * FROM jsonb_to_recordset(${sql.placeholder('items')}::jsonb) AS i(ord integer, event_id text, settlements jsonb)
-      ), answer AS (
-        SELECT i.event_id, v.activity_id, v.outcome
-        FROM item i CROSS JOIN LATERAL jsonb_to_recordset(i.settlements) AS v(activity_id uuid, outcome text)
-      ), pending_event AS (
-        SELECT e.event_id FROM ${events} e
-        WHERE e.event_id IN (SELECT event_id FROM item) AND e.routing_state = 'pending'
-        ORDER BY e.event_id
-        FOR UPDATE
-      ), routed AS (
-        UPDATE ${events} e SET routing_state = 'routed', routed_at = now(), last_error = NULL
-        FROM pending_event l
-        WHERE e.event_id = l.event_id
-          AND NOT EXISTS (
-            SELECT 1 FROM ${eventRoutes} p
-            WHERE p.event_id = e.event_id AND p.outcome = 'pending'
-              AND NOT EXISTS (SELECT 1 FROM answer a WHERE a.event_id = p.event_id AND a.activity_id = p.activity_id))
-        RETURNING e.event_id
-      ), routed_ids AS (
-        SELECT coalesce(array_agg(event_id), '{}'::text[]) AS ids FROM routed
-      ), pending_route AS (
-        SELECT r.event_id, r.activity_id FROM ${eventRoutes} r
-        JOIN answer a ON a.event_id = r.event_id AND a.activity_id = r.activity_id
-        CROSS JOIN routed_ids
-        WHERE r.outcome = 'pending'
-        ORDER BY r.event_id, r.activity_id
-        FOR UPDATE OF r
-      ), settled AS (
-        UPDATE ${eventRoutes} r SET outcome = a.outcome, updated_at = now()
-        FROM pending_route l JOIN answer a ON a.event_id = l.event_id AND a.activity_id = l.activity_id
-        WHERE r.event_id = l.event_id AND r.activity_id = l.activity_id AND r.outcome = 'pending'
-        RETURNING r.event_id
-      ), settled_count AS (
-        SELECT count(*) AS n FROM settled
-      )
-      SELECT i.ord, i.event_id = ANY (routed_ids.ids) AS routed
-      FROM item i CROSS JOIN routed_ids CROSS JOIN settled_count
-      ORDER BY i.ord`,
-  );
-
-  /** Successful routing records asked for in the same turn of the event loop: one statement per group. */
-  const settleRouted = createStatementGroups<SettleItem, SettleRow>({
-    name: 'the routing record',
-    max: SETTLE_GROUP_MAX,
-    keyOf: (item) => item.event_id,
-    run: async (items) =>
-      (await settleRoutedStatement({ items: JSON.stringify(items.map((item, ord) => ({ ...item, ord }))) })).rows,
-  });
-
+  const settles = { routed: buildSettleStatement(false), failed: buildSettleStatement(true) };
   async function get(eventId: string): Promise<{ event: EventRow; routes: EventRouteRow[] } | undefined> {
     const [event] = await db.select().from(events).where(eq(events.eventId, eventId));
     if (event === undefined) return undefined;
@@ -504,15 +486,17 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
       outcomes: readonly RouteSettlement[],
       failure?: { message: string; retryInMs: number },
     ): Promise<boolean> {
-      const settlements = outcomes.map((o) => ({ activity_id: o.activityId, outcome: o.outcome }));
-      if (failure === undefined) return (await settleRouted({ event_id: eventId, settlements })).routed;
-      await settleFailed({
-        eventId,
-        settlements: JSON.stringify(settlements),
-        message: failure.message.slice(0, 2000),
-        retrySeconds: failure.retryInMs / 1000,
-      });
-      return false;
+      const settlements = JSON.stringify(outcomes.map((o) => ({ activity_id: o.activityId, outcome: o.outcome })));
+      const result =
+        failure === undefined
+          ? await settles.routed({ eventId, settlements })
+          : await settles.failed({
+              eventId,
+              settlements,
+              message: failure.message.slice(0, 2000),
+              retrySeconds: failure.retryInMs / 1000,
+            });
+      return result.rows[0]?.routed === true;
     },
 
     /**
