@@ -3,6 +3,7 @@ import { listSchedules } from '@activity-core/schedule-manager';
 import { createEncryptionCodec } from '@activity-core/temporal/client';
 import { Client, ScheduleNotFoundError, type ScheduleDescription } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { createApiApp } from '../apps/api/src/app';
 import { createWorkerApp } from '../apps/worker/src/worker-app';
 import { silentLogger, startStack, waitFor, workflowBundle, type TestStack } from './harness';
 import { registerActivity } from './schedule-helpers';
@@ -100,6 +101,30 @@ describe('reconciliation', () => {
     expect((await describeSchedule(id(untouched))).info.lastUpdatedAt).toEqual(untouchedBefore.info.lastUpdatedAt);
 
     await stack.client.schedule.getHandle(foreign).delete();
+  });
+
+  test('a reconcile that outlasts its deadline answers 503 saying so, not that Temporal is unreachable', async () => {
+    await registerActivity(stack, daily('deadline-reconcile'));
+    // The same deployment, with a deadline no reconcile can meet; Temporal itself answers as usual.
+    const hurried = await createApiApp(stack.config, {
+      logger: false,
+      dispatcher: false,
+      bulkReruns: false,
+      retention: false,
+      temporalDeadlineMs: 1,
+    });
+    try {
+      const response = await hurried.server.inject({ method: 'POST', url: '/v1/schedules/reconcile' });
+      expect(response.statusCode, response.body).toBe(503);
+      expect(response.json().detail).toMatch(
+        /^the reconcile did not finish within 0\.001 s: it describes every schedule, .*schedule sweep reconciles them/,
+      );
+      expect(response.body).not.toMatch(/unreachable/);
+    } finally {
+      await hurried.close();
+    }
+    // With its usual deadline the same reconcile succeeds.
+    expect((await reconcile()).created).toEqual([]);
   });
 
   test('a schedule whose memo this deployment cannot decode (another key) is left alone and does not stop orphan removal', async () => {

@@ -84,6 +84,8 @@ export interface ApiAppOptions {
   bulkRerunLeaseMs?: number;
   /** Run the event retention sweeper in this process. @default true */
   retention?: boolean;
+  /** How long a schedule request waits for Temporal before answering 503. @default 10000 */
+  temporalDeadlineMs?: number;
   /** Traces (started by the entry point from OTEL_*): request spans, and the trace context on every workflow start. */
   tracing?: Tracing;
 }
@@ -215,7 +217,13 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
           observers: [createScheduleObserver({ manager: scheduleManager, client, logger: () => logger })],
           validators: [scheduleIssues, (definition) => secondsCronIssues(definition, config.cron)],
         }),
-        schedules: createScheduleService({ manager: scheduleManager, client, runs, reruns }),
+        schedules: createScheduleService({
+          manager: scheduleManager,
+          client,
+          runs,
+          reruns,
+          ...(options.temporalDeadlineMs === undefined ? {} : { temporalDeadlineMs: options.temporalDeadlineMs }),
+        }),
         events: createEventService({
           ingest,
           events,

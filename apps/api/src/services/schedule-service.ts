@@ -28,12 +28,26 @@ const TEMPORAL_DEADLINE_MS = 10_000;
 /** A backfill starts up to a thousand runs, one after another. */
 const BACKFILL_DEADLINE_MS = 120_000;
 
-async function withTemporal<T>(client: Client, deadlineMs: number, fn: () => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` with a deadline on every Temporal call it makes. A Temporal that
+ * cannot be reached, or does not answer in time, is a 503 whose detail says
+ * which: an unreachable server, or a request that outlasted its deadline
+ * (`overDeadline`, when the caller knows why that happens).
+ */
+async function withTemporal<T>(
+  client: Client,
+  deadlineMs: number,
+  fn: () => Promise<T>,
+  overDeadline = `Temporal did not answer within ${deadlineMs / 1000} s; retry later (the request is safe to repeat)`,
+): Promise<T> {
+  const deadline = Date.now() + deadlineMs;
   try {
-    return await client.withDeadline(new Date(Date.now() + deadlineMs), fn);
+    return await client.withDeadline(new Date(deadline), fn);
   } catch (error) {
     if (!(error instanceof DomainError) && isTemporalUnreachable(error)) {
-      throw new UnavailableError('Temporal is unreachable; retry later (the request is safe to repeat)');
+      throw new UnavailableError(
+        Date.now() >= deadline ? overDeadline : 'Temporal is unreachable; retry later (the request is safe to repeat)',
+      );
     }
     throw error;
   }
@@ -81,8 +95,11 @@ export function createScheduleService(deps: {
   client: Client;
   runs?: RunsRepository;
   reruns?: RerunService;
+  /** How long a request waits for Temporal before answering 503. @default 10000 */
+  temporalDeadlineMs?: number;
 }) {
-  const withDeadline = <T>(fn: () => Promise<T>): Promise<T> => withTemporal(deps.client, TEMPORAL_DEADLINE_MS, fn);
+  const deadlineMs = deps.temporalDeadlineMs ?? TEMPORAL_DEADLINE_MS;
+  const withDeadline = <T>(fn: () => Promise<T>): Promise<T> => withTemporal(deps.client, deadlineMs, fn);
 
   return {
     describe: (activityId: string): Promise<ActivitySchedules> => withDeadline(() => deps.manager.describe(activityId)),
@@ -105,7 +122,14 @@ export function createScheduleService(deps: {
         if (request.rerun_failed !== true || deps.runs === undefined || deps.reruns === undefined) return answer;
         return { ...answer, reruns: await rerunFailedFires(answer, deps.runs, deps.reruns) };
       }),
-    reconcile: (): Promise<ReconcileResponse> => withDeadline(() => deps.manager.reconcile()),
+    reconcile: (): Promise<ReconcileResponse> =>
+      withTemporal(
+        deps.client,
+        deadlineMs,
+        () => deps.manager.reconcile(),
+        `the reconcile did not finish within ${deadlineMs / 1000} s: it describes every schedule, which takes longer ` +
+          "with thousands of them; every worker's schedule sweep reconciles them each minute from Temporal's listing",
+      ),
 
     async fires(
       activityId: string,
