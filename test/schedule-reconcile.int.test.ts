@@ -1,11 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { freePort } from '@activity-core/dev-services';
 import { listSchedules } from '@activity-core/schedule-manager';
 import { createEncryptionCodec } from '@activity-core/temporal/client';
 import { Client, ScheduleNotFoundError, type ScheduleDescription } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiApp } from '../apps/api/src/app';
 import { createWorkerApp } from '../apps/worker/src/worker-app';
-import { silentLogger, startStack, waitFor, workflowBundle, type TestStack } from './harness';
+import { silentLogger, startStack, testConfig, waitFor, workflowBundle, type TestStack } from './harness';
 import { registerActivity } from './schedule-helpers';
 
 let stack: TestStack;
@@ -125,6 +126,25 @@ describe('reconciliation', () => {
     }
     // With its usual deadline the same reconcile succeeds.
     expect((await reconcile()).created).toEqual([]);
+  });
+
+  test('a reconcile while Temporal is down answers 503 saying Temporal is unreachable, not that the reconcile was slow', async () => {
+    // The same deployment pointed at a port where no Temporal listens: the client retries the refused calls until the deadline.
+    const config = testConfig(stack.config.databaseUrl, { TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` });
+    const cut = await createApiApp(config, {
+      logger: false,
+      dispatcher: false,
+      bulkReruns: false,
+      retention: false,
+      temporalDeadlineMs: 1_000,
+    });
+    try {
+      const response = await cut.server.inject({ method: 'POST', url: '/v1/schedules/reconcile' });
+      expect(response.statusCode, response.body).toBe(503);
+      expect(response.json().detail).toBe('Temporal is unreachable; retry later (the request is safe to repeat)');
+    } finally {
+      await cut.close();
+    }
   });
 
   test('a schedule whose memo this deployment cannot decode (another key) is left alone and does not stop orphan removal', async () => {

@@ -84,7 +84,7 @@ export interface ApiAppOptions {
   bulkRerunLeaseMs?: number;
   /** Run the event retention sweeper in this process. @default true */
   retention?: boolean;
-  /** How long a schedule request waits for Temporal before answering 503. @default 10000 */
+  /** How long a schedule request (other than a backfill) waits for Temporal before answering 503. @default 10000 */
   temporalDeadlineMs?: number;
   /** Traces (started by the entry point from OTEL_*): request spans, and the trace context on every workflow start. */
   tracing?: Tracing;
@@ -223,6 +223,13 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
           runs,
           reruns,
           ...(options.temporalDeadlineMs === undefined ? {} : { temporalDeadlineMs: options.temporalDeadlineMs }),
+          temporalAnswers: () =>
+            connection
+              .withDeadline(Date.now() + 2_500, () => connection.healthService.check({}))
+              .then(
+                () => true,
+                () => false,
+              ),
         }),
         events: createEventService({
           ingest,

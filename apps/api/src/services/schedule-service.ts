@@ -28,28 +28,32 @@ const TEMPORAL_DEADLINE_MS = 10_000;
 /** A backfill starts up to a thousand runs, one after another. */
 const BACKFILL_DEADLINE_MS = 120_000;
 
+const UNREACHABLE = 'Temporal is unreachable; retry later (the request is safe to repeat)';
+
 /**
- * Runs `fn` with a deadline on every Temporal call it makes. A Temporal that
- * cannot be reached, or does not answer in time, is a 503 whose detail says
- * which: an unreachable server, or a request that outlasted its deadline
- * (`overDeadline`, when the caller knows why that happens).
+ * Runs `fn` with a deadline on every Temporal call it makes; a Temporal that
+ * cannot be reached or does not answer in time is a 503. Its detail says
+ * which when it can: a call that ended at the deadline may have outlasted it
+ * on a server that answers (the request needed longer: `overDeadline`) or on
+ * one that is down (the client retries a refused call until the deadline),
+ * so a health check (`overDeadline.temporalAnswers`) decides between the two.
  */
-async function withTemporal<T>(
-  client: Client,
-  deadlineMs: number,
-  fn: () => Promise<T>,
-  overDeadline = `Temporal did not answer within ${deadlineMs / 1000} s; retry later (the request is safe to repeat)`,
-): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
+async function withTemporal<T>(options: {
+  client: Client;
+  deadlineMs: number;
+  fn: () => Promise<T>;
+  overDeadline?: { detail: string; temporalAnswers: () => Promise<boolean> };
+}): Promise<T> {
+  const deadline = Date.now() + options.deadlineMs;
   try {
-    return await client.withDeadline(new Date(deadline), fn);
+    return await options.client.withDeadline(new Date(deadline), options.fn);
   } catch (error) {
-    if (!(error instanceof DomainError) && isTemporalUnreachable(error)) {
-      throw new UnavailableError(
-        Date.now() >= deadline ? overDeadline : 'Temporal is unreachable; retry later (the request is safe to repeat)',
-      );
-    }
-    throw error;
+    if (error instanceof DomainError || !isTemporalUnreachable(error)) throw error;
+    // A timer may fire a few milliseconds early: "at the deadline" allows for that.
+    const atDeadline = Date.now() >= deadline - 100;
+    if (atDeadline && options.overDeadline !== undefined && (await options.overDeadline.temporalAnswers()))
+      throw new UnavailableError(options.overDeadline.detail);
+    throw new UnavailableError(UNREACHABLE);
   }
 }
 
@@ -95,11 +99,27 @@ export function createScheduleService(deps: {
   client: Client;
   runs?: RunsRepository;
   reruns?: RerunService;
-  /** How long a request waits for Temporal before answering 503. @default 10000 */
+  /** How long a request other than a backfill waits for Temporal before answering 503. @default 10000 */
   temporalDeadlineMs?: number;
+  /** Whether Temporal answers a health check now: tells a slow request from an unreachable server. */
+  temporalAnswers?: () => Promise<boolean>;
 }) {
   const deadlineMs = deps.temporalDeadlineMs ?? TEMPORAL_DEADLINE_MS;
-  const withDeadline = <T>(fn: () => Promise<T>): Promise<T> => withTemporal(deps.client, deadlineMs, fn);
+  const temporal = <T>(fn: () => Promise<T>, limitMs: number, overDeadline: string): Promise<T> =>
+    withTemporal({
+      client: deps.client,
+      deadlineMs: limitMs,
+      fn,
+      ...(deps.temporalAnswers === undefined
+        ? {}
+        : { overDeadline: { detail: overDeadline, temporalAnswers: deps.temporalAnswers } }),
+    });
+  const withDeadline = <T>(fn: () => Promise<T>): Promise<T> =>
+    temporal(
+      fn,
+      deadlineMs,
+      `Temporal answers, but did not finish this request within ${deadlineMs / 1000} s; retry later (the request is safe to repeat)`,
+    );
 
   return {
     describe: (activityId: string): Promise<ActivitySchedules> => withDeadline(() => deps.manager.describe(activityId)),
@@ -117,18 +137,23 @@ export function createScheduleService(deps: {
       return withDeadline(() => deps.manager.triggerNow(activityId, key));
     },
     backfill: (activityId: string, request: BackfillRequest): Promise<BackfillResponse> =>
-      withTemporal(deps.client, BACKFILL_DEADLINE_MS, async () => {
-        const answer = await deps.manager.backfill(activityId, request);
-        if (request.rerun_failed !== true || deps.runs === undefined || deps.reruns === undefined) return answer;
-        return { ...answer, reruns: await rerunFailedFires(answer, deps.runs, deps.reruns) };
-      }),
+      temporal(
+        async () => {
+          const answer = await deps.manager.backfill(activityId, request);
+          if (request.rerun_failed !== true || deps.runs === undefined || deps.reruns === undefined) return answer;
+          return { ...answer, reruns: await rerunFailedFires(answer, deps.runs, deps.reruns) };
+        },
+        BACKFILL_DEADLINE_MS,
+        `the backfill did not finish within ${BACKFILL_DEADLINE_MS / 1000} s; the runs it started are kept, ` +
+          'and repeating it starts the rest (the times already started answer duplicate)',
+      ),
     reconcile: (): Promise<ReconcileResponse> =>
-      withTemporal(
-        deps.client,
-        deadlineMs,
+      temporal(
         () => deps.manager.reconcile(),
-        `the reconcile did not finish within ${deadlineMs / 1000} s: it describes every schedule, which takes longer ` +
-          "with thousands of them; every worker's schedule sweep reconciles them each minute from Temporal's listing",
+        deadlineMs,
+        `the reconcile did not finish within ${deadlineMs / 1000} s: it describes every schedule, which takes ` +
+          'longer than that with many of them (a few hundred on a small, busy server); ' +
+          "every worker's schedule sweep reconciles them each minute from Temporal's listing",
       ),
 
     async fires(
@@ -186,7 +211,8 @@ export function createScheduleObserver(deps: {
   client: Client;
   logger: () => Logger;
 }): DefinitionObserver {
-  const withDeadline = <T>(fn: () => Promise<T>): Promise<T> => withTemporal(deps.client, TEMPORAL_DEADLINE_MS, fn);
+  const withDeadline = <T>(fn: () => Promise<T>): Promise<T> =>
+    withTemporal({ client: deps.client, deadlineMs: TEMPORAL_DEADLINE_MS, fn });
   return {
     async onChanged(row: DefinitionRow): Promise<void> {
       try {
