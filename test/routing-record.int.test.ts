@@ -1,3 +1,4 @@
+import { eventRunWorkflowId, runIdFor } from '@activity-core/contracts';
 import { createDatabase, createEventsRepository, type Database, type NewRoute } from '@activity-core/db';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createTestDatabase } from './harness';
@@ -20,19 +21,17 @@ afterEach(async () => {
 const FIRST_ACTIVITY = '00000000-0000-4000-8000-000000000001';
 const SECOND_ACTIVITY = '00000000-0000-4000-8000-000000000003';
 
-/** A route of `activityId` with a run due (outcome `pending`), its ids derived from the event's. */
-const route = (id: string, activityId = FIRST_ACTIVITY): NewRoute => ({
-  activityId,
-  activityVersion: 1,
-  activityName: `routed-${activityId.slice(-1)}`,
-  workflowId: `activity-${activityId}:${id}`,
-  runId:
-    '00000000-0000-5000-8000-' +
-    Buffer.from(`${activityId.slice(-1)}${id}`)
-      .toString('hex')
-      .slice(-12)
-      .padStart(12, '0'),
-});
+/** A route of `activityId` with a run due (outcome `pending`), its ids as the ingest builds them. */
+const route = (id: string, activityId = FIRST_ACTIVITY): NewRoute => {
+  const workflowId = eventRunWorkflowId(activityId, id);
+  return {
+    activityId,
+    activityVersion: 1,
+    activityName: `routed-${activityId.slice(-1)}`,
+    workflowId,
+    runId: runIdFor(workflowId),
+  };
+};
 
 function open() {
   const database = createDatabase({ url: testDatabase.url, max: 4 });
@@ -61,7 +60,9 @@ function open() {
       last_error: string | null;
       retry_due: boolean;
     }>(
-      `SELECT routing_state, last_error, next_attempt_at > now() + interval '30 minutes' AS retry_due FROM events WHERE event_id = $1`,
+      `SELECT routing_state, last_error, routed_at IS NOT NULL AS routed_at_set,
+              next_attempt_at BETWEEN now() + interval '59 minutes' AND now() + interval '61 minutes' AS retry_due
+       FROM events WHERE event_id = $1`,
       [id],
     );
     const routes = await database.pool.query<{ outcome: string }>(
@@ -74,9 +75,15 @@ function open() {
 }
 
 describe('the routing record', () => {
-  test("marks the event routed with Temporal's answer for each route once none is left pending", async () => {
+  test("marks the event routed with Temporal's answer for each route once none is left pending, clearing an earlier failure", async () => {
     const { events, acceptPending, state } = open();
     await acceptPending('whole', true);
+    await events.settle('whole', [], { message: 'Temporal unreachable', retryInMs: 1_000 });
+    expect(await state('whole')).toMatchObject({
+      routing_state: 'pending',
+      last_error: 'Temporal unreachable',
+      routed_at_set: false,
+    });
     expect(
       await events.settle('whole', [
         { activityId: FIRST_ACTIVITY, outcome: 'started' },
@@ -86,11 +93,12 @@ describe('the routing record', () => {
     expect(await state('whole')).toMatchObject({
       routing_state: 'routed',
       last_error: null,
+      routed_at_set: true,
       routes: ['started', 'duplicate'],
     });
   });
 
-  test('leaves an event with a route still pending pending, and routes it when that route is answered', async () => {
+  test('keeps an event pending while one of its routes is unanswered, and routes it once that route is answered', async () => {
     const { events, acceptPending, state } = open();
     await acceptPending('half', true);
     expect(await events.settle('half', [{ activityId: FIRST_ACTIVITY, outcome: 'started' }])).toBe(false);
@@ -119,6 +127,7 @@ describe('the routing record', () => {
     expect(await state('failing')).toEqual({
       routing_state: 'pending',
       last_error: 'Temporal unreachable',
+      routed_at_set: false,
       retry_due: true,
       routes: ['started', 'pending'],
     });
