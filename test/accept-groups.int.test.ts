@@ -1,6 +1,6 @@
-import { createDatabase, createEventsRepository, type Database, type NewRoute } from '@activity-core/db';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { createTestDatabase } from './harness';
+import { createEventsRepository, type NewRoute } from '@activity-core/db';
+import { describe, expect, test } from 'vitest';
+import { databasePerTest } from './harness';
 
 /**
  * Accepts asked for in the same turn of the event loop share one statement
@@ -8,20 +8,10 @@ import { createTestDatabase } from './harness';
  * number of distinct `xmin`s among the stored events is the number of
  * statements that stored them.
  */
-let testDatabase: Awaited<ReturnType<typeof createTestDatabase>>;
-const opened: Database[] = [];
-
-beforeEach(async () => {
-  testDatabase = await createTestDatabase();
-});
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((database) => database.close()));
-  await testDatabase?.drop();
-});
+const testDatabase = databasePerTest();
 
 function open() {
-  const database = createDatabase({ url: testDatabase.url, max: 4 });
-  opened.push(database);
+  const database = testDatabase.connect(4);
   const events = createEventsRepository(database.db, { statements: database.statements });
   const accept = (
     id: string,
@@ -193,8 +183,7 @@ describe('accepts grouped into one statement', () => {
   });
 
   test("an event held up past the operator's lock timeout fails alone: the events grouped with it are stored", async () => {
-    const admin = createDatabase({ url: testDatabase.url, max: 1 });
-    opened.push(admin);
+    const admin = testDatabase.connect(1);
     await admin.pool.query(`ALTER DATABASE ${testDatabase.name} SET lock_timeout = '300ms'`);
     const { accept, stored } = open();
     // Another session is inserting the same id and has not committed: the accept's insert waits on it.
@@ -214,8 +203,7 @@ describe('accepts grouped into one statement', () => {
   });
 
   test("a connection lost under a group is every event's answer, and their retries store each event once", async () => {
-    const admin = createDatabase({ url: testDatabase.url, max: 2 });
-    opened.push(admin);
+    const admin = testDatabase.connect(2);
     const { accept, stored } = open();
     // Another session is inserting one of the ids and has not committed: the group's statement waits on it.
     const blocker = await admin.pool.connect();

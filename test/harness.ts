@@ -3,9 +3,10 @@ import { readFile } from 'node:fs/promises';
 import { createApiApp, type ApiApp } from '../apps/api/src/app';
 import { createWorkerApp, type WorkerApp } from '../apps/worker/src/worker-app';
 import { loadConfig, type Config } from '@activity-core/config';
+import { createDatabase, type Database } from '@activity-core/db';
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { afterEach, beforeEach, inject } from 'vitest';
 
 export const silentLogger = {
   debug: () => undefined,
@@ -49,6 +50,36 @@ export async function createTestDatabase(): Promise<{ url: string; name: string;
  * the pool; without a listener that report is an uncaught exception in the
  * test process, which fails the whole run.
  */
+/**
+ * A fresh database for every test of the calling file, dropped after it,
+ * and the pools a test opens on it (`connect`), closed before the drop.
+ */
+export function databasePerTest(): { readonly name: string; connect(max: number): Database } {
+  let current: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  const opened: Database[] = [];
+  beforeEach(async () => {
+    current = await createTestDatabase();
+  });
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((database) => database.close()));
+    await current?.drop();
+  });
+  const database = () => {
+    if (current === undefined) throw new Error('databasePerTest: used outside a test');
+    return current;
+  };
+  return {
+    get name() {
+      return database().name;
+    },
+    connect(max: number): Database {
+      const pool = createDatabase({ url: database().url, max });
+      opened.push(pool);
+      return pool;
+    },
+  };
+}
+
 export function testPool(url: string, max: number): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max });
   pool.on('error', () => undefined);

@@ -1,22 +1,13 @@
 import { eventRunWorkflowId, runIdFor } from '@activity-core/contracts';
-import { createDatabase, createEventsRepository, type Database, type NewRoute } from '@activity-core/db';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { createTestDatabase } from './harness';
+import { createEventsRepository, type NewRoute } from '@activity-core/db';
+import { describe, expect, test } from 'vitest';
+import { databasePerTest } from './harness';
 
 /**
  * The routing record: what one routing attempt of an event achieved, written
  * after Temporal answered the run starts (`EventsRepository.settle`).
  */
-let testDatabase: Awaited<ReturnType<typeof createTestDatabase>>;
-const opened: Database[] = [];
-
-beforeEach(async () => {
-  testDatabase = await createTestDatabase();
-});
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((database) => database.close()));
-  await testDatabase?.drop();
-});
+const testDatabase = databasePerTest();
 
 const FIRST_ACTIVITY = '00000000-0000-4000-8000-000000000001';
 const SECOND_ACTIVITY = '00000000-0000-4000-8000-000000000003';
@@ -34,8 +25,7 @@ const route = (id: string, activityId = FIRST_ACTIVITY): NewRoute => {
 };
 
 function open() {
-  const database = createDatabase({ url: testDatabase.url, max: 4 });
-  opened.push(database);
+  const database = testDatabase.connect(4);
   const events = createEventsRepository(database.db, { statements: database.statements });
   /** Accepts `id` with a route pending (`both`: one for each of two activities). */
   const acceptPending = async (id: string, both = false) => {

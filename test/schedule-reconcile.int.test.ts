@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { Config } from '@activity-core/config';
 import { freePort } from '@activity-core/dev-services';
 import { listSchedules } from '@activity-core/schedule-manager';
 import { createEncryptionCodec } from '@activity-core/temporal/client';
@@ -57,6 +58,10 @@ async function createStraySchedule(taskQueue: string, client: Client = stack.cli
 
 const describeSchedule = (id: string): Promise<ScheduleDescription> => stack.client.schedule.getHandle(id).describe();
 
+/** Another API of `config` with nothing in the background, whose schedule requests wait `temporalDeadlineMs` for Temporal. */
+const quietApi = (config: Config, temporalDeadlineMs: number) =>
+  createApiApp(config, { logger: false, dispatcher: false, bulkReruns: false, retention: false, temporalDeadlineMs });
+
 describe('reconciliation', () => {
   test('creates missing schedules, updates changed ones, removes orphans, and a second run changes nothing', async () => {
     const missing = await registerActivity(stack, daily('reconcile-missing'));
@@ -107,13 +112,7 @@ describe('reconciliation', () => {
   test('a reconcile that outlasts its deadline answers 503 saying so, not that Temporal is unreachable', async () => {
     await registerActivity(stack, daily('deadline-reconcile'));
     // The same deployment, with a deadline no reconcile can meet; Temporal itself answers as usual.
-    const hurried = await createApiApp(stack.config, {
-      logger: false,
-      dispatcher: false,
-      bulkReruns: false,
-      retention: false,
-      temporalDeadlineMs: 1,
-    });
+    const hurried = await quietApi(stack.config, 1);
     try {
       const response = await hurried.server.inject({ method: 'POST', url: '/v1/schedules/reconcile' });
       expect(response.statusCode, response.body).toBe(503);
@@ -131,13 +130,7 @@ describe('reconciliation', () => {
   test('a reconcile while Temporal is down answers 503 saying Temporal is unreachable, not that the reconcile was slow', async () => {
     // The same deployment pointed at a port where no Temporal listens: the client retries the refused calls until the deadline.
     const config = testConfig(stack.config.databaseUrl, { TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` });
-    const cut = await createApiApp(config, {
-      logger: false,
-      dispatcher: false,
-      bulkReruns: false,
-      retention: false,
-      temporalDeadlineMs: 1_000,
-    });
+    const cut = await quietApi(config, 1_000);
     try {
       const response = await cut.server.inject({ method: 'POST', url: '/v1/schedules/reconcile' });
       expect(response.statusCode, response.body).toBe(503);

@@ -146,18 +146,16 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
 
   const metrics = createApiMetrics({ pool: database.pool });
   connectionLost = () => metrics.postgresConnectionLost();
+  /** Temporal's health check, with a deadline so a probe of an unreachable server ends instead of retrying past the request. */
+  const temporalHealthCheck = () =>
+    connection.withDeadline(Date.now() + 2_500, () => connection.healthService.check({}));
   // Says when Postgres or Temporal was lost and regained (log + metrics); /readyz runs the same checks.
   const dependencies = createDependencyMonitor({
     logger,
     onChange: (name, up) => metrics.dependencyChanged(name, up),
     checks: [
       { name: 'postgres', check: async () => void (await database.pool.query('SELECT 1')) },
-      {
-        name: 'temporal',
-        // A deadline, so a probe against an unreachable server ends instead of retrying past the request.
-        check: async () =>
-          void (await connection.withDeadline(Date.now() + 2_500, () => connection.healthService.check({}))),
-      },
+      { name: 'temporal', check: async () => void (await temporalHealthCheck()) },
     ],
   });
   const reruns = createRerunService({ runs, reruns: rerunsRepository, definitions, starter, logger });
@@ -224,12 +222,10 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
           reruns,
           ...(options.temporalDeadlineMs === undefined ? {} : { temporalDeadlineMs: options.temporalDeadlineMs }),
           temporalAnswers: () =>
-            connection
-              .withDeadline(Date.now() + 2_500, () => connection.healthService.check({}))
-              .then(
-                () => true,
-                () => false,
-              ),
+            temporalHealthCheck().then(
+              () => true,
+              () => false,
+            ),
         }),
         events: createEventService({
           ingest,
