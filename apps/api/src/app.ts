@@ -1,6 +1,7 @@
 import type { Config } from '@activity-core/config';
 import { secondsCronIssues, type Logger } from '@activity-core/contracts';
 import {
+  createAuditRepository,
   createCancellationsRepository,
   createEventWaitsRepository,
   createDatabase,
@@ -40,6 +41,7 @@ import { createApiMetrics } from './metrics';
 import { createWebhookLimits } from './plugins/rate-limit';
 import { buildServer } from './server';
 import { createActivityService } from './services/activity-service';
+import { createAuditService } from './services/audit-service';
 import { createDefinitionHistoryService } from './services/definition-history-service';
 import { createEventService } from './services/event-service';
 import { createBulkRerunRunner, createRerunService } from './services/rerun-service';
@@ -246,6 +248,11 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
         }),
         webhooks,
         metrics,
+        audit: createAuditService({ audit: createAuditRepository(database.db) }),
+        ownership: {
+          activityName: (id) => definitions.nameOf(id),
+          runActivity: async (runId) => (await runs.getRun(runId))?.activityId,
+        },
         probes: dependencies.probes(),
         ...(payloadCodec === undefined || config.payloadEncryption === null
           ? {}

@@ -94,28 +94,38 @@ describe('the served OpenAPI document', () => {
     expect(document.components.schemas.Problem).toBeDefined();
   });
 
-  test('routes that take no API key declare no security, and every other route inherits the bearer key', () => {
+  test('routes that take no API key declare no security, and every other route the bearer key with the least role it needs', () => {
     expect(document.security).toEqual([{ apiKey: [] }]);
-    const scopes = new Map(
-      app.routeScopes.map((route) => [
-        `${route.method} ${route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`,
-        route.scope,
-      ]),
+    const routes = new Map(
+      app.routeScopes.map((route) => [`${route.method} ${route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`, route]),
     );
     const wrong: string[] = [];
     for (const [name, operation] of operations()) {
-      const scope = scopes.get(name);
-      if (scope === undefined) wrong.push(`${name}: not a route`);
+      const route = routes.get(name);
+      if (route === undefined) wrong.push(`${name}: not a route`);
+      const scope = route?.scope;
       const open = scope === 'public' || scope === 'webhook';
       if (open && JSON.stringify(operation.security) !== '[]')
         wrong.push(`${name} (${scope}): security ${JSON.stringify(operation.security)}`);
-      if (!open && operation.security !== undefined)
+      if (!open && JSON.stringify(operation.security) !== JSON.stringify([{ apiKey: [route?.role] }]))
         wrong.push(`${name} (${scope}): security ${JSON.stringify(operation.security)}`);
+      if (!open && (operation as { 'x-required-role'?: string })['x-required-role'] !== route?.role)
+        wrong.push(`${name}: x-required-role is not ${route?.role}`);
     }
     expect(wrong).toEqual([]);
     expect(document.paths['/healthz']!.get!.security).toEqual([]);
     expect(document.paths['/readyz']!.get!.security).toEqual([]);
     expect(document.paths['/v1/webhooks/{source}']!.post!.security).toEqual([]);
+    expect(document.paths['/v1/activities/{id}']!.put!.security).toEqual([{ apiKey: ['write'] }]);
+    expect(document.paths['/v1/runs/{run_id}/cancel']!.post!.security).toEqual([{ apiKey: ['operate'] }]);
+    expect(document.paths['/v1/audit']!.get!.security).toEqual([{ apiKey: ['read'] }]);
+  });
+
+  test('documents a 403 where a role or an owned activity can be lacking, and none on reads every key may make', () => {
+    expect(Object.keys(document.paths['/v1/activities/{id}']!.put!.responses)).toContain('403');
+    expect(Object.keys(document.paths['/v1/schedules/reconcile']!.post!.responses)).toContain('403');
+    expect(Object.keys(document.paths['/v1/runs']!.get!.responses)).not.toContain('403');
+    expect(Object.keys(document.paths['/v1/audit']!.get!.responses)).not.toContain('403');
   });
 
   test('documents the statuses every route of its kind can answer, with WWW-Authenticate on a bearer 401 and Retry-After on 429 and 503', () => {
@@ -181,12 +191,19 @@ describe('standardErrorStatuses', () => {
     expect(standardErrorStatuses({ method: 'get', path: '/healthz', scope: 'public', takesInput: false })).toEqual([
       500,
     ]);
-    expect(standardErrorStatuses({ method: 'get', path: '/v1/runs', scope: 'management', takesInput: true })).toEqual([
-      400, 401, 429, 500, 503,
-    ]);
     expect(
-      standardErrorStatuses({ method: 'delete', path: '/v1/activities/{id}', scope: 'management', takesInput: true }),
-    ).toEqual([400, 401, 404, 413, 415, 429, 500, 503]);
+      standardErrorStatuses({ method: 'get', path: '/v1/runs', scope: 'management', role: 'read', takesInput: true }),
+    ).toEqual([400, 401, 429, 500, 503]);
+    expect(
+      standardErrorStatuses({
+        method: 'delete',
+        path: '/v1/activities/{id}',
+        scope: 'management',
+        role: 'write',
+        owns: 'activity',
+        takesInput: true,
+      }),
+    ).toEqual([400, 401, 403, 404, 413, 415, 429, 500, 503]);
     expect(
       standardErrorStatuses({ method: 'post', path: '/v1/webhooks/{source}', scope: 'webhook', takesInput: true }),
     ).toEqual([400, 404, 413, 429, 500, 503]);

@@ -1,7 +1,8 @@
 import type { SwaggerTransform, SwaggerTransformObject } from '@fastify/swagger';
 import { resolveOnWrite } from '@activity-core/contracts';
 import type { FastifySchema, RouteOptions } from 'fastify';
-import type { AuthScope } from './plugins/auth';
+import type { KeyRole } from '@activity-core/config';
+import type { AuthScope, OwnedTarget } from './plugins/auth';
 
 /**
  * The served OpenAPI document, made to say what the server does (the API
@@ -19,7 +20,11 @@ import type { AuthScope } from './plugins/auth';
  *   and 503, `x-ratelimit-*` on answers of rate-limited routes, `Accept-Post`
  *   on a 415;
  * - `security: []` on routes that take no API key (public ones and webhook
- *   deliveries, which are verified by their signature);
+ *   deliveries, which are verified by their signature); on keyed routes the
+ *   least role a management key needs, as the security requirement's role
+ *   and as `x-required-role` (with `x-owned-target` where a key that owns
+ *   only some activities is checked against them), and a 403 wherever a
+ *   role or an owned activity can be lacking;
  * - an optional request body (a body schema that accepts no body) as
  *   `required: false`;
  * - constraints checked only when something is written (ON_WRITE in
@@ -31,6 +36,10 @@ export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
 /** Marks the operation carries until completeDocument() reads (and removes) them. */
 const SCOPE_MARK = 'x-activity-core-auth';
 const OPTIONAL_BODY_MARK = 'x-activity-core-optional-body';
+/** Kept in the served document: the least role (API_KEY_ROLES) a management key needs for the operation. */
+export const REQUIRED_ROLE = 'x-required-role';
+/** Kept in the served document: what a key owning only some activities is checked against (see OwnedTarget). */
+export const OWNED_TARGET = 'x-owned-target';
 
 const BODY_METHODS = new Set(['post', 'put', 'patch', 'delete']);
 const BEARER_SCOPES = new Set<AuthScope>(['management', 'ingest']);
@@ -40,6 +49,9 @@ export interface OperationShape {
   /** The OpenAPI path, `{name}` for parameters. */
   path: string;
   scope: AuthScope;
+  /** The least role a management key needs; undefined on public and webhook operations. */
+  role?: KeyRole;
+  owns?: OwnedTarget;
   /** Whether the operation declares parameters or a request body. */
   takesInput: boolean;
 }
@@ -54,6 +66,13 @@ const STANDARD_ERRORS: Record<number, { description: string; applies: (operation
   401: {
     description: 'No API key, or not one this server knows (`Authorization: Bearer <key>`).',
     applies: ({ scope }) => BEARER_SCOPES.has(scope),
+  },
+  403: {
+    description:
+      "The key's role (API_KEY_ROLES) is below the operation's `x-required-role`, or the key owns only some activities (`activity_prefixes`) and the request touches another; `errors` names what is lacking.",
+    // The lowest role, on an operation no owned activity limits, is never refused.
+    applies: ({ scope, role, owns }) =>
+      (scope === 'management' || scope === 'ingest') && (role !== 'read' || owns !== undefined),
   },
   404: {
     description: 'Nothing exists under this path (a path parameter names no resource).',
@@ -146,9 +165,16 @@ export function describeRoute<S extends FastifySchema>(transform: SwaggerTransfo
   return (document) => {
     const result = transform(document);
     const route: RouteOptions = document.route;
-    const scope = (route.config as { auth?: AuthScope } | undefined)?.auth ?? 'public';
+    const config = route.config as { auth?: AuthScope; role?: KeyRole; owns?: OwnedTarget } | undefined;
+    const scope = config?.auth ?? 'public';
     const schema: Json = { ...result.schema, [SCOPE_MARK]: scope };
     if (scope === 'public' || scope === 'webhook') schema.security = [];
+    else if (config?.role !== undefined) {
+      // OpenAPI 3.1 lets a security requirement of an http scheme list the roles it needs.
+      schema.security = [{ apiKey: [config.role] }];
+      schema[REQUIRED_ROLE] = config.role;
+      if (config.owns !== undefined) schema[OWNED_TARGET] = config.owns;
+    }
     if (acceptsNoBody(document.schema?.body)) schema[OPTIONAL_BODY_MARK] = true;
     return { ...result, schema: schema as FastifySchema };
   };
@@ -174,10 +200,14 @@ function completeOperation(method: string, path: string, operation: Json): void 
   }
 
   const responses = (isObject(operation.responses) ? operation.responses : {}) as Record<string, Json>;
+  const role = operation[REQUIRED_ROLE] as KeyRole | undefined;
+  const owns = operation[OWNED_TARGET] as OwnedTarget | undefined;
   const shape: OperationShape = {
     method,
     path,
     scope,
+    ...(role === undefined ? {} : { role }),
+    ...(owns === undefined ? {} : { owns }),
     takesInput: (Array.isArray(operation.parameters) && operation.parameters.length > 0) || requestBody !== undefined,
   };
   for (const status of standardErrorStatuses(shape)) {

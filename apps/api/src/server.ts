@@ -11,13 +11,15 @@ import {
 import type { ApiMetrics } from './metrics';
 import { withBodiesByMediaType } from './openapi-bodies';
 import { completeDocument, describeRoute } from './openapi-document';
-import { registerAuth, type AuthOptions } from './plugins/auth';
+import { registerAudit } from './plugins/audit';
+import { registerAuth, type AuthOptions, type OwnershipLookup } from './plugins/auth';
 import { registerErrorHandler } from './plugins/error-handler';
 import { registerMethodNotAllowed } from './plugins/method-not-allowed';
 import { OneLinePerRequest } from './plugins/request-log';
 import { registerTracing } from './plugins/tracing';
 import { createWindowCounter, registerRateLimit, type RateLimitOptions } from './plugins/rate-limit';
 import { activityRoutes } from './routes/activities';
+import { auditRoutes } from './routes/audit';
 import { definitionHistoryRoutes } from './routes/definition-history';
 import { codecRoutes, type CodecRouteOptions } from './routes/codec';
 import { eventRoutes } from './routes/events';
@@ -27,6 +29,7 @@ import { runRoutes } from './routes/runs';
 import { scheduleRoutes } from './routes/schedules';
 import { webhookIngestRoutes, webhookSourceRoutes } from './routes/webhooks';
 import type { ActivityService } from './services/activity-service';
+import type { AuditService } from './services/audit-service';
 import type { DefinitionHistoryService } from './services/definition-history-service';
 import type { EventService } from './services/event-service';
 import type { RunService } from './services/run-service';
@@ -45,6 +48,10 @@ export interface ServerDeps {
   webhooks: WebhookService;
   probes: ReadinessProbe[];
   metrics: ApiMetrics;
+  /** The audit log: written for every change and operator action, read at GET /v1/audit. */
+  audit: AuditService;
+  /** Resolves a request's activity or run to an activity name, for keys that own only some activities. */
+  ownership: OwnershipLookup;
   /** The remote codec endpoint for the Temporal UI; only when payloads are encrypted. */
   codec?: CodecRouteOptions;
 }
@@ -124,8 +131,10 @@ export async function buildServer(deps: ServerDeps, options: ServerOptions): Pro
   });
   registerAuth(app, {
     ...options.auth,
+    ownership: deps.ownership,
     failures: createWindowCounter(options.authFailureLimit ?? { max: 0, windowMs: 60_000 }),
   });
+  registerAudit(app, { audit: deps.audit, lookup: deps.ownership });
   await registerRateLimit(app, options.rateLimit);
 
   await app.register(fastifySwagger, {
@@ -145,7 +154,10 @@ export async function buildServer(deps: ServerDeps, options: ServerOptions): Pro
           apiKey: {
             type: 'http',
             scheme: 'bearer',
-            description: 'A management key (API_KEYS); `POST /v1/events` also takes an ingest key (INGEST_KEYS).',
+            description:
+              'A management key (API_KEYS); `POST /v1/events` also takes an ingest key (INGEST_KEYS). ' +
+              "An operation's security requirement names the least role a management key needs (API_KEY_ROLES: read < operate < write < admin; " +
+              'a key without a role is admin); below it, or outside the activities a key owns (activity_prefixes), the answer is 403.',
           },
         },
       },
@@ -167,6 +179,7 @@ export async function buildServer(deps: ServerDeps, options: ServerOptions): Pro
   await app.register(scheduleRoutes(deps.schedules));
   await app.register(webhookSourceRoutes(deps.webhooks));
   await app.register(webhookIngestRoutes(deps.webhooks));
+  await app.register(auditRoutes(deps.audit));
   if (deps.codec !== undefined) await app.register(codecRoutes(deps.codec));
   return app;
 }

@@ -205,6 +205,49 @@ const IngestKeyScopes = z
   })
   .pipe(z.record(z.string(), IngestKeyScope));
 
+/**
+ * What a management key may do, lowest first; each role includes the ones
+ * before it. `read`: every GET (payloads the API shows included); `operate`:
+ * the operator's actions on runs and schedules, enabling and disabling, sending
+ * events, decrypting payloads through the codec endpoint; `write`: definitions
+ * and webhook sources; `admin`: everything (the role of a key without an entry).
+ */
+export const KEY_ROLES = ['read', 'operate', 'write', 'admin'] as const;
+export type KeyRole = (typeof KEY_ROLES)[number];
+
+/** An activity-name prefix a key owns: printable, no spaces, like the names it matches. */
+const ActivityPrefix = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces');
+
+/** What one API key may do: its role, and optionally the activities it owns by name prefix. */
+const ApiKeyRole = z
+  .object({
+    role: z.enum(KEY_ROLES),
+    /** Names the key's changes and operator actions are limited to, e.g. `billing.`; omitted: every activity. */
+    activity_prefixes: z.array(ActivityPrefix).min(1).max(50).optional(),
+  })
+  .strict();
+export type ApiKeyRole = z.infer<typeof ApiKeyRole>;
+
+const ApiKeyRoles = z
+  .string()
+  .default('{}')
+  .transform((value, ctx) => {
+    try {
+      return JSON.parse(value) as unknown;
+    } catch {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'must be JSON: {"<key id>": {"role": "operate", "activity_prefixes": ["billing."]}}',
+      });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.record(z.string(), ApiKeyRole));
+
 /** An HTTP_TASK_EGRESS_ALLOW entry: CIDR, IP address, hostname or `*.suffix`. */
 function isEgressAllowEntry(entry: string): boolean {
   const [address = '', prefix, ...rest] = entry.split('/');
@@ -337,6 +380,12 @@ export const ConfigSchema = z
      * non-reserved source and type; API keys are never scoped. @default {}
      */
     INGEST_KEY_SCOPES: IngestKeyScopes,
+    /**
+     * Roles for API_KEYS entries, as JSON keyed by key id (see keyIdOf):
+     * `{"3f9a0c1b2d4e": {"role": "write", "activity_prefixes": ["billing."]}}`.
+     * A key without an entry is `admin` on every activity. @default {}
+     */
+    API_KEY_ROLES: ApiKeyRoles,
     /**
      * Most emit_event steps between an emitted event and the external event
      * that began the chain; an emit past it fails its task. @default 8
@@ -566,6 +615,23 @@ export const ConfigSchema = z
         });
       }
     }
+    const apiIds = new Set(env.API_KEYS.map(keyIdOf));
+    for (const id of Object.keys(env.API_KEY_ROLES)) {
+      if (!/^[0-9a-f]{12}$/.test(id)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['API_KEY_ROLES', id],
+          message:
+            'keys must be key ids: the first 12 hex digits of the key\'s SHA-256 (printf %s "$KEY" | sha256sum | cut -c1-12)',
+        });
+      } else if (!apiIds.has(id)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['API_KEY_ROLES', id],
+          message: `no API_KEYS entry has the key id ${id} (ingest keys are limited by INGEST_KEY_SCOPES)`,
+        });
+      }
+    }
     for (const [key, value] of taskSecretVariables(env)) {
       const name = key.slice(TASK_SECRET_PREFIX.length);
       if (!TASK_SECRET_NAME.test(name)) {
@@ -628,7 +694,13 @@ export const ConfigSchema = z
     eventData: { maxBytes: env.EVENT_DATA_LIMIT_BYTES, maxDepth: env.EVENT_DATA_MAX_DEPTH },
     /** Seconds-level (6-field) cron triggers allowed (CRON_ALLOW_SECONDS). */
     cron: { allowSeconds: env.CRON_ALLOW_SECONDS },
-    auth: { apiKeys: env.API_KEYS, ingestKeys: env.INGEST_KEYS, enabled: env.API_KEYS.length > 0 },
+    auth: {
+      apiKeys: env.API_KEYS,
+      ingestKeys: env.INGEST_KEYS,
+      enabled: env.API_KEYS.length > 0,
+      /** Each API key's role and owned name prefixes, by key id; a key without an entry is admin on everything. */
+      apiKeyRoles: env.API_KEY_ROLES as Readonly<Record<string, ApiKeyRole>>,
+    },
     /** What each scoped ingest key may send, by key id. */
     ingestKeyScopes: env.INGEST_KEY_SCOPES as Readonly<Record<string, IngestKeyScope>>,
     /** Worker only: the emit_event hop limit (EMIT_MAX_HOPS). */

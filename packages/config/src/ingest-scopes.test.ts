@@ -49,3 +49,36 @@ describe('INGEST_KEY_SCOPES', () => {
     ).toThrow(/INGEST_KEY_SCOPES/);
   });
 });
+
+describe('API_KEY_ROLES', () => {
+  const API = base.API_KEYS;
+
+  test('defaults to no entries, so every API key is admin on every activity', () => {
+    expect(loadConfig(base).auth.apiKeyRoles).toEqual({});
+  });
+
+  test('gives an API key a role and the activity-name prefixes it owns, by key id', () => {
+    const roles = { [idOf(API)]: { role: 'write', activity_prefixes: ['billing.'] } };
+    expect(loadConfig({ ...base, API_KEY_ROLES: JSON.stringify(roles) }).auth.apiKeyRoles).toEqual(roles);
+  });
+
+  test('refuses a role for an id no API key has, an unknown role, an empty prefix list and text that is not JSON', () => {
+    expect(() =>
+      loadConfig({ ...base, INGEST_KEYS: INGEST, API_KEY_ROLES: JSON.stringify({ [idOf(INGEST)]: { role: 'read' } }) }),
+    ).toThrow(new RegExp(`API_KEY_ROLES.${idOf(INGEST)}: no API_KEYS entry`));
+    expect(() => loadConfig({ ...base, API_KEY_ROLES: JSON.stringify({ [idOf(API)]: { role: 'owner' } }) })).toThrow(
+      /API_KEY_ROLES/,
+    );
+    expect(() =>
+      loadConfig({ ...base, API_KEY_ROLES: JSON.stringify({ [idOf(API)]: { role: 'read', activity_prefixes: [] } }) }),
+    ).toThrow(/API_KEY_ROLES/);
+    expect(() =>
+      loadConfig({
+        ...base,
+        API_KEY_ROLES: JSON.stringify({ [idOf(API)]: { role: 'read', activity_prefixes: ['has space'] } }),
+      }),
+    ).toThrow(/printable ASCII/);
+    expect(() => loadConfig({ ...base, API_KEY_ROLES: '{nope' })).toThrow(/API_KEY_ROLES: must be JSON/);
+    expect(() => loadConfig({ ...base, API_KEY_ROLES: '{"my-key": {"role": "read"}}' })).toThrow(/key ids/);
+  });
+});

@@ -414,3 +414,11 @@ export function bulkRerunKey(bulkId: string): string {
   if (!UUID_RE.test(bulkId)) throw new Error(`bulk re-run id must be a lowercase UUID, got ${bulkId}`);
   return `bulk:${bulkId}`;
 }
+
+/**
+ * Who made a change or took an action, as definitions' `changed_by` and the
+ * audit log's `actor` name it: `api_key:<key id>` or `ingest_key:<key id>`
+ * (12 hex digits of the key's SHA-256), or `anonymous` while authentication
+ * is off.
+ */
+export const CREDENTIAL_LABEL = /^(?:(?:api_key|ingest_key):[0-9a-f]{12}|anonymous)$/;

@@ -16,3 +16,4 @@ export * from './stored-event';
 export * from './system-events';
 export type * from './workflow-types';
 export type { Logger } from './logger';
+export * from './audit';

@@ -93,3 +93,10 @@ export {
   type WebhookSourceRow,
   type WebhookSourcesRepository,
 } from './repositories/webhook-sources-repository';
+export {
+  createAuditRepository,
+  type AuditQuery,
+  type AuditRepository,
+  type AuditRow,
+  type NewAuditRow,
+} from './repositories/audit-repository';

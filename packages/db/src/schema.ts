@@ -529,3 +529,33 @@ export const bulkReruns = pgTable(
     check('bulk_reruns_from_mode_ck', sql`${t.fromMode} IN ('start','failed_task')`),
   ],
 );
+
+/**
+ * Every change and operator action taken through the API: who (`actor`, a
+ * credential label), what (`action` on `target_type`/`target_id`, the
+ * activity it concerns), the answer (`outcome`, `status`) and the request id.
+ * Append-only: triggers refuse UPDATE, DELETE and TRUNCATE (migration 0015).
+ */
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    id: uuid('id').primaryKey(),
+    at: ts('at').notNull().defaultNow(),
+    actor: text('actor').notNull(),
+    action: text('action').notNull(),
+    targetType: text('target_type').notNull(),
+    targetId: text('target_id'),
+    activityId: uuid('activity_id'),
+    outcome: text('outcome').notNull(),
+    status: integer('status').notNull(),
+    requestId: text('request_id').notNull(),
+  },
+  (t) => [
+    index('audit_log_at_idx').on(t.at, t.id),
+    index('audit_log_actor_idx').on(t.actor, t.at, t.id),
+    index('audit_log_activity_idx')
+      .on(t.activityId, t.at, t.id)
+      .where(sql`${t.activityId} IS NOT NULL`),
+    check('audit_log_outcome_ck', sql`${t.outcome} IN ('succeeded','refused','failed')`),
+  ],
+);

@@ -1,6 +1,7 @@
 import { ActivityDefinition, ActivityRecord, Page, Problem } from '@activity-core/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { AuditSpec } from '../plugins/audit';
 import type { ActivityService } from '../services/activity-service';
 import { credentialLabel } from '../services/event-service';
 
@@ -18,13 +19,14 @@ const errors = { 400: Problem, 401: Problem, 404: Problem, 409: Problem };
 export const activityRoutes =
   (service: ActivityService): FastifyPluginAsyncZod =>
   async (app) => {
-    const config = { auth: 'management' as const };
+    const read = { auth: 'management', role: 'read' } as const;
+    const write = (audit: AuditSpec) => ({ auth: 'management', role: 'write', owns: 'activity', audit }) as const;
     const tags = ['activities'];
 
     app.post(
       '/v1/activities',
       {
-        config,
+        config: write({ action: 'activity.create', target: 'activity' }),
         schema: {
           tags,
           summary: 'Register an activity',
@@ -39,7 +41,10 @@ export const activityRoutes =
     app.put(
       '/v1/activities/:id',
       {
-        config,
+        config: write({
+          action: (status) => (status === 201 ? 'activity.create' : 'activity.update'),
+          target: 'activity',
+        }),
         schema: {
           tags,
           summary: 'Create or replace an activity by id (safe to repeat: an identical body changes nothing)',
@@ -61,7 +66,7 @@ export const activityRoutes =
     app.get(
       '/v1/activities/:id',
       {
-        config,
+        config: read,
         schema: { tags, summary: 'Get an activity', params: IdParams, response: { 200: ActivityRecord, ...errors } },
       },
       async (request) => await service.get(request.params.id),
@@ -70,7 +75,7 @@ export const activityRoutes =
     app.get(
       '/v1/activities',
       {
-        config,
+        config: read,
         schema: {
           tags,
           summary: 'List activities, newest first',
@@ -84,7 +89,7 @@ export const activityRoutes =
     app.delete(
       '/v1/activities/:id',
       {
-        config,
+        config: write({ action: 'activity.delete', target: 'activity' }),
         schema: {
           tags,
           summary: 'Delete an activity and its schedules; run history stays',
@@ -105,7 +110,13 @@ export const activityRoutes =
       app.post(
         `/v1/activities/:id/${action}`,
         {
-          config,
+          // Operators switch an activity off (and back on) without changing what it does.
+          config: {
+            auth: 'management',
+            role: 'operate',
+            owns: 'activity',
+            audit: { action: `activity.${action}`, target: 'activity' },
+          },
           schema: {
             tags,
             summary: `${action === 'enable' ? 'Enable' : 'Disable'} an activity (idempotent)`,

@@ -60,7 +60,7 @@ export const codecRoutes =
       app.post(
         `/codec/${operation}`,
         {
-          config: { auth: 'management' },
+          config: { auth: 'management', role: 'operate' },
           schema: {
             tags: ['codec'],
             summary:

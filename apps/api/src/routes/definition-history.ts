@@ -45,7 +45,7 @@ const errors = { 400: Problem, 401: Problem, 404: Problem, 503: Problem };
 export const definitionHistoryRoutes =
   (service: DefinitionHistoryService): FastifyPluginAsyncZod =>
   async (app) => {
-    const config = { auth: 'management' as const };
+    const config = { auth: 'management', role: 'read' } as const;
     const tags = ['activities'];
 
     app.get(

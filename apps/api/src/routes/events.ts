@@ -120,7 +120,7 @@ export const eventRoutes =
     app.post(
       '/v1/events',
       {
-        config: { auth: 'ingest' },
+        config: { auth: 'ingest', role: 'operate' },
         // The body schemas document the endpoint; validation happens per item in
         // the service, so a bad single event gets field-level errors and a bad
         // batch item does not reject its neighbours.
@@ -226,7 +226,7 @@ export const eventRoutes =
     app.get(
       '/v1/events/:event_id',
       {
-        config: { auth: 'management' },
+        config: { auth: 'management', role: 'read' },
         schema: {
           tags,
           summary:

@@ -9,7 +9,7 @@ export const metricsRoutes =
     app.get(
       '/metrics',
       {
-        config: { auth: 'management' },
+        config: { auth: 'management', role: 'read' },
         schema: {
           tags: ['health'],
           summary: 'Prometheus metrics (text exposition format)',

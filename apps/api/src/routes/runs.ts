@@ -53,7 +53,7 @@ const RunWithChain = RunWithTasks.extend({
 export const runRoutes =
   (service: RunService): FastifyPluginAsyncZod =>
   async (app) => {
-    const config = { auth: 'management' as const };
+    const config = { auth: 'management', role: 'read' } as const;
     const tags = ['runs'];
 
     app.get(
@@ -87,7 +87,12 @@ export const runRoutes =
     app.post(
       '/v1/runs/:run_id/rerun',
       {
-        config,
+        config: {
+          auth: 'management',
+          role: 'operate',
+          owns: 'run',
+          audit: { action: 'run.rerun', target: 'run' },
+        },
         schema: {
           tags,
           summary:
@@ -107,7 +112,16 @@ export const runRoutes =
     app.post(
       '/v1/runs/rerun',
       {
-        config,
+        config: {
+          auth: 'management',
+          role: 'operate',
+          owns: 'run_selection',
+          audit: {
+            action: 'runs.bulk_rerun',
+            target: 'bulk_rerun',
+            skip: (request) => (request.body as { dry_run?: unknown } | undefined)?.dry_run === true,
+          },
+        },
         schema: {
           tags,
           summary: 'Re-run the runs a filter selects: a count with dry_run, else a bulk re-run with a progress record',
@@ -140,7 +154,12 @@ export const runRoutes =
     app.post(
       '/v1/runs/:run_id/cancel',
       {
-        config,
+        config: {
+          auth: 'management',
+          role: 'operate',
+          owns: 'run',
+          audit: { action: 'run.cancel', target: 'run' },
+        },
         schema: {
           tags,
           summary: 'Request cancellation of a run that is running or waiting for a slot',

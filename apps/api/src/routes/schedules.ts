@@ -1,5 +1,6 @@
 import {
   ActivitySchedules,
+  type AuditAction,
   BackfillRequest,
   BackfillResponse,
   FireExplanation,
@@ -44,7 +45,9 @@ const errors = { 400: Problem, 401: Problem, 404: Problem, 409: Problem, 503: Pr
 export const scheduleRoutes =
   (service: ScheduleService): FastifyPluginAsyncZod =>
   async (app) => {
-    const config = { auth: 'management' as const };
+    const config = { auth: 'management', role: 'read' } as const;
+    const operate = (action: AuditAction) =>
+      ({ auth: 'management', role: 'operate', owns: 'activity', audit: { action, target: 'activity' } }) as const;
     const tags = ['schedules'];
 
     app.get(
@@ -64,7 +67,7 @@ export const scheduleRoutes =
     app.post(
       '/v1/activities/:id/schedules/pause',
       {
-        config,
+        config: operate('schedules.pause'),
         schema: {
           tags,
           summary: "Pause the activity's schedules with a note (kept across reconciliation; idempotent)",
@@ -79,7 +82,7 @@ export const scheduleRoutes =
     app.post(
       '/v1/activities/:id/schedules/resume',
       {
-        config,
+        config: operate('schedules.resume'),
         schema: {
           tags,
           summary: 'Resume paused schedules; the misfire policy decides what was missed while paused (idempotent)',
@@ -94,7 +97,7 @@ export const scheduleRoutes =
     app.post(
       '/v1/activities/:id/schedules/trigger',
       {
-        config,
+        config: operate('schedules.trigger'),
         schema: {
           tags,
           summary: 'Trigger one run now: manual-{activity_id}:{Idempotency-Key} (a repeated key is the same run)',
@@ -110,7 +113,7 @@ export const scheduleRoutes =
     app.post(
       '/v1/activities/:id/schedules/backfill',
       {
-        config,
+        config: operate('schedules.backfill'),
         schema: {
           tags,
           summary:
@@ -156,7 +159,12 @@ export const scheduleRoutes =
     app.post(
       '/v1/schedules/reconcile',
       {
-        config,
+        config: {
+          auth: 'management',
+          role: 'operate',
+          owns: 'installation',
+          audit: { action: 'schedules.reconcile', target: 'installation' },
+        },
         schema: {
           tags,
           summary:

@@ -1,4 +1,4 @@
-import { EventAcceptedResponse, InvalidInputError, Problem } from '@activity-core/contracts';
+import { type AuditAction, EventAcceptedResponse, InvalidInputError, Problem } from '@activity-core/contracts';
 import {
   GithubSourceConfig,
   HmacSha256SourceConfig,
@@ -56,13 +56,21 @@ const errors = { 400: Problem, 401: Problem, 404: Problem, 409: Problem, 429: Pr
 export const webhookSourceRoutes =
   (service: WebhookService): FastifyPluginAsyncZod =>
   async (app) => {
-    const config = { auth: 'management' as const };
+    const config = { auth: 'management', role: 'read' } as const;
+    // Webhook sources are shared by every team: a key that owns only some activities may not change them.
+    const write = (action: AuditAction) =>
+      ({
+        auth: 'management',
+        role: 'write',
+        owns: 'installation',
+        audit: { action, target: 'webhook_source' },
+      }) as const;
     const tags = ['webhooks'];
 
     app.post(
       '/v1/webhook-sources',
       {
-        config,
+        config: write('webhook_source.create'),
         schema: {
           tags,
           summary: 'Configure a webhook source',
@@ -77,7 +85,13 @@ export const webhookSourceRoutes =
     app.put(
       '/v1/webhook-sources/:name',
       {
-        config,
+        config: {
+          ...write('webhook_source.update'),
+          audit: {
+            action: (status: number) => (status === 201 ? 'webhook_source.create' : 'webhook_source.update'),
+            target: 'webhook_source',
+          },
+        },
         schema: {
           tags,
           summary: 'Create or replace a webhook source (this is how a secret is rotated)',
@@ -128,7 +142,7 @@ export const webhookSourceRoutes =
     app.delete(
       '/v1/webhook-sources/:name',
       {
-        config,
+        config: write('webhook_source.delete'),
         schema: {
           tags,
           summary: 'Remove a webhook source; its deliveries are refused from then on',

@@ -297,6 +297,15 @@ export function createDefinitionsRepository(db: Db) {
       );
     },
 
+    /** An activity's name (its last, for a deleted one); undefined when no activity has this id. */
+    async nameOf(id: string): Promise<string | undefined> {
+      const [row] = await db
+        .select({ name: activityDefinitions.name })
+        .from(activityDefinitions)
+        .where(eq(activityDefinitions.id, id));
+      return row?.name;
+    },
+
     /** The head of an activity's history, deleted activities included; undefined when no activity has this id. */
     async historyHead(id: string): Promise<DefinitionHistoryHead | undefined> {
       const [head] = await db.select(headColumns).from(activityDefinitions).where(eq(activityDefinitions.id, id));
