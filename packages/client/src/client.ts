@@ -6,6 +6,9 @@ import type {
   ActivityVersion,
   ActivityVersionPage,
   ActivityVersionSummary,
+  AuditAction,
+  AuditEntry,
+  AuditTargetType,
   BackfillRequest,
   BackfillResponse,
   BulkRerunDryRun,
@@ -122,6 +125,22 @@ export interface FireListOptions extends CallOptions {
   /** Only fire times at or after this RFC 3339 instant. */
   from?: string;
   /** Only fire times at or before this RFC 3339 instant. */
+  to?: string;
+}
+
+export interface AuditListOptions extends CallOptions {
+  /** 1–200. @default 50 */
+  limit?: number;
+  cursor?: string;
+  /** A credential label: `api_key:<key id>`. */
+  actor?: string;
+  action?: AuditAction;
+  activity_id?: string;
+  target_type?: AuditTargetType;
+  target_id?: string;
+  /** Only entries at or after this RFC 3339 instant. */
+  from?: string;
+  /** Only entries at or before this RFC 3339 instant. */
   to?: string;
 }
 
@@ -436,6 +455,17 @@ export class ActivityCoreClient {
     /** The progress of a bulk re-run. */
     bulkRerunStatus: (id: string, options: CallOptions = {}): Promise<BulkRerunRecord> =>
       this.request('getBulkRerun', { ...options, params: { id } }),
+  };
+
+  /** The audit log: every change and operator action, newest first. */
+  readonly audit = {
+    list: (options: AuditListOptions = {}): Promise<PageOf<AuditEntry>> => {
+      const { signal, ...query } = options;
+      return this.request('listAudit', { ...(signal === undefined ? {} : { signal }), query });
+    },
+    /** Every matching entry, page by page. */
+    listAll: (options: Pageless<AuditListOptions> = {}): AsyncGenerator<AuditEntry, void, undefined> =>
+      paginate((cursor) => this.audit.list({ ...options, ...(cursor === undefined ? {} : { cursor }) })),
   };
 
   /** The Temporal Schedules behind cron triggers, and the fire log. */

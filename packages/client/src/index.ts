@@ -6,6 +6,7 @@
 export {
   ActivityCoreClient,
   type ActivityListOptions,
+  type AuditListOptions,
   type CallOptions,
   type ClientOptions,
   type FireListOptions,
@@ -61,6 +62,7 @@ export type {
 export type {
   ActivityDefinitionInput,
   ActivityRecord,
+  AuditEntry,
   EventAcceptedResponse,
   FireExplanation,
   FireRecord,

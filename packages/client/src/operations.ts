@@ -11,6 +11,8 @@ import {
   ActivitySchedules,
   ActivityVersion,
   ActivityVersionPage,
+  AuditEntry,
+  AuditQuery,
   BackfillRequest,
   BackfillResponse,
   BulkRerunDryRun,
@@ -82,6 +84,7 @@ export interface OperationSpec {
 const ActivityPage = Page(ActivityRecord);
 const RunPage = Page(RunRecord);
 const FirePage = Page(FireRecord);
+const AuditPage = Page(AuditEntry);
 const NoContent = z.null();
 
 export const operations = {
@@ -271,6 +274,8 @@ export const operations = {
     responses: { 202: EventAcceptedResponse },
     retry: 'safe',
   },
+
+  listAudit: { method: 'GET', path: '/v1/audit', query: AuditQuery, responses: { 200: AuditPage }, retry: 'safe' },
 
   codecDecode: {
     method: 'POST',

@@ -5,6 +5,7 @@
  * bin itself.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -557,6 +558,33 @@ describe('activity-core rerun', () => {
     // --bulk <id> shows a bulk re-run afterwards.
     const shown = await cli(['rerun', '--bulk', id!, '-o', 'json']);
     expect(JSON.parse(shown.stdout)).toMatchObject({ id, status: 'completed', total: 2, started: 2 });
+  });
+});
+
+describe('activity-core audit', () => {
+  interface Entry {
+    actor: string;
+    action: string;
+    target_id: string | null;
+  }
+  test('audit lists the changes made so far, newest first, filtered by action and activity, as a table or JSON', async () => {
+    const all = JSON.parse((await cli(['audit', '--limit', '500', '-o', 'json'])).stdout) as Entry[];
+    expect(all.map((entry) => entry.action)).toEqual(expect.arrayContaining(['activity.create', 'run.rerun']));
+    expect(new Set(all.map((entry) => entry.actor))).toEqual(
+      new Set([`api_key:${createHash('sha256').update(TEST_KEY).digest('hex').slice(0, 12)}`]),
+    );
+    const creates = JSON.parse((await cli(['audit', '--action', 'activity.create', '-o', 'json'])).stdout) as Entry[];
+    expect(creates.length).toBeGreaterThanOrEqual(3);
+    expect(creates.every((entry) => entry.action === 'activity.create')).toBe(true);
+    const sync = (await live()).get('dac-order-sync')!;
+    const listed = await cli(['audit', '--activity', 'dac-order-sync']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/AT\s+ACTOR\s+ACTION\s+TARGET\s+OUTCOME\s+STATUS\s+REQUEST/);
+    expect(listed.stdout).toContain(`activity.create  activity ${sync.id}`);
+    expect(listed.stdout).toContain('activity.update');
+    const refused = await cli(['audit', '--action', 'activity.rename']);
+    expect(refused.code).toBe(64);
+    expect(refused.stderr).toContain('--action must be one of');
   });
 });
 

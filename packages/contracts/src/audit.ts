@@ -61,3 +61,25 @@ export const AuditActor = z
   .string()
   .max(64)
   .regex(CREDENTIAL_LABEL, 'must be api_key:<12 hex digits>, ingest_key:<12 hex digits> or anonymous');
+
+const Rfc3339 = z.iso.datetime({
+  offset: true,
+  message: 'must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z',
+});
+/** The filters and page of GET /v1/audit: bounded, each naming its field when refused. */
+export const AuditQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(100, 'a cursor is at most 100 characters').optional(),
+  actor: AuditActor.optional().meta({ description: 'Only entries of this credential, e.g. `api_key:3f9a0c1b2d4e`.' }),
+  action: AuditAction.optional(),
+  activity_id: z
+    .uuid({ message: 'must be a UUID' })
+    .transform((id) => id.toLowerCase())
+    .optional()
+    .meta({ description: 'Only entries about this activity (its definition, schedules and runs).' }),
+  target_type: AuditTargetType.optional(),
+  target_id: z.string().min(1).max(200).optional().meta({ description: 'Only entries about this target id or name.' }),
+  from: Rfc3339.optional().meta({ description: 'Only entries at or after this instant.' }),
+  to: Rfc3339.optional().meta({ description: 'Only entries at or before this instant.' }),
+});
+export type AuditQuery = z.input<typeof AuditQuery>;

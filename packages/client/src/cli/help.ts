@@ -1,5 +1,10 @@
-/** Every word of `--help`. Kept beside the parser so options cannot be added without their help. */
-import { MAX_BULK_RERUN_RANGE_DAYS, MAX_BULK_RERUN_RUNS, RunStatus, TriggerType } from '@activity-core/contracts';
+import {
+  AUDIT_ACTIONS,
+  MAX_BULK_RERUN_RANGE_DAYS,
+  MAX_BULK_RERUN_RUNS,
+  RunStatus,
+  TriggerType,
+} from '@activity-core/contracts';
 
 export const EXIT = {
   /** Done; for `apply --dry-run`: nothing would change. */
@@ -37,6 +42,7 @@ Commands:
   rerun <run_id>        re-run a run that ended, from the start or from its failed task
   rerun --from <t> --to <t> [--activity <name>] [--status <s>] …
                         re-run every run a filter selects (--dry-run counts them)
+  audit                 who changed what, and which operator actions were taken
   help [command]        help for a command
 
 Definitions are keyed by name: the name in a file is the activity it describes, so a
@@ -192,6 +198,24 @@ Examples:
   activity-core rerun 0b8f2a52-5bfc-500d-b265-f0bb62f7b33a --from failed-task
   activity-core rerun --activity order-paid-sync --from 2026-11-03T00:00:00Z --to 2026-11-04T00:00:00Z --dry-run
   activity-core rerun --activity order-paid-sync --from 2026-11-03T00:00:00Z --to 2026-11-04T00:00:00Z --wait
+`,
+  audit: `Usage: activity-core audit [--actor <label>] [--action <action>] [--activity <name>] [--from <t>] [--to <t>] [--limit <n>] [-o table|json]
+
+The audit log, newest first: each change and operator action taken through the API
+(definitions, enable/disable, schedules, re-runs, cancels, webhook sources), who took it
+(the key's id, as api_key:<key id>), what it acted on, its outcome and HTTP status, and
+the request id. Refused attempts of a known key are listed too.
+
+Options:
+  --actor <label>          only this credential, e.g. api_key:3f9a0c1b2d4e
+  --action <action>        ${AUDIT_ACTIONS.join(', ')}
+  --activity <name>        only entries about this activity (by name, or id: a deleted one too)
+  --from <t>               only entries at or after this RFC 3339 instant
+  --to <t>                 only entries at or before this RFC 3339 instant
+  --limit <n>              at most n entries (default 50)
+  -o, --output <format>    table (default) or json
+
+${GLOBAL_OPTIONS}
 `,
 };
 

@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { ActivityCoreClient, type ClientOptions } from '../client';
 import { apply } from './commands/apply';
+import { audit } from './commands/audit';
 import { explain, get, list, NotFoundLocally, runs } from './commands/inspect';
 import { rerun } from './commands/rerun';
 import { describeError, UsageError, type CommandContext } from './context';
@@ -49,6 +50,8 @@ const OPTIONS = {
   'idempotency-key': { type: 'string' },
   bulk: { type: 'string' },
   wait: { type: 'boolean' },
+  actor: { type: 'string' },
+  action: { type: 'string' },
 } as const;
 
 const GLOBAL = ['url', 'api-key', 'no-color', 'help', 'version'];
@@ -72,6 +75,7 @@ const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
     'wait',
     'output',
   ],
+  audit: ['actor', 'action', 'activity', 'from', 'to', 'limit', 'output'],
   help: [],
 };
 
@@ -187,6 +191,21 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
             bulk: values.bulk,
             dryRun: values['dry-run'] === true,
             wait: values.wait === true,
+            output: values.output,
+          },
+          context,
+        );
+      case 'audit':
+        if (rest.length > 0)
+          throw new UsageError('audit takes no arguments; filter with --actor, --action, --activity');
+        return await audit(
+          {
+            actor: values.actor,
+            action: values.action,
+            activity: values.activity,
+            from: values.from,
+            to: values.to,
+            limit: values.limit,
             output: values.output,
           },
           context,
