@@ -364,6 +364,17 @@ describe('every client method calls its operation, and the real answers parse wi
       },
       { method: 'codec.decode', operation: 'codecDecode', call: () => client.codec.decode(payloads) },
       { method: 'codec.encode', operation: 'codecEncode', call: () => client.codec.encode({ payloads: [] }) },
+      {
+        method: 'audit.list',
+        operation: 'listAudit',
+        call: () => client.audit.list({ limit: 5, action: 'activity.create' }),
+      },
+      {
+        method: 'audit.listAll',
+        operation: 'listAudit',
+        helper: true,
+        call: () => collect(client.audit.listAll({ limit: 5 })),
+      },
     ];
 
     // Every public method of every namespace is in the list above.
@@ -376,6 +387,7 @@ describe('every client method calls its operation, and the real answers parse wi
       'webhookSources',
       'webhooks',
       'codec',
+      'audit',
     ] as const;
     const methods = namespaces.flatMap((namespace) =>
       Object.keys(client[namespace]).map((method) => `${namespace}.${method}`),
