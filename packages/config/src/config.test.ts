@@ -22,7 +22,7 @@ describe('configuration', () => {
   test('comma-separated keys are split and trimmed, and keys turn authentication on', () => {
     const [a, b, i] = ['a'.repeat(32), 'b'.repeat(32), 'i'.repeat(32)];
     const config = loadConfig({ DATABASE_URL: 'postgres://x/y', API_KEYS: ` ${a} , ${b},,`, INGEST_KEYS: i });
-    expect(config.auth).toEqual({ apiKeys: [a, b], ingestKeys: [i], enabled: true });
+    expect(config.auth).toEqual({ apiKeys: [a, b], ingestKeys: [i], enabled: true, apiKeyRoles: {} });
   });
 
   test('every bad variable is reported at once, by name', () => {
