@@ -62,7 +62,9 @@ async function targetOf(
     }
     case 'run': {
       const runId = uuid(text(params.run_id));
-      return { targetId: runId, activityId: runId === null ? null : uuid(await lookup.runActivity(runId)) };
+      // The entry is worth more than its activity: a failed lookup leaves activity_id null.
+      const activityId = runId === null ? undefined : await lookup.runActivity(runId).catch(() => undefined);
+      return { targetId: runId, activityId: uuid(activityId) };
     }
     case 'bulk_rerun':
       return { targetId: answeredId(status, payload) ?? null, activityId: uuid(text(record(body.filter).activity_id)) };
@@ -73,21 +75,30 @@ async function targetOf(
   }
 }
 
+/** Longest an answer waits for its audit write; past it the write goes on without holding the answer. */
+export const AUDIT_WRITE_WAIT_MS = 2_000;
+
 /**
  * Records every answer of an audited route (config.audit) before it is sent:
  * who (the credential's label), what, the outcome and the request id. Answers
  * without a known key (401) and rate-limit refusals (429) are not recorded: they
  * carry no actor, and would let anyone fill the log. A failed write does not
  * change the answer (the action has happened, or not, either way); it is
- * logged at error level with the whole entry, so the record is not lost.
+ * logged at error level with the whole entry, so the record is not lost. The
+ * answer waits for the write at most `waitMs`: with Postgres gone the action
+ * has already waited out its own connect timeout, and must not wait it out twice.
  */
-export function registerAudit(app: FastifyInstance, options: { audit: AuditService; lookup: OwnershipLookup }): void {
+export function registerAudit(
+  app: FastifyInstance,
+  options: { audit: AuditService; lookup: OwnershipLookup; waitMs?: number },
+): void {
+  const waitMs = options.waitMs ?? AUDIT_WRITE_WAIT_MS;
   app.addHook('onSend', async (request, reply, payload) => {
     const spec = request.routeOptions.config.audit;
     const status = reply.statusCode;
     if (spec === undefined || status === 401 || status === 429 || spec.skip?.(request) === true) return payload;
     let entry: Parameters<AuditService['record']>[0] | undefined;
-    try {
+    const write = (async () => {
       const action = typeof spec.action === 'function' ? spec.action(status) : spec.action;
       const { targetId, activityId } = await targetOf(spec, request, status, payload, options.lookup);
       entry = {
@@ -102,9 +113,12 @@ export function registerAudit(app: FastifyInstance, options: { audit: AuditServi
         requestId: request.id.slice(0, MAX_AUDIT_REQUEST_ID),
       };
       await options.audit.record(entry);
-    } catch (error) {
+    })().catch((error: unknown) => {
       request.log.error({ err: error, audit: entry }, 'the audit record of this request could not be written');
-    }
+    });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([write, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+    clearTimeout(timer);
     return payload;
   });
 }
