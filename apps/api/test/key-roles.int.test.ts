@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { KEY_ROLES, type KeyRole } from '@activity-core/config';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startStack, waitFor, type TestStack } from '../../../test/harness';
@@ -30,6 +30,8 @@ beforeAll(async () => {
       }),
       RATE_LIMIT_MAX: '0',
       AUTH_FAILURE_LIMIT: '0',
+      // Encrypted payloads, so the codec endpoint exists and is probed with the rest.
+      PAYLOAD_ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
     },
   });
 });
@@ -97,6 +99,15 @@ describe('roles against every route', () => {
     }
     console.info(`[roles] ${keyed.length} routes probed with ${KEY_ROLES.length} roles each`);
     expect(wrong).toEqual([]);
+  });
+
+  test('decrypting payloads through the codec endpoint needs operate: a read key is refused', async () => {
+    const paths = stack.api.server.routeScopes.map((route) => `${route.method} ${route.url}`);
+    expect(paths).toEqual(expect.arrayContaining(['POST /codec/decode', 'POST /codec/encode']));
+    const decode = (key: string) => call(key, 'POST', '/codec/decode', { payloads: [] });
+    expect((await decode(KEYS.read)).statusCode).toBe(403);
+    expect((await decode(KEYS.operate)).statusCode).toBe(200);
+    expect((await decode(BILLING_OPERATE)).statusCode).toBe(200);
   });
 
   test('a key without an entry is admin, and ingest keys are not subject to roles', async () => {
