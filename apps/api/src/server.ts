@@ -12,6 +12,7 @@ import type { ApiMetrics } from './metrics';
 import { withBodiesByMediaType } from './openapi-bodies';
 import { completeDocument, describeRoute } from './openapi-document';
 import { registerAudit } from './plugins/audit';
+import { registerLoopbackHostCheck } from './plugins/loopback-host';
 import { registerAuth, type AuthOptions, type OwnershipLookup } from './plugins/auth';
 import { registerErrorHandler } from './plugins/error-handler';
 import { registerMethodNotAllowed } from './plugins/method-not-allowed';
@@ -129,6 +130,7 @@ export async function buildServer(deps: ServerDeps, options: ServerOptions): Pro
       reply.elapsedTime / 1000,
     );
   });
+  registerLoopbackHostCheck(app, { authenticationEnabled: options.auth.apiKeys.length > 0 });
   registerAuth(app, {
     ...options.auth,
     ownership: deps.ownership,
