@@ -54,7 +54,7 @@ export const StoredEvent = z
               .meta({ description: 'Running runs of the activity the event was matched against.' }),
             capped: z.boolean().meta({
               description:
-                'True when the activity had more running runs than one event examines; the rest were left running.',
+                'True when the scan stopped short: the activity had more running runs than one event examines (10,000), or the event spent its evaluation budget. The rest were left running.',
             }),
             matched: z
               .number()

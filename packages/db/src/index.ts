@@ -68,7 +68,8 @@ export {
   type CancelCandidate,
   type CancellationsRepository,
   type CancelScanDecision,
-  type CancelScanInput,
+  type CancelCandidateCursor,
+  type CancelScanRecord,
   type EventCancellationRow,
   type EventCancelScanRow,
 } from './repositories/cancellations-repository';

@@ -1,6 +1,6 @@
 import type { ActivityDefinition } from '@activity-core/contracts';
 import { describe, expect, it } from 'vitest';
-import { cancelWatchers, decideCancellations } from './cancel-on';
+import { cancelWatchers, decideCancellations, MAX_CANCEL_SCAN_COST } from './cancel-on';
 import { buildDefinitionIndex } from './definition-index';
 
 const envelope = (event_id: string, event_type: string, data: Record<string, unknown>, source = 'shop') => ({
@@ -57,5 +57,58 @@ describe('cancel_on decisions', () => {
       },
     ]);
     expect(decision.errors).toBe(2);
+  });
+
+  it('bound the cost of all the evaluations of one event together, leaving the runs past the budget unexamined', () => {
+    // Each evaluation of this expression runs out of its own limit: one hostile event, tried against every run.
+    const costly = 'event.data.items.all(a, event.data.items.all(b, a + b != trigger.event.data.order_id))';
+    const hostileIndex = buildDefinitionIndex([
+      {
+        ...definition,
+        definition: {
+          triggers: [
+            {
+              type: 'event',
+              event_type: 'order.created',
+              source: 'shop',
+              cancel_on: [{ event_type: 'order.cancelled', match: costly }],
+            },
+          ],
+        } as unknown as Pick<ActivityDefinition, 'triggers'>,
+      },
+    ]);
+    const [watcher] = cancelWatchers(hostileIndex, 'order.cancelled');
+    const items = Array.from({ length: 5_000 }, (_, i) => `item-${i}`);
+    const cancelling = envelope('c1', 'order.cancelled', { items });
+    const runs = Array.from({ length: 6 }, (_, i) => ({
+      runId: `run-${i}`,
+      workflowId: `wf-${i}`,
+      triggerEvent: envelope(`e${i}`, 'order.created', { order_id: `O${i}` }),
+    }));
+    const budget = { remaining: MAX_CANCEL_SCAN_COST };
+    const decision = decideCancellations(watcher!, cancelling, runs, budget);
+    // MAX_CANCEL_SCAN_COST pays for two whole evaluations at their own limit, no more.
+    expect(decision).toEqual({ cancel: [], errors: 2, examined: 2 });
+    expect(budget.remaining).toBe(0);
+    // A later slice or another activity scanned for the same event finds the budget spent and examines nothing.
+    expect(decideCancellations(watcher!, cancelling, runs.slice(2), budget)).toEqual({
+      cancel: [],
+      errors: 0,
+      examined: 0,
+    });
+  });
+
+  it('let cheap expressions examine thousands of runs on one budget', () => {
+    const [watcher] = cancelWatchers(index, 'order.cancelled');
+    const runs = Array.from({ length: 5_000 }, (_, i) => ({
+      runId: `run-${i}`,
+      workflowId: `wf-${i}`,
+      triggerEvent: envelope(`e${i}`, 'order.created', { order_id: i === 4_999 ? 'A' : `O${i}` }),
+    }));
+    const budget = { remaining: MAX_CANCEL_SCAN_COST };
+    const decision = decideCancellations(watcher!, envelope('c1', 'order.cancelled', { order_id: 'A' }), runs, budget);
+    expect(decision.examined).toBe(5_000);
+    expect(decision.cancel.map((run) => run.runId)).toEqual(['run-4999']);
+    expect(budget.remaining).toBeGreaterThan(MAX_CANCEL_SCAN_COST / 2);
   });
 });

@@ -16,16 +16,30 @@ export interface CancelCandidate {
 export interface CancelScanDecision {
   cancel: { runId: string; workflowId: string; detail: string }[];
   errors: number;
+  /**
+   * How many of the candidates, in order, were examined; fewer than given when
+   * the scan's evaluation budget ran out (the rest are left running, and the
+   * scan is recorded as capped). Absent: all of them.
+   */
+  examined?: number;
 }
 
-export interface CancelScanInput {
+/** Where a page of cancel candidates starts: after this run, in (created_at, run_id) order. */
+export interface CancelCandidateCursor {
+  createdAt: Date;
+  runId: string;
+}
+
+/** One activity's scan for one event, decided outside any transaction, recorded by `record`. */
+export interface CancelScanRecord {
   eventId: string;
   activityId: string;
   activityVersion: number;
   activityName: string;
-  /** Most running runs examined; more are left alone and the scan is recorded as capped. */
-  maxRuns: number;
-  decide: (candidates: readonly CancelCandidate[]) => CancelScanDecision;
+  examined: number;
+  capped: boolean;
+  errors: number;
+  cancel: CancelScanDecision['cancel'];
 }
 
 export function createCancellationsRepository(db: Db) {
@@ -47,59 +61,72 @@ export function createCancellationsRepository(db: Db) {
     },
 
     /**
-     * Looks once at one activity's running runs for an event: reads at most
-     * `maxRuns` of them (oldest first) with their trigger events, lets
-     * `decide` choose, and records the look and its choices (as `pending`
-     * cancellations) in one transaction. Returns the new pending rows, or
-     * undefined when this event had already scanned this activity (a
-     * redelivery, a retry, a concurrent dispatcher): scans are made once.
+     * One page of an activity's `running` and `waiting_for_slot` runs (other
+     * than the event's own), oldest first, after `after`, with their trigger
+     * events as stored. Read outside any transaction: the scan decides a page
+     * with no transaction open, and records its decision with `record`.
      */
-    async scan(input: CancelScanInput): Promise<EventCancellationRow[] | undefined> {
+    async candidatesPage(input: {
+      eventId: string;
+      activityId: string;
+      after?: CancelCandidateCursor;
+      limit: number;
+    }): Promise<Array<CancelCandidate & { createdAt: Date }>> {
+      return await db
+        .select({
+          runId: activityRuns.runId,
+          workflowId: activityRuns.workflowId,
+          triggerEvent: events.payload,
+          createdAt: activityRuns.createdAt,
+        })
+        .from(activityRuns)
+        .leftJoin(events, eq(events.eventId, activityRuns.eventId))
+        .where(
+          and(
+            eq(activityRuns.activityId, input.activityId),
+            inArray(activityRuns.status, ['running', 'waiting_for_slot']),
+            ne(activityRuns.eventId, input.eventId),
+            input.after === undefined
+              ? undefined
+              : sql`(${activityRuns.createdAt}, ${activityRuns.runId}) > (${input.after.createdAt.toISOString()}::timestamptz, ${input.after.runId}::uuid)`,
+          ),
+        )
+        .orderBy(asc(activityRuns.createdAt), asc(activityRuns.runId))
+        .limit(input.limit);
+    },
+
+    /**
+     * Records one (event, activity) scan and its choices (as `pending`
+     * cancellations) in one short transaction. Returns the new pending rows,
+     * or undefined when this event had already recorded a scan of this
+     * activity (a concurrent dispatcher, another process): scans are recorded
+     * once, and the first record stands.
+     */
+    async record(scan: CancelScanRecord): Promise<EventCancellationRow[] | undefined> {
       return await db.transaction(async (tx) => {
-        // The marker first: a concurrent scan of the same pair waits here, then finds it taken.
         const [marker] = await tx
           .insert(eventCancelScans)
           .values({
-            eventId: input.eventId,
-            activityId: input.activityId,
-            activityVersion: input.activityVersion,
-            activityName: input.activityName,
-            examined: 0,
-            capped: false,
-            matched: 0,
-            errors: 0,
+            eventId: scan.eventId,
+            activityId: scan.activityId,
+            activityVersion: scan.activityVersion,
+            activityName: scan.activityName,
+            examined: scan.examined,
+            capped: scan.capped,
+            matched: scan.cancel.length,
+            errors: scan.errors,
           })
           .onConflictDoNothing()
           .returning({ eventId: eventCancelScans.eventId });
         if (marker === undefined) return undefined;
-        const rows = await tx
-          .select({ runId: activityRuns.runId, workflowId: activityRuns.workflowId, triggerEvent: events.payload })
-          .from(activityRuns)
-          .leftJoin(events, eq(events.eventId, activityRuns.eventId))
-          .where(
-            and(
-              eq(activityRuns.activityId, input.activityId),
-              inArray(activityRuns.status, ['running', 'waiting_for_slot']),
-              ne(activityRuns.eventId, input.eventId),
-            ),
-          )
-          .orderBy(asc(activityRuns.createdAt), asc(activityRuns.runId))
-          .limit(input.maxRuns + 1);
-        const capped = rows.length > input.maxRuns;
-        const candidates = rows.slice(0, input.maxRuns);
-        const decision = input.decide(candidates);
-        await tx
-          .update(eventCancelScans)
-          .set({ examined: candidates.length, capped, matched: decision.cancel.length, errors: decision.errors })
-          .where(and(eq(eventCancelScans.eventId, input.eventId), eq(eventCancelScans.activityId, input.activityId)));
-        if (decision.cancel.length === 0) return [];
+        if (scan.cancel.length === 0) return [];
         return await tx
           .insert(eventCancellations)
           .values(
-            decision.cancel.map((run) => ({
-              eventId: input.eventId,
+            scan.cancel.map((run) => ({
+              eventId: scan.eventId,
               runId: run.runId,
-              activityId: input.activityId,
+              activityId: scan.activityId,
               workflowId: run.workflowId,
               detail: run.detail,
             })),
