@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { eventRunWorkflowId, sourceScopedEventId } from '@activity-core/contracts';
 import { signHmac } from '@activity-core/webhooks';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startStack, type TestStack } from './harness';
@@ -6,6 +7,7 @@ import { startStack, type TestStack } from './harness';
 const API_KEY = 'credentials-management-key-0123456789';
 const OPEN_KEY = 'credentials-open-ingest-key-0123456789';
 const SCOPED_KEY = 'credentials-scoped-ingest-key-0123456789';
+const CRM_KEY = 'credentials-crm-ingest-key-0123456789abc';
 const idOf = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 12);
 
 const HOOK = {
@@ -25,8 +27,11 @@ beforeAll(async () => {
     worker: false,
     env: {
       API_KEYS: API_KEY,
-      INGEST_KEYS: `${OPEN_KEY},${SCOPED_KEY}`,
-      INGEST_KEY_SCOPES: JSON.stringify({ [idOf(SCOPED_KEY)]: { sources: ['shop:*'], event_types: ['order.*'] } }),
+      INGEST_KEYS: `${OPEN_KEY},${SCOPED_KEY},${CRM_KEY}`,
+      INGEST_KEY_SCOPES: JSON.stringify({
+        [idOf(SCOPED_KEY)]: { sources: ['shop:*'], event_types: ['order.*'] },
+        [idOf(CRM_KEY)]: { sources: ['crm'] },
+      }),
     },
   });
 });
@@ -159,7 +164,10 @@ describe('who may send which events', () => {
     const admin = await post(API_KEY, event('admin-anything', { source: 'crm', event_type: 'user.created' }));
     expect(admin.statusCode, admin.body).toBe(202);
 
-    expect(await stored('scoped-inside')).toEqual({
+    // A source-scoped key's events are stored under their source and id together.
+    const insideId = sourceScopedEventId('shop:eu', 'scoped-inside');
+    expect(inside.json()).toEqual({ event_id: insideId, event_id_assigned: false, status: 'accepted' });
+    expect(await stored(insideId)).toEqual({
       credential: `ingest_key:${idOf(SCOPED_KEY)}`,
       hops: 0,
       source: 'shop:eu',
@@ -168,11 +176,62 @@ describe('who may send which events', () => {
     expect((await stored('admin-anything')).credential).toBe(`api_key:${idOf(API_KEY)}`);
     const shown = await stack.api.server.inject({
       method: 'GET',
-      url: '/v1/events/scoped-inside',
+      url: `/v1/events/${encodeURIComponent(insideId)}`,
       headers: bearer(API_KEY),
     });
     expect(shown.json().credential).toBe(`ingest_key:${idOf(SCOPED_KEY)}`);
     const all = await stack.sql.query("SELECT string_agg(coalesce(credential, ''), ',') AS credentials FROM events");
     for (const key of [API_KEY, OPEN_KEY, SCOPED_KEY]) expect(all.rows[0].credentials).not.toContain(key);
+  });
+
+  test('two producers may use the same event id: each is its own event, each retry its own duplicate, and neither learns of the other', async () => {
+    const activity = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/activities',
+      headers: bearer(API_KEY),
+      payload: { name: 'any-order', triggers: [{ type: 'event', event_type: 'order.*' }], tasks: [{ type: 'noop' }] },
+    });
+    expect(activity.statusCode, activity.body).toBe(201);
+    const activityId: string = activity.json().id;
+    // The shop key takes id X first; the CRM later sends its own X.
+    const shop = await post(SCOPED_KEY, event('X-1', { source: 'shop:eu', event_type: 'order.paid', data: { a: 1 } }));
+    const crm = await post(CRM_KEY, event('X-1', { source: 'crm', event_type: 'order.paid', data: { b: 2 } }));
+    expect(shop.statusCode, shop.body).toBe(202);
+    expect(crm.statusCode, crm.body).toBe(202);
+    const shopId = sourceScopedEventId('shop:eu', 'X-1');
+    const crmId = sourceScopedEventId('crm', 'X-1');
+    expect(shop.json()).toEqual({ event_id: shopId, event_id_assigned: false, status: 'accepted' });
+    expect(crm.json()).toEqual({ event_id: crmId, event_id_assigned: false, status: 'accepted' });
+    expect(await stored(shopId)).toMatchObject({ source: 'shop:eu' });
+    expect(await stored(crmId)).toMatchObject({ source: 'crm' });
+    // Each started its own run, under the documented id.
+    const runs = await stack.sql.query(
+      'SELECT workflow_id FROM event_routes WHERE activity_id = $1 ORDER BY workflow_id',
+      [activityId],
+    );
+    expect(runs.rows.map((row: { workflow_id: string }) => row.workflow_id)).toEqual(
+      [eventRunWorkflowId(activityId, crmId), eventRunWorkflowId(activityId, shopId)].sort(),
+    );
+    // A retry is a duplicate of the sender's own event; the other producer's content is never compared with it.
+    const again = await post(CRM_KEY, event('X-1', { source: 'crm', event_type: 'order.paid', data: { b: 2 } }));
+    expect(again.json()).toEqual({ event_id: crmId, event_id_assigned: false, status: 'duplicate' });
+    // Reusing an id for other content is refused in the sender's terms, naming the id it sent.
+    const reused = await post(CRM_KEY, event('X-1', { source: 'crm', event_type: 'order.paid', data: { b: 3 } }));
+    expect(reused.statusCode).toBe(422);
+    expect(reused.json().detail).toContain('event_id X-1 ');
+    // An unscoped producer keeps the one global space: its X-1 is a third event, stored as sent.
+    const open = await post(OPEN_KEY, event('X-1', { source: 'erp', event_type: 'order.paid' }));
+    expect(open.json()).toEqual({ event_id: 'X-1', event_id_assigned: false, status: 'accepted' });
+  });
+
+  test('nobody may post an id in the source-scoped form: it is given by the service, never chosen', async () => {
+    for (const key of [API_KEY, OPEN_KEY, SCOPED_KEY]) {
+      const posted = await post(key, event('src:crm:X-2', { source: 'shop:eu', event_type: 'order.paid' }));
+      expect(posted.statusCode, posted.body).toBe(400);
+      expect(posted.json().errors).toEqual([
+        { path: 'event_id', message: expect.stringContaining('reserved for the events of source-scoped ingest keys') },
+      ]);
+    }
+    expect(await stored('src:crm:X-2')).toBeUndefined();
   });
 });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { sourceScopedEventId } from '@activity-core/contracts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startStack, waitFor, type TestStack } from '../../../test/harness';
 
@@ -468,7 +469,10 @@ describe('limits, credentials and rate limits apply as for JSON', () => {
 
     const inScope = await sendBinary(binaryHeaders('ce-scoped-ok'), DATA, 'application/json', SCOPED_KEY);
     expect(inScope.statusCode, inScope.body).toBe(202);
-    const credential = await stack.sql.query('SELECT credential FROM events WHERE event_id = $1', ['ce-scoped-ok']);
+    // The key is scoped to sources: its event is stored under its source and id together.
+    const storedId = sourceScopedEventId('/shop', 'ce-scoped-ok');
+    expect(inScope.json()).toEqual({ event_id: storedId, event_id_assigned: false, status: 'accepted' });
+    const credential = await stack.sql.query('SELECT credential FROM events WHERE event_id = $1', [storedId]);
     expect(credential.rows).toEqual([{ credential: `ingest_key:${keyId(SCOPED_KEY)}` }]);
 
     const outside = await sendBinary(

@@ -308,7 +308,7 @@ describe('activity-core runs and explain', () => {
       occurred_at: '2026-03-01T09:00:00Z',
       data: { amount: 50 },
     });
-    const runId = sent.runs[0]!.run_id;
+    const runId = sent.runs![0]!.run_id;
     await waitFor('the run to succeed', async () =>
       (await client.runs.get(runId).catch(() => undefined))?.status === 'succeeded' ? true : undefined,
     );
@@ -403,7 +403,7 @@ describe('activity-core rerun', () => {
       occurred_at: '2026-03-01T09:00:00Z',
       data: {},
     });
-    const runId = sent.runs[0]!.run_id;
+    const runId = sent.runs![0]!.run_id;
     expect(runId).toBe(runIdFor(`activity-${activity.id}:${eventId}`));
     await waitFor(`run ${eventId} failed`, async () =>
       (await client.runs.get(runId).catch(() => undefined))?.status === 'failed' ? true : undefined,

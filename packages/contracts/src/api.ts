@@ -168,13 +168,22 @@ export const EventAcceptedResponse = z
     /** True when the ingress assigned the id because the delivery carried none. */
     event_id_assigned: z.boolean(),
     status: z.enum(['accepted', 'duplicate']),
-    /** One entry per activity that runs for this event. */
-    runs: z.array(EventRunResult),
-    /** Activities whose filter stopped this event (no run); the full story is at GET /v1/events/{event_id}. */
-    filtered: z.array(EventFilteredResult),
+    /** One entry per activity that runs for this event. Only in answers to management keys (and while authentication is off). */
+    runs: z.array(EventRunResult).optional().meta({
+      description:
+        'One entry per activity that runs for this event. Only in answers to management keys (and while authentication is off): ingest keys and webhook senders are not told which activities exist.',
+    }),
+    /** Activities whose filter stopped this event (no run); the full story is at GET /v1/events/{event_id}. Management keys only, like `runs`. */
+    filtered: z.array(EventFilteredResult).optional().meta({
+      description:
+        'Activities whose filter stopped this event (no run); the full story is at GET /v1/events/{event_id}. Only in answers to management keys, like `runs`.',
+    }),
   })
   .meta({ id: 'EventAccepted' });
 export type EventAcceptedResponse = z.infer<typeof EventAcceptedResponse>;
+/** The whole answer, as the ingest makes it and a management key receives it: with `runs` and `filtered`. */
+export type EventAcceptedWithRoutes = EventAcceptedResponse &
+  Required<Pick<EventAcceptedResponse, 'runs' | 'filtered'>>;
 
 /** RFC 9457 problem details with field-level errors. */
 export const Problem = z

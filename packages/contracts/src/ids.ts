@@ -314,6 +314,8 @@ export function reservedEventIdReason(eventId: string): string | undefined {
     return 'event ids starting with "emit-" are reserved for events emitted by emit_event tasks';
   if (eventId.startsWith(WEBHOOK_EVENT_ID_PREFIX))
     return `event ids starting with "${WEBHOOK_EVENT_ID_PREFIX}" are reserved for webhook deliveries`;
+  if (eventId.startsWith(SOURCE_SCOPED_EVENT_ID_PREFIX))
+    return `event ids starting with "${SOURCE_SCOPED_EVENT_ID_PREFIX}" are reserved for the events of source-scoped ingest keys, which get them from the service`;
   if (isRunOutcomeEventId(eventId))
     return 'event ids starting with "run-failed:" or "run-cancelled:" are reserved for the system events that announce a run\'s end';
   return undefined;
@@ -355,6 +357,41 @@ export function webhookDeliveryIdOf(source: string, eventId: string): string | u
   const prefix = `${WEBHOOK_EVENT_ID_PREFIX}${source}:`;
   if (!eventId.startsWith(prefix) || eventId.length === prefix.length) return undefined;
   return eventId.slice(prefix.length);
+}
+
+/** The prefix of the stored id of every event a source-scoped ingest key posts; refused on `POST /v1/events`. */
+export const SOURCE_SCOPED_EVENT_ID_PREFIX = 'src:';
+
+/**
+ * `src:{source, percent-encoded}:{event id}` — the stored id of an event that
+ * an ingest key limited to some sources (`INGEST_KEY_SCOPES` `sources`)
+ * posted with event id `eventId`. CloudEvents makes `source` and `id` the
+ * unique pair; for these producers the service keeps it so: their ids live in
+ * one space per source, no other producer can post into it (the prefix is
+ * reserved), and they cannot post into anyone else's. So a producer cannot
+ * take the id another producer will use later, nor probe which ids are in use
+ * outside its own sources. The source is percent-encoded
+ * (encodeURIComponent), which leaves no `:` in it, so the pair reads back
+ * unambiguously and two pairs never share an id.
+ *
+ * A pair too long to fit in 200 characters (or a source with a lone surrogate) becomes
+ * `src:~{SHA-256 hex of the JSON array [source, eventId]}`: still
+ * deterministic, so a retry is still a duplicate.
+ */
+export function sourceScopedEventId(source: string, eventId: string): string {
+  if (source.length === 0 || eventId.length === 0) throw new Error('source and event id must not be empty');
+  let encoded: string | undefined;
+  try {
+    encoded = encodeURIComponent(source);
+  } catch {
+    // A lone surrogate has no UTF-8 form to percent-encode: the digest (of its escaped JSON) names it.
+  }
+  const id = `${SOURCE_SCOPED_EVENT_ID_PREFIX}${encoded}:${eventId}`;
+  if (encoded !== undefined && id.length <= MAX_EVENT_ID_LENGTH) return id;
+  let hex = '';
+  for (const byte of sha256(new TextEncoder().encode(JSON.stringify([source, eventId]))))
+    hex += byte.toString(16).padStart(2, '0');
+  return `${SOURCE_SCOPED_EVENT_ID_PREFIX}~${hex}`;
 }
 
 /**

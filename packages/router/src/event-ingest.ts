@@ -8,7 +8,7 @@ import {
   eventRunWorkflowId,
   runIdFor,
   type ActivityDefinition,
-  type EventAcceptedResponse,
+  type EventAcceptedWithRoutes,
   type EventEnvelope,
   type EventFilteredResult,
   type EventIdOrigin,
@@ -386,7 +386,7 @@ export function createEventIngest(deps: EventIngestDeps) {
     status: 'accepted' | 'duplicate',
     routes: EventRouteRow[],
     outcomeOf: (route: EventRouteRow) => EventRunResult['status'],
-  ): EventAcceptedResponse {
+  ): EventAcceptedWithRoutes {
     return {
       event_id: envelope.event_id,
       event_id_assigned: idOrigin === 'assigned',
@@ -416,7 +416,7 @@ export function createEventIngest(deps: EventIngestDeps) {
       envelope: EventEnvelope,
       idOrigin: EventIdOrigin,
       origin: IngestOrigin = {},
-    ): Promise<EventAcceptedResponse> {
+    ): Promise<EventAcceptedWithRoutes> {
       // First: every ingress path (posted, batched, webhook, emitted) comes through here, and nothing below may see unbounded data.
       assertEventDataWithinBounds(envelope.data, deps.eventDataLimits ?? DEFAULT_EVENT_DATA_LIMITS);
       const { event_id, source, event_type, subject } = envelope;
@@ -511,7 +511,7 @@ export function createEventIngest(deps: EventIngestDeps) {
       envelope: EventEnvelope,
       idOrigin: EventIdOrigin,
       origin: IngestOrigin = {},
-    ): Promise<EventAcceptedResponse> =>
+    ): Promise<EventAcceptedWithRoutes> =>
       inSpan(
         'event ingest',
         {

@@ -2,7 +2,7 @@ import {
   ConflictError,
   type DomainError,
   type DomainErrorCode,
-  type EventAcceptedResponse,
+  type EventAcceptedWithRoutes,
   EventIdReusedError,
   ForbiddenError,
   InvalidInputError,
@@ -67,7 +67,7 @@ async function singleAnswer(error: Error) {
 
 async function batchItemAnswer(error: DomainError) {
   const ingest = {
-    async ingest(): Promise<EventAcceptedResponse> {
+    async ingest(): Promise<EventAcceptedWithRoutes> {
       throw error;
     },
   };

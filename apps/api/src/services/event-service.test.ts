@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { EventAcceptedResponse, EventEnvelope, EventIdOrigin } from '@activity-core/contracts';
+import type { EventAcceptedWithRoutes, EventEnvelope, EventIdOrigin } from '@activity-core/contracts';
 import { batchItemEventId, ForbiddenError, InvalidInputError, UnavailableError } from '@activity-core/contracts';
 import { StoreUnreachableError, type IngestOrigin } from '@activity-core/router';
 import { describe, expect, test } from 'vitest';
@@ -23,7 +23,7 @@ function recordingIngest(fail?: (envelope: EventEnvelope) => Error | undefined) 
         envelope: EventEnvelope,
         idOrigin: EventIdOrigin,
         origin?: IngestOrigin,
-      ): Promise<EventAcceptedResponse> {
+      ): Promise<EventAcceptedWithRoutes> {
         const error = fail?.(envelope);
         if (error !== undefined) throw error;
         calls.push({ envelope, idOrigin, origin });

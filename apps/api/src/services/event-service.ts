@@ -8,11 +8,13 @@ import {
   envelopeFromCloudEvent,
   EventEnvelope,
   EventEnvelopeInput,
+  EventIdReusedError,
   ForbiddenError,
   InvalidInputError,
   isCloudEvent,
   NotFoundError,
   reservedEventIdReason,
+  sourceScopedEventId,
   UnavailableError,
   type EventAcceptedResponse,
   type EventIdOrigin,
@@ -98,6 +100,15 @@ export function credentialLabel(credential: RequestCredential | undefined): stri
 }
 
 /** Who posts: the request's credential. Absent while authentication is off. */
+/**
+ * The answer a sender that is not a management key gets (an ingest key, a
+ * webhook sender): accepted or duplicate, under which id — not which
+ * activities exist, what they are called or what their filters say.
+ */
+export function senderAnswer(answer: EventAcceptedResponse): EventAcceptedResponse {
+  return { event_id: answer.event_id, event_id_assigned: answer.event_id_assigned, status: answer.status };
+}
+
 export interface Poster {
   credential?: RequestCredential;
 }
@@ -204,6 +215,52 @@ export function createEventService(deps: {
   logger?: Pick<Logger, 'error'>;
 }) {
   const scopes = deps.ingestKeyScopes ?? {};
+
+  /**
+   * The envelope as it is stored: an event posted by an ingest key limited to
+   * some sources is identified by its source and its id together
+   * (sourceScopedEventId), so that producer's ids cannot collide with, take
+   * or reveal another producer's. Everyone else's ids are stored as sent.
+   */
+  function storedEnvelope(envelope: EventEnvelope, poster: Poster): EventEnvelope {
+    const { credential } = poster;
+    if (credential?.kind !== 'ingest_key' || scopes[credential.id]?.sources === undefined) return envelope;
+    return { ...envelope, event_id: sourceScopedEventId(envelope.source, envelope.event_id) };
+  }
+
+  /**
+   * What the sender gets back. A management key (or anyone while
+   * authentication is off) sees which activities the event started or was
+   * filtered by; an ingest key sees only that its event was accepted (or was
+   * a duplicate) under which id: the activities, their names and their
+   * filters are not a sender's business, and some senders keep every answer.
+   */
+  function answerFor(answer: EventAcceptedResponse, poster: Poster): EventAcceptedResponse {
+    return poster.credential?.kind === 'ingest_key' ? senderAnswer(answer) : answer;
+  }
+
+  /** An error that names the stored id, re-told with the id the sender used (the one to retry with). */
+  function inSendersTerms(error: unknown, stored: string, sent: string): unknown {
+    if (stored === sent) return error;
+    if (error instanceof StoreUnreachableError && error.eventId === stored)
+      return new StoreUnreachableError(error.nothingStored, sent);
+    if (error instanceof EventIdReusedError && error.eventId === stored) return new EventIdReusedError(sent);
+    return error;
+  }
+
+  async function ingestAs(
+    envelope: EventEnvelope,
+    idOrigin: EventIdOrigin,
+    poster: Poster,
+    origin: Parameters<EventIngest['ingest']>[2],
+  ): Promise<EventAcceptedResponse> {
+    const stored = storedEnvelope(envelope, poster);
+    try {
+      return answerFor(await deps.ingest.ingest(stored, idOrigin, origin), poster);
+    } catch (error) {
+      throw inSendersTerms(error, stored.event_id, envelope.event_id);
+    }
+  }
 
   /** The reserved sources as they are now: a counter read, and the rows when it moved. */
   async function currentSources(catalog: NonNullable<typeof deps.webhookSources>): Promise<VersionedReservedSources> {
@@ -330,7 +387,7 @@ export function createEventService(deps: {
       const { envelope, idOrigin } = normaliseEvent(body, options);
       const check = (reserved: ReadonlyMap<string, string>) => authorise(envelope, options, reserved, '', options);
       const sources = await checkSources(await webhookEventSources(), check);
-      return await deps.ingest.ingest(envelope, idOrigin, {
+      return await ingestAs(envelope, idOrigin, options, {
         credential: credentialLabel(options.credential),
         ...sourcesCheck(sources, check),
       });
@@ -395,7 +452,7 @@ export function createEventService(deps: {
           results.push({
             index,
             ok: true,
-            ...(await deps.ingest.ingest(envelope, idOrigin, { credential, ...sourcesCheck(passed, check, fresher) })),
+            ...(await ingestAs(envelope, idOrigin, options, { credential, ...sourcesCheck(passed, check, fresher) })),
           });
           mayHaveStored = true;
         } catch (error) {

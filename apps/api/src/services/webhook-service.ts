@@ -32,6 +32,7 @@ import {
 import type { WebhookLimits } from '../plugins/rate-limit';
 import { formatPath } from '../plugins/problem';
 import { createWebhookSourceCatalog, type WebhookSourceCatalog } from './webhook-source-catalog';
+import { senderAnswer } from './event-service';
 
 /** `Omit` applied to each member of a union, so the scheme still discriminates. */
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -161,23 +162,6 @@ export function createWebhookService(deps: {
       event_id: found.event.eventId,
       event_id_assigned: found.event.idOrigin === 'assigned',
       status: 'duplicate',
-      runs: found.routes
-        .filter((route) => route.outcome === 'pending' || route.outcome === 'started' || route.outcome === 'duplicate')
-        .map((route) => ({
-          activity_id: route.activityId,
-          activity_name: route.activityName,
-          workflow_id: route.workflowId,
-          run_id: route.runId,
-          status: 'duplicate' as const,
-        })),
-      filtered: found.routes
-        .filter((route) => route.outcome === 'filtered' || route.outcome === 'filter_error')
-        .map((route) => ({
-          activity_id: route.activityId,
-          activity_name: route.activityName,
-          status: route.outcome as 'filtered' | 'filter_error',
-          detail: route.detail ?? '',
-        })),
     };
   }
 
@@ -197,7 +181,7 @@ export function createWebhookService(deps: {
     const { event } = found;
     if (event.idOrigin !== 'delivery_id' || event.source !== envelope.source || event.credential !== null)
       return undefined;
-    return await duplicateOf(bare);
+    return { event_id: event.eventId, event_id_assigned: false, status: 'duplicate' };
   }
 
   async function requireRow(name: string): Promise<WebhookSourceRow> {
@@ -431,7 +415,8 @@ export function createWebhookService(deps: {
         if (response.status === 'duplicate') deps.limits?.repeated(clientAddress);
         else deps.limits?.spent(name);
       }
-      return response;
+      // A webhook sender is told what became of its delivery, not which activities it reached.
+      return senderAnswer(response);
     },
   };
 }
