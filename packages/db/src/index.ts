@@ -93,3 +93,10 @@ export {
   type WebhookSourceRow,
   type WebhookSourcesRepository,
 } from './repositories/webhook-sources-repository';
+export {
+  createEmitBudgetsRepository,
+  type EmitBudgetsRepository,
+  type EmitClaim,
+  type EmitClaimResult,
+  type EmitRoot,
+} from './repositories/emit-budgets-repository';
