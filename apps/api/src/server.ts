@@ -12,6 +12,7 @@ import type { ApiMetrics } from './metrics';
 import { withBodiesByMediaType } from './openapi-bodies';
 import { completeDocument, describeRoute } from './openapi-document';
 import { registerAuth, type AuthOptions } from './plugins/auth';
+import { registerLoopbackHostCheck } from './plugins/loopback-host';
 import { registerErrorHandler } from './plugins/error-handler';
 import { registerMethodNotAllowed } from './plugins/method-not-allowed';
 import { OneLinePerRequest } from './plugins/request-log';
@@ -122,6 +123,8 @@ export async function buildServer(deps: ServerDeps, options: ServerOptions): Pro
       reply.elapsedTime / 1000,
     );
   });
+  // Before auth, so a rebinding page learns nothing from any route's answer.
+  if (options.auth.apiKeys.length === 0) registerLoopbackHostCheck(app);
   registerAuth(app, {
     ...options.auth,
     failures: createWindowCounter(options.authFailureLimit ?? { max: 0, windowMs: 60_000 }),
