@@ -47,11 +47,12 @@ USER 1000:1000
 FROM runtime AS worker
 COPY --from=build /app/dist/worker ./dist/worker
 # The SDK's Prometheus exporter; also what the health check probes. Unset it to turn both off.
-ENV WORKER_METRICS_BIND_ADDRESS=0.0.0.0:9464
+# Loopback: the exporter has no authentication. A scraper outside the container needs
+# an explicit all-interfaces address, e.g. 0.0.0.0:9464 (on a network only the scraper can reach).
+ENV WORKER_METRICS_BIND_ADDRESS=127.0.0.1:9464
 # The worker's memory bounds (apps/worker/src/runtime-flags.ts; docs/operating.md, "Worker memory").
 ENV MALLOC_ARENA_MAX=2 \
     NODE_OPTIONS="--max-old-space-size=384 --max-semi-space-size=4"
-EXPOSE 9464
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
     CMD ["node", "scripts/healthcheck.mjs", "worker"]
 # On SIGTERM the worker lets running activities finish (up to about 30 s): give it a stop timeout above that.

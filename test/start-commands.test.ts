@@ -37,3 +37,11 @@ describe.each(processes)('the $name start commands', ({ name, flags, env }) => {
     expect(stage).toContain(`NODE_OPTIONS="${flags.join(' ')}"`);
   });
 });
+
+describe('the worker image', () => {
+  test('serves its unauthenticated metrics on loopback unless told otherwise, and does not expose the port', () => {
+    const stage = imageStage('worker');
+    expect(stage).toContain('ENV WORKER_METRICS_BIND_ADDRESS=127.0.0.1:9464');
+    expect(stage).not.toMatch(/WORKER_METRICS_BIND_ADDRESS=0\.0\.0\.0|EXPOSE 9464/);
+  });
+});

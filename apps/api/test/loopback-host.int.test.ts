@@ -6,9 +6,15 @@ import { startStack, type TestStack } from '../../../test/harness';
 const API_KEY = 'management-key-0123456789abcdefghijkl';
 
 /** A real HTTP request with the Host header a browser would send for the page's own name. */
-function get(port: number, path: string, host: string): Promise<{ status: number; type: string; body: string }> {
+function get(
+  port: number,
+  path: string,
+  host: string,
+  extra: { method?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; type: string; body: string }> {
   return new Promise((resolve, reject) => {
-    const call = request({ host: '127.0.0.1', port, path, method: 'GET', headers: { host } }, (response) => {
+    const headers = { host, ...extra.headers };
+    const call = request({ host: '127.0.0.1', port, path, method: extra.method ?? 'GET', headers }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));
@@ -38,14 +44,27 @@ describe('an API without keys (loopback dev mode)', () => {
   });
 
   test('refuses a request whose Host is another name, as a DNS-rebinding page would send', async () => {
-    for (const path of ['/v1/activities', '/healthz', '/v1/events/x']) {
-      const answer = await get(port, path, 'attacker.example');
+    for (const [method, path] of [
+      ['GET', '/v1/activities'],
+      ['GET', '/healthz'],
+      ['GET', '/readyz'],
+      ['GET', '/v1/events/x'],
+      ['POST', '/v1/webhooks/anything'],
+    ] as const) {
+      const answer = await get(port, path, 'attacker.example', { method });
       expect(answer.status, path).toBe(403);
       expect(answer.type).toContain('application/problem+json');
       const problem = JSON.parse(answer.body) as { errors: Array<{ path: string; message: string }> };
       expect(problem.errors[0]?.path).toBe('headers.host');
     }
     expect((await get(port, '/v1/activities', `attacker.example:${port}`)).status).toBe(403);
+  });
+
+  test('reads the Host header itself: X-Forwarded-Host does not get another name past the check', async () => {
+    const answer = await get(port, '/v1/activities', 'attacker.example', {
+      headers: { 'x-forwarded-host': 'localhost' },
+    });
+    expect(answer.status).toBe(403);
   });
 
   test('answers loopback names', async () => {

@@ -53,6 +53,12 @@ async function main(): Promise<void> {
     },
     'worker started',
   );
+  if (metricsAddress !== null && !/^(127\.\d+\.\d+\.\d+|localhost|\[::1\]):\d+$/.test(metricsAddress)) {
+    logger.warn(
+      { metrics: metricsAddress },
+      'WORKER_METRICS_BIND_ADDRESS is not loopback: /metrics has no authentication, so anyone who can reach that address can read it',
+    );
+  }
 
   // Temporal's Runtime installs SIGINT/SIGTERM handlers that shut the worker down gracefully.
   // If Temporal is already gone, that shutdown can wait on it for a long time: a signal

@@ -2,6 +2,7 @@ import type { Config } from '@activity-core/config';
 import type { Logger } from '@activity-core/contracts';
 import {
   createCancellationsRepository,
+  createEmitBudgetsRepository,
   createEventWaitsRepository,
   createDatabase,
   createDefinitionsRepository,
@@ -173,6 +174,7 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     maxHops: config.emit.maxHops,
     logger,
   });
+  const emitBudgets = createEmitBudgetsRepository(database.db);
   const activities = createActivities({
     runs,
     announcer,
@@ -180,6 +182,8 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     // Emitted events go through the same durable ingress as posted ones.
     emitEvent: (envelope, origin) => ingest.ingest(envelope, 'emitted', origin),
     emitMaxHops: config.emit.maxHops,
+    // Bounds a chain's breadth as EMIT_MAX_HOPS bounds its depth: counted in Postgres, exact across workers.
+    emitBudget: { limit: config.emit.maxPerRoot, claim: emitBudgets.claim },
     processScheduleTick: (input) => scheduleManager.processTick(input),
     // Rendered only inside the http task activity; never part of a workflow input.
     secrets: config.taskSecrets,

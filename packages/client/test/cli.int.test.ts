@@ -344,6 +344,30 @@ describe('activity-core runs and explain', () => {
     expect(unknown.stderr).toContain('event dac-never-sent was never accepted');
   });
 
+  test("explain event shows a sender's control characters as escapes, never raw, and --output json keeps the value", async () => {
+    // A clear-screen, a one-character CSI and a right-to-left override, as a hostile sender could put in `source`.
+    const source = 'shop\u001b[2J\u009b31m\u202e';
+    const posted = await client.events.send({
+      event_id: 'cli-escapes-1',
+      event_type: 'cli.escapes',
+      source,
+      occurred_at: '2026-03-01T09:00:00Z',
+      data: {},
+    });
+    expect(posted.status).toBe('accepted');
+
+    const ran = await cli(['explain', 'event', 'cli-escapes-1']);
+    expect(ran.code).toBe(0);
+    // eslint-disable-next-line no-control-regex
+    expect(ran.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+    expect(ran.stdout).toContain('from shop\\x1b[2J\\x9b31m\\u202e · accepted ');
+
+    const asJson = await cli(['explain', 'event', 'cli-escapes-1', '--output', 'json']);
+    expect(asJson.stdout).not.toMatch(/[\u009b\u202e]/);
+    expect(asJson.stdout).not.toContain('\u001b');
+    expect(JSON.parse(asJson.stdout).envelope.source).toBe(source);
+  });
+
   test('explain fire says why a fire time did or did not run', async () => {
     const report = await client.activities.create({
       name: 'dac-hourly',

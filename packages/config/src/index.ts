@@ -391,6 +391,12 @@ export const ConfigSchema = z
      * that began the chain; an emit past it fails its task. @default 8
      */
     EMIT_MAX_HOPS: z.coerce.number().int().min(1).max(1000).default(8),
+    /**
+     * Most events emit_event tasks may emit from one root event (the external
+     * event, cron or manual run that began the chain), over all hops and all
+     * definitions; an emit past it fails its task. @default 500
+     */
+    EMIT_MAX_PER_ROOT: z.coerce.number().int().min(1).max(1_000_000).default(500),
     /** @default "info" */
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** `json` (one JSON object a line, for log collectors) or `pretty` (colored, for a terminal; needs pino-pretty). @default "json" */
@@ -703,8 +709,8 @@ export const ConfigSchema = z
     },
     /** What each scoped ingest key may send, by key id. */
     ingestKeyScopes: env.INGEST_KEY_SCOPES as Readonly<Record<string, IngestKeyScope>>,
-    /** Worker only: the emit_event hop limit (EMIT_MAX_HOPS). */
-    emit: { maxHops: env.EMIT_MAX_HOPS },
+    /** Worker only: the emit_event hop limit (EMIT_MAX_HOPS) and per-root budget (EMIT_MAX_PER_ROOT). */
+    emit: { maxHops: env.EMIT_MAX_HOPS, maxPerRoot: env.EMIT_MAX_PER_ROOT },
     logLevel: env.LOG_LEVEL,
     logFormat: env.LOG_FORMAT,
     /** OpenTelemetry traces over OTLP/HTTP (OTEL_*); null: off. */

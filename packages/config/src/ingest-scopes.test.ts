@@ -14,10 +14,12 @@ describe('key ids', () => {
 });
 
 describe('INGEST_KEY_SCOPES', () => {
-  test('defaults to no scopes, and EMIT_MAX_HOPS to 8', () => {
+  test('defaults to no scopes, EMIT_MAX_HOPS to 8 and EMIT_MAX_PER_ROOT to 500', () => {
     const config = loadConfig(base);
     expect(config.ingestKeyScopes).toEqual({});
-    expect(config.emit).toEqual({ maxHops: 8 });
+    expect(config.emit).toEqual({ maxHops: 8, maxPerRoot: 500 });
+    expect(loadConfig({ ...base, EMIT_MAX_PER_ROOT: '20' }).emit.maxPerRoot).toBe(20);
+    expect(() => loadConfig({ ...base, EMIT_MAX_PER_ROOT: '0' })).toThrow(/EMIT_MAX_PER_ROOT/);
     expect(loadConfig({ ...base, EMIT_MAX_HOPS: '3' }).emit.maxHops).toBe(3);
     expect(() => loadConfig({ ...base, EMIT_MAX_HOPS: '0' })).toThrow(/EMIT_MAX_HOPS/);
   });

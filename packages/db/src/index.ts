@@ -101,3 +101,10 @@ export {
   type AuditRow,
   type NewAuditRow,
 } from './repositories/audit-repository';
+export {
+  createEmitBudgetsRepository,
+  type EmitBudgetsRepository,
+  type EmitClaim,
+  type EmitClaimResult,
+  type EmitRoot,
+} from './repositories/emit-budgets-repository';

@@ -534,7 +534,7 @@ export const bulkReruns = pgTable(
  * Every change and operator action taken through the API: who (`actor`, a
  * credential label), what (`action` on `target_type`/`target_id`, the
  * activity it concerns), the answer (`outcome`, `status`) and the request id.
- * Append-only: triggers refuse UPDATE, DELETE and TRUNCATE (migration 0015).
+ * Append-only: triggers refuse UPDATE, DELETE and TRUNCATE (migration 0014).
  */
 export const auditLog = pgTable(
   'audit_log',
@@ -559,3 +559,34 @@ export const auditLog = pgTable(
     check('audit_log_outcome_ck', sql`${t.outcome} IN ('succeeded','refused','failed')`),
   ],
 );
+
+/**
+ * How many events `emit_event` tasks have emitted from one root event (the
+ * external event, cron or manual run at the start of a chain): the breadth
+ * bound EMIT_MAX_PER_ROOT is checked against `emitted` under this row's lock.
+ */
+export const emitBudgets = pgTable(
+  'emit_budgets',
+  {
+    rootSource: text('root_source').notNull(),
+    rootEventId: text('root_event_id').notNull(),
+    emitted: integer('emitted').notNull().default(0),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.rootSource, t.rootEventId] }),
+    check('emit_budgets_emitted_ck', sql`${t.emitted} >= 0`),
+  ],
+);
+
+/**
+ * The root of every emitted event that was counted: a retried emit finds its
+ * event here and is not counted twice, and an emit by a run that an emitted
+ * event triggered finds its chain's root.
+ */
+export const emittedEventRoots = pgTable('emitted_event_roots', {
+  eventId: text('event_id').primaryKey(),
+  rootSource: text('root_source').notNull(),
+  rootEventId: text('root_event_id').notNull(),
+  createdAt: createdAt(),
+});

@@ -1,6 +1,6 @@
 import type { ActivityCoreClient } from '../client';
 import { ActivityCoreNetworkError, ActivityCoreProblem } from '../problem';
-import type { OutputStream, Progress, Style } from './output';
+import { terminalSafe, type OutputStream, type Progress, type Style } from './output';
 
 /** What every command gets: the client, where to print, and how. */
 export interface CommandContext {
@@ -24,7 +24,8 @@ export function describeError(error: unknown, baseUrl: string): string {
     const lines = [`${error.status} ${error.title}${error.detail === undefined ? '' : `: ${error.detail}`}`];
     for (const issue of error.errors) lines.push(`  ${issue.path === '' ? '(request)' : issue.path}: ${issue.message}`);
     if (error.request_id !== undefined && error.status >= 500) lines.push(`  request id ${error.request_id}`);
-    return lines.join('\n');
+    // Details and messages may quote what a sender sent.
+    return lines.map(terminalSafe).join('\n');
   }
   if (error instanceof ActivityCoreNetworkError)
     return `cannot reach the API at ${baseUrl}: ${error.message} (set --url or ACTIVITY_CORE_URL)`;

@@ -106,3 +106,58 @@ export function duration(ms: number): string {
   if (minutes < 60) return `${minutes}m ${String(Math.floor((ms % 60_000) / 1000)).padStart(2, '0')}s`;
   return `${Math.floor(minutes / 60)}h ${String(minutes % 60).padStart(2, '0')}m`;
 }
+
+/**
+ * Characters a terminal may act on instead of showing: C0 controls (ESC
+ * starts colour, cursor, title and clipboard sequences; CR and BS overwrite
+ * what was printed), DEL, C1 controls (U+009B is a one-character CSI) and the
+ * bidirectional overrides and isolates that reorder a line.
+ */
+// eslint-disable-next-line no-control-regex
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+const UNSAFE_IN_JSON = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+const escaped = (char: string): string => {
+  const code = char.charCodeAt(0);
+  return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+};
+
+/** `text` with every character a terminal could act on shown as an escape (`\x1b`, `\u202e`), for human output. */
+export function terminalSafe(text: string): string {
+  return text.replace(UNSAFE, escaped);
+}
+
+/**
+ * A copy of an API answer with every string (and object key) made
+ * terminalSafe: for the human formats, where names, sources, error messages
+ * and details that a sender or a definition's author chose are printed.
+ */
+export function forTerminal<T>(value: T): T {
+  if (typeof value === 'string') return terminalSafe(value) as T;
+  if (Array.isArray(value)) return value.map((item: unknown) => forTerminal(item)) as T;
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [terminalSafe(key), forTerminal(item as unknown)]),
+    ) as T;
+  }
+  return value;
+}
+
+/**
+ * JSON with the characters JSON.stringify leaves raw that a terminal acts on
+ * (C1 controls, bidirectional controls) written as `\uXXXX` escapes: the same
+ * value to a parser, inert on a terminal. (It escapes C0 controls itself.)
+ */
+export function terminalSafeJson(value: unknown): string {
+  return `${JSON.stringify(value, null, 2).replace(UNSAFE_IN_JSON, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)}\n`;
+}
+
+/**
+ * YAML from the `yaml` package escapes C0 controls but leaves C1 and
+ * bidirectional controls raw: they are written as `\uXXXX` text. (A value
+ * holding one reads back differently; such characters have no use in a
+ * definition.)
+ */
+export function terminalSafeYaml(text: string): string {
+  return text.replace(UNSAFE_IN_JSON, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

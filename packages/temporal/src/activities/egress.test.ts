@@ -82,6 +82,18 @@ describe('the egress policy for http tasks', () => {
     expect(() => policy.checkHost(host)).toThrow(`a ${range} address`);
   });
 
+  test.each([
+    ['169.254.169.254', 'link-local'], // AWS, GCP, Azure, DigitalOcean, OpenStack metadata
+    ['169.254.170.2', 'link-local'], // AWS ECS task metadata
+    ['fd00:ec2::254', 'unique local (private)'], // AWS metadata over IPv6
+    ['fd20:ce::254', 'unique local (private)'], // GCP metadata over IPv6
+    ['168.63.129.16', 'cloud platform (Azure WireServer)'],
+    ['100.100.100.200', 'carrier-grade NAT'], // Alibaba Cloud metadata
+    ['192.0.0.192', 'IETF protocol assignments'], // Oracle Cloud metadata
+  ])('the cloud metadata or platform address %s is denied as %s', (host, range) => {
+    expect(() => policy.checkHost(host)).toThrow(`a ${range} address`);
+  });
+
   test.each(['64:ff9b::808:808', '64:ff9b::8.8.8.8', '2002:808:808::1', '::ffff:0:808:808'])(
     'an IPv6 address %s embedding a public IPv4 address is allowed',
     (host) => {

@@ -18,6 +18,8 @@ const DENIED_IPV4: Array<[string, number, string]> = [
   ['172.16.0.0', 12, 'private'],
   ['192.0.0.0', 24, 'IETF protocol assignments'],
   ['192.168.0.0', 16, 'private'],
+  // Azure's platform endpoint (WireServer: VM agent, health probes, DNS) is a public-looking address.
+  ['168.63.129.16', 32, 'cloud platform (Azure WireServer)'],
   ['198.18.0.0', 15, 'benchmarking'],
   ['224.0.0.0', 4, 'multicast'],
   ['240.0.0.0', 4, 'reserved or broadcast'],
@@ -127,6 +129,7 @@ export type Resolve = (
 /**
  * Where `http` tasks may connect. Denied by default: private (RFC 1918,
  * fc00::/7), loopback, link-local (cloud metadata at 169.254.169.254),
+ * Azure's platform address 168.63.129.16,
  * unspecified, carrier-grade NAT, multicast, broadcast and reserved
  * addresses, and Teredo and local-use NAT64 IPv6 prefixes; IPv6 addresses
  * that embed an IPv4 one (IPv4-mapped, IPv4-translated, NAT64 `64:ff9b::/96`,

@@ -8,7 +8,7 @@ import { createHttpTaskActivities, type HttpFetch } from './http-task';
 import { createRunRecordActivities } from './run-records';
 import type { RunOutcomeAnnouncer } from './run-outcome-events';
 import { createScheduleTickActivities, type ProcessScheduleTick } from './schedule-tick';
-import { createTaskControlActivities, type EmitEvent } from './task-control';
+import { createTaskControlActivities, type EmitBudget, type EmitEvent } from './task-control';
 import type { TaskSecretSource } from './task-secrets';
 
 export interface ActivityDeps {
@@ -17,6 +17,8 @@ export interface ActivityDeps {
   emitEvent: EmitEvent;
   /** Most emit_event steps between an emitted event and an external one (EMIT_MAX_HOPS). @default 8 */
   emitMaxHops?: number;
+  /** Counts emitted events per root event (EMIT_MAX_PER_ROOT); absent: no breadth bound (unit tests only). */
+  emitBudget?: EmitBudget;
   /** The schedule manager's tick processing (`@activity-core/schedule-manager`). */
   processScheduleTick: ProcessScheduleTick;
   /** Secrets `http` tasks may reference as `{{ secrets.NAME }}` (from `TASK_SECRET_<NAME>`). */
@@ -56,7 +58,7 @@ export {
 } from './http-task';
 export { EgressDeniedError, EgressPolicy, parseEgressAllowEntry } from './egress';
 export type { LogRunInput, RecordTaskInput } from './run-records';
-export type { EmitEvent } from './task-control';
+export { EMIT_BUDGET_EXCEEDED, type EmitBudget, type EmitEvent } from './task-control';
 export type { EventWaitAnswer, RegisterEventWaitInput } from './event-waits';
 export type { RequestConcurrencySlotInput, RequestConcurrencySlotResult, RequestOverlapSlotInput } from './concurrency';
 export {

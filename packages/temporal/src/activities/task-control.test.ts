@@ -2,7 +2,14 @@ import type { EventEnvelope, RunContext } from '@activity-core/contracts';
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { describe, expect, test } from 'vitest';
-import { createTaskControlActivities, EMIT_HOPS_EXCEEDED, emittedHops, type EmitEvent } from './task-control';
+import {
+  createTaskControlActivities,
+  EMIT_BUDGET_EXCEEDED,
+  EMIT_HOPS_EXCEEDED,
+  emittedHops,
+  type EmitBudget,
+  type EmitEvent,
+} from './task-control';
 
 const envelope: EventEnvelope = {
   event_id: 'emit-run-1-0',
@@ -70,5 +77,76 @@ describe('emit_event hop counting', () => {
     const { activities } = activitiesRecording();
     await activities.emitEvent({ envelope, context: contextWith(7) });
     await expect(activities.emitEvent({ envelope, context: contextWith(8) })).rejects.toThrow(/EMIT_MAX_HOPS is 8/);
+  });
+});
+
+describe('emit_event budget per root', () => {
+  function withBudget(granted: boolean) {
+    const claims: Parameters<EmitBudget['claim']>[0][] = [];
+    const calls: EventEnvelope[] = [];
+    const activities = createTaskControlActivities({
+      client: {} as Client,
+      emitEvent: async (emitted) => {
+        calls.push(emitted);
+        return { status: 'accepted', runs: [] };
+      },
+      emitBudget: {
+        limit: 4,
+        claim: async (input) => {
+          claims.push(input);
+          return { granted, root: { source: 'shop', eventId: 'order-1' }, emitted: granted ? 1 : 4 };
+        },
+      },
+    });
+    return { activities, claims, calls };
+  }
+  const triggered = (hops?: number): RunContext => ({
+    ...contextWith(hops),
+    event: {
+      event_id: 'order-1',
+      event_type: 'order.paid',
+      source: 'shop',
+      occurred_at: '2026-03-01T09:00:00Z',
+      data: {},
+    },
+  });
+
+  test('an emit claims its event id against the event that triggered the run, saying whether that event was itself emitted', async () => {
+    const { activities, claims, calls } = withBudget(true);
+    await activities.emitEvent({ envelope, context: triggered() });
+    await activities.emitEvent({ envelope, context: triggered(2) });
+    expect(claims).toEqual([
+      { eventId: 'emit-run-1-0', trigger: { source: 'shop', eventId: 'order-1' }, triggerEmitted: false, limit: 4 },
+      { eventId: 'emit-run-1-0', trigger: { source: 'shop', eventId: 'order-1' }, triggerEmitted: true, limit: 4 },
+    ]);
+    expect(calls).toHaveLength(2);
+  });
+
+  test('a run without a triggering event is its own root', async () => {
+    const { activities, claims } = withBudget(true);
+    await activities.emitEvent({ envelope, context: contextWith() });
+    expect(claims[0]).toMatchObject({
+      trigger: { source: 'activity-core:run', eventId: 'run-1' },
+      triggerEmitted: false,
+    });
+  });
+
+  test('a refused claim fails the task without retry, naming the root and the limit, and emits nothing', async () => {
+    const { activities, calls } = withBudget(false);
+    const refused = await activities.emitEvent({ envelope, context: triggered() }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ApplicationFailure);
+    expect((refused as ApplicationFailure).nonRetryable).toBe(true);
+    expect((refused as ApplicationFailure).type).toBe(EMIT_BUDGET_EXCEEDED);
+    expect((refused as ApplicationFailure).message).toContain('root event order-1 (source shop)');
+    expect((refused as ApplicationFailure).message).toContain('EMIT_MAX_PER_ROOT is 4');
+    expect(calls).toHaveLength(0);
+  });
+
+  test('an emit whose data does not render claims nothing', async () => {
+    const { activities, claims } = withBudget(true);
+    await expect(
+      activities.emitEvent({ envelope: { ...envelope, data: { n: '{{nope.x}}' } }, context: triggered() }),
+    ).rejects.toThrow();
+    expect(claims).toHaveLength(0);
   });
 });

@@ -19,6 +19,26 @@ export const DEFAULT_EMIT_MAX_HOPS = 8;
 /** The failure type a task records when its emit would exceed the hop limit. */
 export const EMIT_HOPS_EXCEEDED = 'emit_hops_exceeded';
 
+/** The failure type a task records when its chain's root event has emitted EMIT_MAX_PER_ROOT events. */
+export const EMIT_BUDGET_EXCEEDED = 'emit_budget_exceeded';
+
+/** Source of the root of a chain that began with a cron or manual run (reserved: no sender may use it). */
+export const RUN_ROOT_SOURCE = 'activity-core:run';
+
+/**
+ * Counts an emitted event against its chain's root (`@activity-core/db`'s
+ * emit budgets): granted, or refused because the root has emitted `limit`.
+ */
+export type EmitBudget = {
+  limit: number;
+  claim: (input: {
+    eventId: string;
+    trigger: { source: string; eventId: string };
+    triggerEmitted: boolean;
+    limit: number;
+  }) => Promise<{ granted: boolean; root: { source: string; eventId: string }; emitted: number }>;
+};
+
 /**
  * The hop count an event emitted by this run gets: one more than the event
  * that triggered the run (external events, cron and manual runs count 0;
@@ -31,7 +51,12 @@ export function emittedHops(context: Pick<RunContext, 'run'>): number {
 /**
  * Activities the task layer needs besides the task handlers themselves.
  */
-export function createTaskControlActivities(deps: { client: Client; emitEvent: EmitEvent; emitMaxHops?: number }) {
+export function createTaskControlActivities(deps: {
+  client: Client;
+  emitEvent: EmitEvent;
+  emitMaxHops?: number;
+  emitBudget?: EmitBudget;
+}) {
   const maxHops = deps.emitMaxHops ?? DEFAULT_EMIT_MAX_HOPS;
   return {
     /**
@@ -78,6 +103,28 @@ export function createTaskControlActivities(deps: { client: Client; emitEvent: E
       } catch (error) {
         if (error instanceof TemplateError) throw ApplicationFailure.nonRetryable(error.message, 'template_error');
         throw error;
+      }
+      if (deps.emitBudget !== undefined) {
+        const { limit, claim } = deps.emitBudget;
+        const event = input.context.event;
+        // Before the ingest: an emit past the budget stores nothing. Keyed by the emitted event's id, so a
+        // retried attempt of this task is granted again without being counted twice.
+        const claimed = await claim({
+          eventId: input.envelope.event_id,
+          trigger:
+            event === undefined
+              ? { source: RUN_ROOT_SOURCE, eventId: input.context.run.run_id }
+              : { source: event.source, eventId: event.event_id },
+          triggerEmitted: event !== undefined && (input.context.run.event_hops ?? 0) > 0,
+          limit,
+        });
+        if (!claimed.granted) {
+          throw ApplicationFailure.nonRetryable(
+            `emit_event refused: root event ${claimed.root.eventId} (source ${claimed.root.source}) has already emitted ` +
+              `${claimed.emitted} events; EMIT_MAX_PER_ROOT is ${limit} (are activities fanning out into each other?)`,
+            EMIT_BUDGET_EXCEEDED,
+          );
+        }
       }
       try {
         const outcome = await deps.emitEvent(

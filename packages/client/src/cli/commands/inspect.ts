@@ -6,13 +6,12 @@ import { NotFoundProblem } from '../../problem';
 import type { StoredEvent } from '../../schemas';
 import { type CommandContext, UsageError } from '../context';
 import { EXIT } from '../help';
-import { duration, table, type Style } from '../output';
+import { duration, forTerminal, table, terminalSafe, terminalSafeJson, terminalSafeYaml, type Style } from '../output';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function json(value: unknown): string {
-  return `${JSON.stringify(value, null, 2)}\n`;
-}
+// Sent by whoever posted the event or wrote the definition: never to a terminal raw.
+const json = terminalSafeJson;
 
 function outputFormat(value: string | undefined, allowed: readonly string[]): string {
   const format = value ?? allowed[0]!;
@@ -64,15 +63,16 @@ export async function get(
 ): Promise<number> {
   if (options.name === undefined) throw new UsageError('get needs an activity name');
   const format = outputFormat(options.output, ['yaml', 'json']);
-  const record = await resolveActivity(context, options.name);
+  const fetched = await resolveActivity(context, options.name);
   if (format === 'json') {
-    context.out.write(json(record));
+    context.out.write(json(fetched));
     return EXIT.ok;
   }
+  const record = forTerminal(fetched);
   context.out.write(
     `# activity ${record.name} · id ${record.id} · version ${record.version} · updated ${record.updated_at}\n`,
   );
-  context.out.write(stringify(record.definition, { lineWidth: 0 }));
+  context.out.write(terminalSafeYaml(stringify(fetched.definition, { lineWidth: 0 })));
   return EXIT.ok;
 }
 
@@ -85,16 +85,17 @@ export async function list(
   const format = outputFormat(options.output, ['table', 'json']);
   if (options.enabled !== undefined && options.enabled !== 'true' && options.enabled !== 'false')
     throw new UsageError(`--enabled must be true or false, got ${options.enabled}`);
-  const records = await collect(
+  const fetched = await collect(
     context.client.activities.listAll({
       limit: 200,
       ...(options.enabled === undefined ? {} : { enabled: options.enabled === 'true' }),
     }),
   );
   if (format === 'json') {
-    context.out.write(json(records));
+    context.out.write(json(fetched));
     return EXIT.ok;
   }
+  const records = forTerminal(fetched);
   const { style } = context;
   const rows = records.map((record) => [
     record.name,
@@ -149,7 +150,7 @@ export async function runs(options: RunsOptions, context: CommandContext): Promi
     throw new UsageError(`--limit must be a positive integer, got ${options.limit}`);
 
   const activity = options.activity === undefined ? undefined : await resolveActivity(context, options.activity);
-  const found = await collect(
+  const fetched = await collect(
     client.runs.listAll({
       limit: Math.min(limit, 200),
       ...(activity === undefined ? {} : { activity_id: activity.id }),
@@ -160,11 +161,12 @@ export async function runs(options: RunsOptions, context: CommandContext): Promi
     limit,
   );
   if (format === 'json') {
-    out.write(json(found));
+    out.write(json(fetched));
     return EXIT.ok;
   }
+  const found = forTerminal(fetched);
   const names = new Map(
-    (await collect(client.activities.listAll({ limit: 200 }))).map((record) => [record.id, record.name]),
+    forTerminal(await collect(client.activities.listAll({ limit: 200 }))).map((record) => [record.id, record.name]),
   );
   const rows = found.map((run) => [
     run.run_id,
@@ -185,14 +187,15 @@ export async function runs(options: RunsOptions, context: CommandContext): Promi
 
 async function showRun(runId: string, format: string, context: CommandContext): Promise<number> {
   const { client, out, style } = context;
-  const run = await client.runs.get(runId);
+  const fetched = await client.runs.get(runId);
   if (format === 'json') {
-    out.write(json(run));
+    out.write(json(fetched));
     return EXIT.ok;
   }
+  const run = forTerminal(fetched);
   let activityName: string = run.activity_id;
   try {
-    activityName = (await client.activities.get(run.activity_id)).name;
+    activityName = terminalSafe((await client.activities.get(run.activity_id)).name);
   } catch (error) {
     if (!(error instanceof NotFoundProblem)) throw error;
   }
@@ -304,11 +307,13 @@ async function explainEvent(
     }
     throw error;
   }
-  const focus = activityName === undefined ? undefined : await resolveActivity(context, activityName);
+  const resolved = activityName === undefined ? undefined : await resolveActivity(context, activityName);
   if (format === 'json') {
     out.write(json(event));
     return EXIT.ok;
   }
+  event = forTerminal(event);
+  const focus = forTerminal(resolved);
   const { envelope } = event;
   out.write(
     `event ${style.bold(event.event_id)} · ${envelope.event_type} from ${envelope.source} · accepted ${event.received_at} · ${event.routing_state}\n`,
@@ -362,12 +367,14 @@ async function explainFire(
   context: CommandContext,
 ): Promise<number> {
   const { client, out, style } = context;
-  const activity = await resolveActivity(context, activityName);
-  const answer = await client.schedules.explain(activity.id, scheduledFor);
+  const resolved = await resolveActivity(context, activityName);
+  const fetched = await client.schedules.explain(resolved.id, scheduledFor);
   if (format === 'json') {
-    out.write(json(answer));
+    out.write(json(fetched));
     return EXIT.ok;
   }
+  const activity = forTerminal(resolved);
+  const answer = forTerminal(fetched);
   out.write(`${style.bold(activity.name)} at ${answer.scheduled_for}: ${answer.explanation}\n`);
   if (answer.fires.length > 0) {
     out.write('\n');
