@@ -180,6 +180,9 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     // Emitted events go through the same durable ingress as posted ones.
     emitEvent: (envelope, origin) => ingest.ingest(envelope, 'emitted', origin),
     emitMaxHops: config.emit.maxHops,
+    ...(config.concurrency.queueMaxBytes === undefined
+      ? {}
+      : { concurrencyQueueMaxBytes: config.concurrency.queueMaxBytes }),
     processScheduleTick: (input) => scheduleManager.processTick(input),
     // Rendered only inside the http task activity; never part of a workflow input.
     secrets: config.taskSecrets,

@@ -17,6 +17,8 @@ export interface ActivityDeps {
   emitEvent: EmitEvent;
   /** Most emit_event steps between an emitted event and an external one (EMIT_MAX_HOPS). @default 8 */
   emitMaxHops?: number;
+  /** The byte bound of a concurrency queue (CONCURRENCY_QUEUE_MAX_BYTES); absent: the coordinator's default. */
+  concurrencyQueueMaxBytes?: number;
   /** The schedule manager's tick processing (`@activity-core/schedule-manager`). */
   processScheduleTick: ProcessScheduleTick;
   /** Secrets `http` tasks may reference as `{{ secrets.NAME }}` (from `TASK_SECRET_<NAME>`). */
