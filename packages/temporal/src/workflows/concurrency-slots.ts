@@ -35,7 +35,7 @@ const TEMPORAL_PAYLOAD_LIMIT_BYTES = 2 * 1024 * 1024;
  */
 export const DEFAULT_MAX_QUEUE_BYTES = TEMPORAL_PAYLOAD_LIMIT_BYTES / 2;
 
-const ASCII = /^[\x00-\x7f]*$/;
+const ASCII = /^[^\u0080-\uffff]*$/;
 
 /** What one queued id adds to the state's JSON: its UTF-8 bytes, two quotes and a comma. */
 export function queuedBytes(id: string): number {
