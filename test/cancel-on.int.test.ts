@@ -126,6 +126,62 @@ describe('cancel_on', () => {
     // Clean up the long run.
     await stack.api.server.inject({ method: 'POST', url: `/v1/runs/${runB}/cancel` });
   });
+
+  test('an entry naming its sources ignores the same cancellation from another source: nothing is scanned or cancelled', async () => {
+    const refused = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/activities',
+      payload: {
+        name: 'bad-cancel-sources',
+        triggers: [
+          {
+            type: 'event',
+            event_type: 'order.created',
+            cancel_on: [{ event_type: 'order.cancelled', sources: [], match: MATCH }],
+          },
+        ],
+        tasks: [{ type: 'noop' }],
+      },
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().errors[0].path).toBe('triggers[0].cancel_on[0].sources');
+
+    const registered = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/activities',
+      payload: {
+        name: 'ship-order',
+        triggers: [
+          {
+            type: 'event',
+            event_type: 'order.shipped',
+            cancel_on: [{ event_type: 'order.recalled', sources: ['warehouse', 'shop'], match: MATCH }],
+          },
+        ],
+        tasks: [{ type: 'delay', config: { duration: '1h' } }],
+      },
+    });
+    expect(registered.statusCode, registered.body).toBe(201);
+    const runS = await startRun('evt_shipped_s', 'S', 'order.shipped');
+
+    // The same type and order from a source the entry does not name (any key allowed the type could send it).
+    const forged = { ...order('evt_recall_forged', 'order.recalled', 'S'), source: 'forger' };
+    expect((await post(forged)).statusCode).toBe(202);
+    const ignored = await waitFor('the forged event routed', async () => {
+      const log = await getJson('/v1/events/evt_recall_forged');
+      return log.routing_state === 'routed' ? log : undefined;
+    });
+    expect(ignored.cancel_on).toEqual({ scans: [], cancellations: [] });
+    expect((await getJson(`/v1/runs/${runS}`)).status).toBe('running');
+
+    // From a named source it cancels.
+    expect((await post(order('evt_recall_shop', 'order.recalled', 'S'))).statusCode).toBe(202);
+    const cancelled = await waitFor('run S cancelled', async () => {
+      const run = await getJson(`/v1/runs/${runS}`);
+      return run.status === 'cancelled' ? run : undefined;
+    });
+    expect(cancelled.cancelled_by_event).toBe('evt_recall_shop');
+  });
 });
 
 describe('cancel_on and a concurrency limit', () => {

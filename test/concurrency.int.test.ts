@@ -317,3 +317,53 @@ describe('concurrency limits across a worker crash', () => {
     }
   }, 120_000);
 });
+
+describe('a concurrency queue with a byte bound', () => {
+  // `activity-{uuid}:bound-N` is 53 bytes, 56 in the queue's JSON: two runs fit in 120 bytes, a third does not.
+  const QUEUE_MAX_BYTES = 120;
+  let stack: TestStack;
+  beforeAll(async () => {
+    stack = await startStack({ env: { CONCURRENCY_QUEUE_MAX_BYTES: String(QUEUE_MAX_BYTES) } });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  test('a run that would take the queue past its bound is skipped with the reason, visible in the API; the queued runs still run', async () => {
+    const gated = await startGatedTarget();
+    try {
+      const id = await register(stack, 'conc-bound', `${gated.target.url}/work`, { limit: 1 });
+      await post(stack, 'conc-bound', 'bound-1');
+      await waitFor('the first run to call the target', async () =>
+        gated.target.requests.length === 1 ? true : undefined,
+      );
+      for (const eventId of ['bound-2', 'bound-3']) {
+        await post(stack, 'conc-bound', eventId);
+        await untilStatus(stack, id, eventId, 'waiting_for_slot');
+      }
+      await post(stack, 'conc-bound', 'bound-4');
+      expect(await resultOf(stack, id, 'bound-4')).toMatchObject({ status: 'skipped', tasks: [] });
+      const run = await stack.api.server.inject({
+        method: 'GET',
+        url: `/v1/runs/${runIdFor(`activity-${id}:bound-4`)}`,
+      });
+      expect(run.json()).toMatchObject({
+        status: 'skipped',
+        error: {
+          type: 'concurrency_limit',
+          message: `the concurrency limit of 1 was reached (1 running) and its queue is full: 2 runs wait (112 of at most ${QUEUE_MAX_BYTES} bytes of run ids)`,
+        },
+      });
+      gated.open();
+      for (const eventId of ['bound-1', 'bound-2', 'bound-3'])
+        expect(await resultOf(stack, id, eventId)).toMatchObject({ status: 'succeeded' });
+      expect(gated.eventsCalled()).toEqual(['bound-1', 'bound-2', 'bound-3']);
+      // The coordinator's shape with the bound (its patch marker): a golden history of its own.
+      const coordinator = stack.client.workflow.getHandle(concurrencyCoordinatorWorkflowId(id, ''));
+      await recordGoldenHistory('concurrency-coordinator', await coordinator.fetchHistory(), coordinator.workflowId);
+    } finally {
+      gated.open();
+      await gated.target.close();
+    }
+  });
+});

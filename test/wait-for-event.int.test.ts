@@ -198,6 +198,52 @@ describe('wait_for_event', () => {
     await replayAndRecord('task-workflow-wait-for-event-matched', waitId);
   });
 
+  test('a wait naming its sources is not ended by the matching event from another source, only by one from a named source', async () => {
+    const refused = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/activities',
+      payload: {
+        name: 'bad-wait-sources',
+        triggers: [{ type: 'event', event_type: 'order.created' }],
+        tasks: [{ type: 'wait_for_event', config: { event_type: 'order.paid', sources: [''], timeout: '1h' } }],
+      },
+    });
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().errors[0].path).toBe('tasks[0].config.sources[0]');
+
+    const registered = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/activities',
+      payload: {
+        name: 'await-settlement',
+        triggers: [{ type: 'event', event_type: 'order.booked' }],
+        tasks: [
+          {
+            type: 'wait_for_event',
+            config: { event_type: 'order.settled', sources: ['payments'], match: MATCH, timeout: '1h' },
+          },
+        ],
+      },
+    });
+    expect(registered.statusCode, registered.body).toBe(201);
+    const runF = await startWaitingRun('evt_booked_f', 'order.booked', 'F');
+
+    // The same type and order from another source (any key allowed the type could send it): not a candidate.
+    expect((await post(order('evt_settled_forged', 'order.settled', 'F'))).statusCode).toBe(202);
+    const ignored = await waitFor('the forged event routed', async () => {
+      const log = await getJson('/v1/events/evt_settled_forged');
+      return log.routing_state === 'routed' ? log : undefined;
+    });
+    expect(ignored.waits).toEqual({ scan: null, resumed: [] });
+    expect((await getJson(`/v1/runs/${runF}`)).tasks[0].wait.status).toBe('waiting');
+
+    const settled = { ...order('evt_settled_payments', 'order.settled', 'F'), source: 'payments' };
+    expect((await post(settled)).statusCode).toBe(202);
+    const run = await runEnded(runF);
+    expect(run.status).toBe('succeeded');
+    expect(run.tasks[0].wait).toMatchObject({ status: 'matched', matched_event_id: 'evt_settled_payments' });
+  });
+
   test('an event accepted before the wait began does not end it', async () => {
     await register('await-payment-late', '1h', 'order.placed');
     expect((await post(order('evt_paid_early', 'order.paid', 'E'))).statusCode).toBe(202);

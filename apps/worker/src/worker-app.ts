@@ -184,6 +184,9 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     emitMaxHops: config.emit.maxHops,
     // Bounds a chain's breadth as EMIT_MAX_HOPS bounds its depth: counted in Postgres, exact across workers.
     emitBudget: { limit: config.emit.maxPerRoot, claim: emitBudgets.claim },
+    ...(config.concurrency.queueMaxBytes === undefined
+      ? {}
+      : { concurrencyQueueMaxBytes: config.concurrency.queueMaxBytes }),
     processScheduleTick: (input) => scheduleManager.processTick(input),
     // Rendered only inside the http task activity; never part of a workflow input.
     secrets: config.taskSecrets,

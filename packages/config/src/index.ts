@@ -397,6 +397,18 @@ export const ConfigSchema = z
      * definitions; an emit past it fails its task. @default 500
      */
     EMIT_MAX_PER_ROOT: z.coerce.number().int().min(1).max(1_000_000).default(500),
+    /**
+     * Most bytes of run ids one concurrency queue holds (on_limit: queue); a
+     * run beyond it is skipped with the reason. At most (and by default) half
+     * of Temporal's 2 MiB payload limit, as the queue is carried across
+     * continue-as-new in one payload.
+     */
+    CONCURRENCY_QUEUE_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(1024 * 1024)
+      .optional(),
     /** @default "info" */
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** `json` (one JSON object a line, for log collectors) or `pretty` (colored, for a terminal; needs pino-pretty). @default "json" */
@@ -711,6 +723,8 @@ export const ConfigSchema = z
     ingestKeyScopes: env.INGEST_KEY_SCOPES as Readonly<Record<string, IngestKeyScope>>,
     /** Worker only: the emit_event hop limit (EMIT_MAX_HOPS) and per-root budget (EMIT_MAX_PER_ROOT). */
     emit: { maxHops: env.EMIT_MAX_HOPS, maxPerRoot: env.EMIT_MAX_PER_ROOT },
+    /** Worker only: the byte bound of a concurrency queue (CONCURRENCY_QUEUE_MAX_BYTES); undefined: the default. */
+    concurrency: { queueMaxBytes: env.CONCURRENCY_QUEUE_MAX_BYTES },
     logLevel: env.LOG_LEVEL,
     logFormat: env.LOG_FORMAT,
     /** OpenTelemetry traces over OTLP/HTTP (OTEL_*); null: off. */

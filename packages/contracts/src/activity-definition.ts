@@ -98,10 +98,33 @@ export const CancelMatchExpression = compiledExpression('match', compileMatchExp
 /** Most `cancel_on` entries one event trigger may have. */
 export const MAX_CANCEL_ON_ENTRIES = 10;
 
+/** Most sources one `cancel_on` entry or `wait_for_event` task may accept. */
+export const MAX_ACCEPTED_SOURCES = 20;
+
+/**
+ * The sources whose events a `cancel_on` entry or a `wait_for_event` task
+ * accepts, each exact (as a trigger's `source`): an event from any other
+ * source is not looked at, so only a key allowed one of these sources can
+ * cancel or wake a run. Absent: any source.
+ */
+export const AcceptedSources = z
+  .array(z.string().min(1).max(500))
+  .min(1)
+  .max(MAX_ACCEPTED_SOURCES)
+  .meta({
+    description: `The exact sources (1 to ${MAX_ACCEPTED_SOURCES}) whose events are accepted; an event from any other source is ignored. Absent: any source.`,
+  });
+
+/** Whether an event from `source` is one `sources` accepts (absent: every source). */
+export function acceptsSource(sources: readonly string[] | undefined, source: string): boolean {
+  return sources === undefined || sources.includes(source);
+}
+
 /**
  * An event that cancels running runs this trigger started: an event of type
- * `event_type` (exact, no wildcard) for which `match` is true against a run's
- * trigger event cancels that run. See docs/cancel-on.md.
+ * `event_type` (exact, no wildcard), from one of `sources` when given, for
+ * which `match` is true against a run's trigger event cancels that run. See
+ * docs/cancel-on.md.
  */
 export const CancelOn = z
   .object({
@@ -110,6 +133,7 @@ export const CancelOn = z
       .min(1)
       .max(200)
       .regex(/^[A-Za-z0-9][A-Za-z0-9_.:/-]*$/, 'must be an exact event type (order.cancelled)'),
+    sources: AcceptedSources.optional(),
     match: CancelMatchExpression,
   })
   .strict();
@@ -331,6 +355,8 @@ export const WaitForEventTaskConfig = z
       .min(1)
       .max(200)
       .regex(/^[A-Za-z0-9][A-Za-z0-9_.:/-]*$/, 'must be an exact event type (order.paid)'),
+    /** When set, only events from one of these sources are matched against the wait. */
+    sources: AcceptedSources.optional(),
     /** When absent, the first event of the type ends the wait. */
     match: WaitMatchExpression.optional(),
     /** How long to wait, 1s to 365d. */

@@ -22,6 +22,16 @@ describe('a wait_for_event task', () => {
     expect(issuePaths({ event_type: 'order.paid', timeout: '365d' })).toEqual([]);
   });
 
+  it('takes 1 to 20 exact sources, and refuses an empty list, an empty source or more than 20, naming the field', () => {
+    expect(issuePaths({ event_type: 'order.paid', sources: ['payments', 'shop'], timeout: '1h' })).toEqual([]);
+    expect(issuePaths({ event_type: 'order.paid', sources: [], timeout: '1h' })).toEqual(['tasks.1.config.sources']);
+    expect(issuePaths({ event_type: 'order.paid', sources: [''], timeout: '1h' })).toEqual([
+      'tasks.1.config.sources.0',
+    ]);
+    const many = Array.from({ length: 21 }, (_, i) => `source-${i}`);
+    expect(issuePaths({ event_type: 'order.paid', sources: many, timeout: '1h' })).toEqual(['tasks.1.config.sources']);
+  });
+
   it('refuses a match expression that does not compile, naming the field', () => {
     for (const match of ['event.data.id ==', 'data.id == 1', '"text"'])
       expect(issuePaths({ event_type: 'order.paid', match, timeout: '1h' }), match).toEqual(['tasks.1.config.match']);

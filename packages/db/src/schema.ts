@@ -273,6 +273,8 @@ export const eventWaits = pgTable(
     activityId: uuid('activity_id').notNull(),
     taskIndex: integer('task_index').notNull(),
     eventType: text('event_type').notNull(),
+    /** The only sources whose events are matched against the wait (migration 0016); null: any source. */
+    sources: text('sources').array(),
     match: text('match'),
     /** The run's trigger event (what `trigger.event` reads); null for runs not started by an event. */
     triggerEvent: jsonb('trigger_event'),

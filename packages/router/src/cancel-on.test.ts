@@ -36,6 +36,41 @@ describe('cancel_on decisions', () => {
     expect(cancelWatchers(index, 'order.created')).toEqual([]);
   });
 
+  it('keep, for an event from a given source, only the entries that accept it', () => {
+    const guarded = {
+      ...definition,
+      id: '00000000-0000-4000-8000-000000000002',
+      definition: {
+        triggers: [
+          {
+            type: 'event',
+            event_type: 'order.created',
+            cancel_on: [
+              { event_type: 'order.cancelled', sources: ['shop', 'support'], match: 'true' },
+              { event_type: 'order.cancelled', sources: ['support'], match: 'false' },
+            ],
+          },
+        ],
+      } as unknown as Pick<ActivityDefinition, 'triggers'>,
+    };
+    const both = buildDefinitionIndex([definition, guarded]);
+    const entriesFor = (source?: string) =>
+      cancelWatchers(both, 'order.cancelled', source).map((watcher) => [
+        watcher.id,
+        watcher.entries.map((entry) => entry.entryIndex),
+      ]);
+    expect(entriesFor('shop')).toEqual([
+      [definition.id, [0]],
+      [guarded.id, [0]],
+    ]);
+    expect(entriesFor('support')).toEqual([
+      [definition.id, [0]],
+      [guarded.id, [0, 1]],
+    ]);
+    expect(entriesFor('forger')).toEqual([[definition.id, [0]]]);
+    expect(entriesFor()).toEqual(entriesFor('support'));
+  });
+
   it('cancel only the runs whose trigger event matches, and count runs the expression fails on', () => {
     const [watcher] = cancelWatchers(index, 'order.cancelled');
     const decision = decideCancellations(watcher!, envelope('c1', 'order.cancelled', { order_id: 'A' }), [

@@ -1,4 +1,10 @@
-import type { EventEnvelope, EventTrigger, Logger, Trigger } from '@activity-core/contracts';
+import {
+  acceptsSource,
+  type EventEnvelope,
+  type EventTrigger,
+  type Logger,
+  type Trigger,
+} from '@activity-core/contracts';
 import type {
   CancelCandidate,
   CancelCandidateCursor,
@@ -38,6 +44,8 @@ interface WatchEntry {
   triggerIndex: number;
   entryIndex: number;
   trigger: EventTrigger;
+  /** The sources whose events this entry accepts; undefined: any. */
+  sources: readonly string[] | undefined;
   match: string;
 }
 
@@ -52,8 +60,32 @@ export interface CancelWatcher {
 /** The watchers per event type, built once per loaded index. */
 const watchersByIndex = new WeakMap<object, Map<string, CancelWatcher[]>>();
 
-/** Definitions in `index` with a `cancel_on` entry for exactly `eventType`, in registration order. */
+/**
+ * Definitions in `index` with a `cancel_on` entry for exactly `eventType`, in
+ * registration order; given `source`, only the entries that accept an event
+ * from it (an entry naming other sources is not evaluated at all, so an event
+ * from elsewhere spends nothing and cancels nothing).
+ */
 export function cancelWatchers<R extends IndexableDefinition>(
+  index: DefinitionIndex<R>,
+  eventType: string,
+  source?: string,
+): CancelWatcher[] {
+  const watchers = allCancelWatchers(index, eventType);
+  if (
+    source === undefined ||
+    watchers.every((watcher) => watcher.entries.every((entry) => entry.sources === undefined))
+  )
+    return watchers;
+  return watchers
+    .map((watcher) => ({
+      ...watcher,
+      entries: watcher.entries.filter((entry) => acceptsSource(entry.sources, source)),
+    }))
+    .filter((watcher) => watcher.entries.length > 0);
+}
+
+function allCancelWatchers<R extends IndexableDefinition>(
   index: DefinitionIndex<R>,
   eventType: string,
 ): CancelWatcher[] {
@@ -66,7 +98,7 @@ export function cancelWatchers<R extends IndexableDefinition>(
         if (trigger.type !== 'event') return;
         (trigger.cancel_on ?? []).forEach((entry, entryIndex) => {
           const list = perType.get(entry.event_type) ?? [];
-          list.push({ triggerIndex, entryIndex, trigger, match: entry.match });
+          list.push({ triggerIndex, entryIndex, trigger, sources: entry.sources, match: entry.match });
           perType.set(entry.event_type, list);
         });
       });
@@ -302,7 +334,7 @@ export function createCancelOn(deps: CancelOnDeps) {
       } catch (error) {
         return { message: (error as Error).message, unreachable: false };
       }
-      const watchers = cancelWatchers(index, envelope.event_type);
+      const watchers = cancelWatchers(index, envelope.event_type, envelope.source);
       if (options.quick && watchers.length === 0) return undefined;
       let failure: CancelOnFailure | undefined;
       let pending: EventCancellationRow[];

@@ -82,6 +82,7 @@ const row = (waitId: string): EventWaitRow => ({
   activityId: '00000000-0000-4000-8000-000000000002',
   taskIndex: 0,
   eventType: 'order.paid',
+  sources: null,
   match: MATCH,
   triggerEvent: null,
   status: 'matched',

@@ -157,6 +157,7 @@ export function createEventWaits(deps: EventWaitsDeps) {
           const fresh = await deps.eventWaits.scan({
             eventId: envelope.event_id,
             eventType: envelope.event_type,
+            source: envelope.source,
             maxWaits,
             decide: (candidates) => decideWaitMatches(envelope, candidates, budget),
           });

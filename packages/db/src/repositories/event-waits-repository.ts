@@ -36,6 +36,8 @@ export interface RegisterWaitInput {
   activityId: string;
   taskIndex: number;
   eventType: string;
+  /** The only sources whose events may end the wait; absent: any source. */
+  sources?: readonly string[];
   match?: string;
   triggerEvent?: unknown;
   timeoutMs: number;
@@ -79,6 +81,7 @@ export function createEventWaitsRepository(db: Db) {
           activityId: input.activityId,
           taskIndex: input.taskIndex,
           eventType: input.eventType,
+          sources: input.sources === undefined ? null : [...input.sources],
           match: input.match ?? null,
           triggerEvent: input.triggerEvent ?? null,
           expiresAt: sql`now() + make_interval(secs => ${input.timeoutMs / 1000}::double precision)`,
@@ -129,6 +132,8 @@ export function createEventWaitsRepository(db: Db) {
     async scan(input: {
       eventId: string;
       eventType: string;
+      /** The event's source: a wait naming other sources is not a candidate. */
+      source: string;
       maxWaits: number;
       decide: (candidates: readonly WaitCandidate[]) => WaitScanDecision;
     }): Promise<EventWaitRow[] | undefined> {
@@ -160,6 +165,7 @@ export function createEventWaitsRepository(db: Db) {
               and(
                 eq(eventWaits.eventType, input.eventType),
                 eq(eventWaits.status, 'waiting'),
+                sql`(${eventWaits.sources} IS NULL OR ${input.source}::text = ANY(${eventWaits.sources}))`,
                 // Registered before the event was accepted, and not yet expired when it was: an event after the
                 // timeout never ends the wait, even if its task has not closed the row yet (no worker ran, or the
                 // workflow was terminated and never will).

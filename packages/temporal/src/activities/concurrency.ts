@@ -68,6 +68,8 @@ export function concurrencyKeyFor(
 export function createConcurrencyActivities(deps: {
   runs: Pick<RunsRepository, 'insertRun' | 'setRunWaiting' | 'markCancelledByRun'>;
   client: Client;
+  /** The byte bound of a concurrency queue (CONCURRENCY_QUEUE_MAX_BYTES); absent: the coordinator's default. */
+  concurrencyQueueMaxBytes?: number;
 }) {
   const insertRun = async (run: LogRunInput) =>
     await deps.runs.insertRun({
@@ -102,7 +104,14 @@ export function createConcurrencyActivities(deps: {
         taskQueue: Context.current().info.taskQueue,
         args: [{ activityId: run.activityId, key: key.key, state: { limit, onLimit, holders: [], queue: [] } }],
         signal: SLOT_REQUEST_SIGNAL,
-        signalArgs: [{ runWorkflowId: run.workflowId, limit, onLimit }],
+        signalArgs: [
+          {
+            runWorkflowId: run.workflowId,
+            limit,
+            onLimit,
+            ...(deps.concurrencyQueueMaxBytes === undefined ? {} : { maxQueueBytes: deps.concurrencyQueueMaxBytes }),
+          },
+        ],
         staticSummary: `${input.activityName} · concurrency ${limit}${key.key === '' ? '' : ` · key ${key.key.slice(0, 100)}`}`,
       });
       return { outcome: 'requested', coordinatorWorkflowId, key: key.key };

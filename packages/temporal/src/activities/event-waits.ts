@@ -10,6 +10,8 @@ export interface RegisterEventWaitInput {
   activityId: string;
   taskIndex: number;
   eventType: string;
+  /** The only sources whose events may end the wait; absent: any source. */
+  sources?: string[];
   match?: string;
   /** The run's trigger event, for `trigger.event` in the match; absent for runs not started by an event. */
   triggerEvent?: EventEnvelope;
@@ -53,6 +55,7 @@ export function createEventWaitActivities(deps: { eventWaits?: Pick<EventWaitsRe
           activityId: input.activityId,
           taskIndex: input.taskIndex,
           eventType: input.eventType,
+          ...(input.sources === undefined ? {} : { sources: input.sources }),
           ...(input.match === undefined ? {} : { match: input.match }),
           ...(input.triggerEvent === undefined ? {} : { triggerEvent: input.triggerEvent }),
           timeoutMs: input.timeoutMs,

@@ -19,6 +19,8 @@ export interface ActivityDeps {
   emitMaxHops?: number;
   /** Counts emitted events per root event (EMIT_MAX_PER_ROOT); absent: no breadth bound (unit tests only). */
   emitBudget?: EmitBudget;
+  /** The byte bound of a concurrency queue (CONCURRENCY_QUEUE_MAX_BYTES); absent: the coordinator's default. */
+  concurrencyQueueMaxBytes?: number;
   /** The schedule manager's tick processing (`@activity-core/schedule-manager`). */
   processScheduleTick: ProcessScheduleTick;
   /** Secrets `http` tasks may reference as `{{ secrets.NAME }}` (from `TASK_SECRET_<NAME>`). */

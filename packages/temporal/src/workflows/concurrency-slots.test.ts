@@ -1,9 +1,11 @@
 import { describe, expect, test } from 'vitest';
 import {
+  DEFAULT_MAX_QUEUE_BYTES,
   emptySlotState,
   isIdle,
   MAX_OVERLAP_BUFFER,
   overlapOf,
+  queuedBytes,
   releaseSlot,
   requestSlot,
   type OverlapMode,
@@ -16,6 +18,57 @@ const ask = (runWorkflowId: string, limit = 1, onLimit: 'queue' | 'skip' = 'queu
 });
 
 describe('concurrency slots', () => {
+  test('skips, with the reason, a run that would take the queue past its byte bound, and queues again once there is room', () => {
+    const state = emptySlotState(1, 'queue');
+    const bounded = (id: string) => ({ ...ask(id), maxQueueBytes: 2 * queuedBytes('q-1') });
+    requestSlot(state, bounded('holder'));
+    expect(requestSlot(state, bounded('q-1'))).toEqual([]);
+    expect(requestSlot(state, bounded('q-2'))).toEqual([]);
+    expect(requestSlot(state, bounded('q-3'))).toEqual([
+      {
+        runWorkflowId: 'q-3',
+        answer: 'skipped',
+        reason:
+          'the concurrency limit of 1 was reached (1 running) and its queue is full: 2 runs wait (12 of at most 12 bytes of run ids)',
+      },
+    ]);
+    expect(state.queue).toEqual(['q-1', 'q-2']);
+    // A repeated request of a queued run is not a new entry.
+    expect(requestSlot(state, bounded('q-2'))).toEqual([]);
+    releaseSlot(state, 'holder');
+    expect(requestSlot(state, bounded('q-4'))).toEqual([]);
+    expect(state.queue).toEqual(['q-2', 'q-4']);
+  });
+
+  test('counts ids in UTF-8 with their JSON quotes and comma, and bounds the default queue at half the 2 MiB payload limit', () => {
+    expect(queuedBytes('abc')).toBe(6);
+    expect(queuedBytes('é')).toBe(5);
+    expect(queuedBytes('€')).toBe(6);
+    expect(queuedBytes('😀')).toBe(7);
+    expect(DEFAULT_MAX_QUEUE_BYTES).toBe(1024 * 1024);
+    const state = emptySlotState(1, 'queue');
+    // Run ids of 255 bytes (an event id of 200 characters): the queue takes them up to the default bound.
+    const id = (n: number) =>
+      `activity-00000000-0000-4000-8000-000000000001:${'e'.repeat(200)}-${String(n).padStart(5, '0')}`;
+    const fit = Math.floor(DEFAULT_MAX_QUEUE_BYTES / queuedBytes(id(0)));
+    state.holders = ['holder'];
+    state.queue = Array.from({ length: fit - 1 }, (_, n) => id(n));
+    expect(requestSlot(state, ask('last'.padEnd(252, '-')))).toEqual([]);
+    expect(requestSlot(state, ask('over'.padEnd(252, '-')))).toMatchObject([{ answer: 'skipped' }]);
+    expect(state.queue).toHaveLength(fit);
+    expect(fit).toBeGreaterThan(4_000);
+    // What continue-as-new carries stays under Temporal's 2 MiB payload limit with room to spare.
+    expect(JSON.stringify(state).length).toBeLessThan(DEFAULT_MAX_QUEUE_BYTES + 1_000);
+  });
+
+  test('a coordinator replaying a history from before the bound queues without it', () => {
+    const state = emptySlotState(1, 'queue');
+    requestSlot(state, ask('holder'));
+    for (const id of ['q-1', 'q-2', 'q-3'])
+      expect(requestSlot(state, { ...ask(id), maxQueueBytes: 1 }, { boundQueue: false })).toEqual([]);
+    expect(state.queue).toHaveLength(3);
+  });
+
   test('grants up to the limit and queues the rest in arrival order', () => {
     const state = emptySlotState(2, 'queue');
     expect(requestSlot(state, ask('a', 2))).toEqual([{ runWorkflowId: 'a', answer: 'granted' }]);

@@ -20,6 +20,40 @@ export type OverlapMode = 'skip' | 'buffer_one' | 'buffer_all' | 'cancel_other';
 /** Most runs a `buffer_all` trigger keeps waiting (Temporal Schedules buffer at most 1000 starts too). */
 export const MAX_OVERLAP_BUFFER = 1000;
 
+/**
+ * Temporal's default limit on one payload (BlobSizeLimitError, 2 MiB): the
+ * coordinator's state travels as one when it continues as new.
+ */
+const TEMPORAL_PAYLOAD_LIMIT_BYTES = 2 * 1024 * 1024;
+
+/**
+ * Most bytes of run workflow ids (UTF-8, plus three for the JSON quotes and
+ * comma) a concurrency queue holds: half the payload limit, which leaves the
+ * other half for the holders (at most the limit, 1,000) and the rest of the
+ * state. About 4,000 event-triggered runs; a run beyond it is skipped with
+ * the reason (CONCURRENCY_QUEUE_MAX_BYTES lowers it).
+ */
+export const DEFAULT_MAX_QUEUE_BYTES = TEMPORAL_PAYLOAD_LIMIT_BYTES / 2;
+
+const ASCII = /^[^\u0080-\uffff]*$/;
+
+/** What one queued id adds to the state's JSON: its UTF-8 bytes, two quotes and a comma. */
+export function queuedBytes(id: string): number {
+  // Run ids are ASCII but for event ids that are not: count those by hand, as the workflow sandbox has no Buffer.
+  if (ASCII.test(id)) return id.length + 3;
+  let bytes = 3;
+  for (let i = 0; i < id.length; i++) {
+    const code = id.charCodeAt(i);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code <= 0xdbff) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
 export interface SlotState {
   limit: number;
   onLimit: OnLimit;
@@ -38,6 +72,13 @@ export interface SlotRequest {
   onLimit: OnLimit;
   /** A run of a cron trigger with an overlap policy (limit 1); the newest request's policy applies. */
   overlap?: OverlapMode;
+  /** The queue's byte bound as the requesting worker is configured; absent: DEFAULT_MAX_QUEUE_BYTES. */
+  maxQueueBytes?: number;
+}
+
+/** How the coordinator applies requests; `boundQueue` is false only when replaying histories from before the bound. */
+export interface SlotRules {
+  boundQueue: boolean;
 }
 
 /** What the coordinator tells one run. */
@@ -64,7 +105,11 @@ export function emptySlotState(limit: number, onLimit: OnLimit): SlotState {
  * answered `granted` again (the run was reset or its request retried); one
  * from a run already queued changes nothing.
  */
-export function requestSlot(state: SlotState, request: SlotRequest): SlotEffect[] {
+export function requestSlot(
+  state: SlotState,
+  request: SlotRequest,
+  rules: SlotRules = { boundQueue: true },
+): SlotEffect[] {
   if (request.overlap !== undefined) return requestOverlapSlot(state, request.runWorkflowId, request.overlap);
   state.limit = request.limit;
   state.onLimit = request.onLimit;
@@ -83,6 +128,19 @@ export function requestSlot(state: SlotState, request: SlotRequest): SlotEffect[
         reason: `the concurrency limit of ${state.limit} was reached (${state.holders.length} running); on_limit is skip`,
       },
     ];
+  }
+  if (rules.boundQueue) {
+    const max = request.maxQueueBytes ?? DEFAULT_MAX_QUEUE_BYTES;
+    const used = state.queue.reduce((sum, queued) => sum + queuedBytes(queued), 0);
+    // The state is carried across continue-as-new as one payload: a queue past the bound would stop the coordinator.
+    if (used + queuedBytes(id) > max)
+      return [
+        {
+          runWorkflowId: id,
+          answer: 'skipped',
+          reason: `the concurrency limit of ${state.limit} was reached (${state.holders.length} running) and its queue is full: ${state.queue.length} runs wait (${used} of at most ${max} bytes of run ids)`,
+        },
+      ];
   }
   state.queue.push(id);
   // A raised limit frees slots for the queue at once.

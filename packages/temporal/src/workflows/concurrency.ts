@@ -8,6 +8,7 @@ import {
   defineSignal,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -156,6 +157,9 @@ export interface ConcurrencyCoordinatorInput {
   state: SlotState;
 }
 
+/** The patch that bounds a coordinator's queue (DEFAULT_MAX_QUEUE_BYTES). */
+const QUEUE_BOUND_PATCH = 'concurrency-queue-bound';
+
 /** How often the watchdog asks Temporal whether the holders are still open. */
 const WATCHDOG_INTERVAL_MS = 10_000;
 /** An idle coordinator (no holder, no queue) ends after this long without a request. */
@@ -179,7 +183,9 @@ const watchdog = proxyActivities<Activities>({
 export async function ConcurrencyCoordinatorWorkflow(input: ConcurrencyCoordinatorInput): Promise<void> {
   const state = input.state;
   const outbox: SlotEffect[] = [];
-  setHandler(slotRequestSignal, (request) => void outbox.push(...requestSlot(state, request)));
+  // Coordinators recorded before the queue had a bound replay without it.
+  const rules = { boundQueue: patched(QUEUE_BOUND_PATCH) };
+  setHandler(slotRequestSignal, (request) => void outbox.push(...requestSlot(state, request, rules)));
   setHandler(slotReleaseSignal, ({ runWorkflowId }) => void outbox.push(...releaseSlot(state, runWorkflowId)));
   let nextCheck = Date.now() + WATCHDOG_INTERVAL_MS;
   for (;;) {

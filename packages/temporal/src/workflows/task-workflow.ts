@@ -193,6 +193,7 @@ async function waitForEvent(
       activityId: input.context.activity.id,
       taskIndex: input.index,
       eventType: config.event_type,
+      ...(config.sources === undefined ? {} : { sources: config.sources }),
       ...(config.match === undefined ? {} : { match: config.match }),
       ...(input.context.event === undefined ? {} : { triggerEvent: input.context.event }),
       timeoutMs,

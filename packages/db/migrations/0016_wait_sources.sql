@@ -1,0 +1,1 @@
+ALTER TABLE "event_waits" ADD COLUMN "sources" text[];
