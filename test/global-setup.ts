@@ -27,12 +27,49 @@ declare module 'vitest' {
 
 export const TEMPLATE_DATABASE = 'activity_core_template';
 
+interface Servers {
+  postgresPort: number;
+  temporalAddress: string;
+  temporalCli: string;
+  temporalTestServer: string;
+  workflowBundlePath: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The servers are shared by every project that names this setup (the
+ * CPU-bound and the wall-clock integration pools run at the same time): the
+ * first project starts them, the last one to finish stops them. Kept on
+ * globalThis because each project may load this module afresh.
+ */
+const shared = globalThis as typeof globalThis & {
+  activityCoreTestServers?: { servers: Promise<Servers>; users: number };
+};
+
 /**
  * One real Postgres and one real Temporal dev server for the whole run. Each
  * test file clones a migrated template database and uses its own task queue,
  * so files never see each other's rows or workflows.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  shared.activityCoreTestServers ??= { servers: startServers(), users: 0 };
+  const entry = shared.activityCoreTestServers;
+  entry.users++;
+  const servers = await entry.servers;
+  project.provide('postgresPort', servers.postgresPort);
+  project.provide('templateDatabase', TEMPLATE_DATABASE);
+  project.provide('temporalAddress', servers.temporalAddress);
+  project.provide('temporalCli', servers.temporalCli);
+  project.provide('temporalTestServer', servers.temporalTestServer);
+  project.provide('workflowBundlePath', servers.workflowBundlePath);
+  return async () => {
+    if (--entry.users > 0) return;
+    shared.activityCoreTestServers = undefined;
+    await servers.stop();
+  };
+}
+
+async function startServers(): Promise<Servers> {
   const root = process.cwd();
   const cli = findTemporalCli(root, process.env.TEMPORAL_CLI_PATH, process.env.PATH);
   if (cli === undefined)
@@ -55,19 +92,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
   await admin.end();
   await runMigrations(postgres.urlFor(TEMPLATE_DATABASE));
 
-  project.provide('postgresPort', postgres.port);
-  project.provide('templateDatabase', TEMPLATE_DATABASE);
-  project.provide('temporalAddress', temporal.address);
-  project.provide('temporalCli', cli);
-  project.provide(
-    'temporalTestServer',
-    findTemporalTestServer(root, process.env.TEMPORAL_TEST_SERVER_PATH, process.env.PATH) ?? '',
-  );
-  project.provide('workflowBundlePath', bundlePath);
-
-  return async () => {
-    await temporal.stop();
-    await postgres.stop();
-    await rm(scratch, { recursive: true, force: true });
+  return {
+    postgresPort: postgres.port,
+    temporalAddress: temporal.address,
+    temporalCli: cli,
+    temporalTestServer: findTemporalTestServer(root, process.env.TEMPORAL_TEST_SERVER_PATH, process.env.PATH) ?? '',
+    workflowBundlePath: bundlePath,
+    stop: async () => {
+      await temporal.stop();
+      await postgres.stop();
+      await rm(scratch, { recursive: true, force: true });
+    },
   };
 }
