@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { runMigrations } from '@activity-core/db';
 import { bundleWorkflows } from '@activity-core/temporal/worker';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { buildProduction } from '../scripts/build';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -22,6 +24,8 @@ declare module 'vitest' {
     /** Temporal's time-skipping test server for the workflow tests; '' when not installed (they fail saying so). */
     temporalTestServer: string;
     workflowBundlePath: string;
+    /** The production build (scripts/build.ts) made for this run; spawned API and worker processes run it. */
+    productionBuild: string;
   }
 }
 
@@ -33,6 +37,7 @@ interface Servers {
   temporalCli: string;
   temporalTestServer: string;
   workflowBundlePath: string;
+  productionBuild: string;
   stop(): Promise<void>;
 }
 
@@ -62,6 +67,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('temporalCli', servers.temporalCli);
   project.provide('temporalTestServer', servers.temporalTestServer);
   project.provide('workflowBundlePath', servers.workflowBundlePath);
+  project.provide('productionBuild', servers.productionBuild);
   return async () => {
     if (--entry.users > 0) return;
     shared.activityCoreTestServers = undefined;
@@ -85,6 +91,9 @@ async function startServers(): Promise<Servers> {
   ]);
   const bundlePath = join(scratch, 'workflow-bundle.js');
   await writeFile(bundlePath, bundle.code);
+  // Inside the project, so that the compiled entry points resolve node_modules and "type": "module".
+  const productionBuild = join(root, '.data', `test-build-${randomUUID()}`);
+  await buildProduction(productionBuild, { workflowBundleCode: bundle.code });
 
   const admin = new pg.Client({ connectionString: postgres.url });
   await admin.connect();
@@ -98,7 +107,9 @@ async function startServers(): Promise<Servers> {
     temporalCli: cli,
     temporalTestServer: findTemporalTestServer(root, process.env.TEMPORAL_TEST_SERVER_PATH, process.env.PATH) ?? '',
     workflowBundlePath: bundlePath,
+    productionBuild,
     stop: async () => {
+      await rm(productionBuild, { recursive: true, force: true });
       await temporal.stop();
       await postgres.stop();
       await rm(scratch, { recursive: true, force: true });
