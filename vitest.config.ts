@@ -74,7 +74,7 @@ export default defineConfig({
           exclude: ['**/node_modules/**'],
           ...integration,
           // Idle most of the time; these lanes cost little CPU.
-          maxWorkers: 3,
+          maxWorkers: 2,
         },
       },
     ],
