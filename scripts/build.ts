@@ -18,12 +18,11 @@
  */
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { bundleWorkflows } from '@activity-core/temporal/worker';
 import { build, type Plugin } from 'esbuild';
 
 const root = process.cwd();
-const outArg = process.argv.slice(2).find((arg) => arg.startsWith('--out='));
-const out = outArg === undefined ? join(root, 'dist') : resolve(root, outArg.slice('--out='.length));
 
 /** Bare imports stay imports, except our own workspace packages, which are compiled in. */
 const externalDependencies: Plugin = {
@@ -51,8 +50,14 @@ async function refuseWorkspaceLocalDependencies(): Promise<void> {
   }
 }
 
-async function main(): Promise<void> {
-  const started = Date.now();
+/**
+ * Builds into `out`. The test suite builds once per run with the workflow
+ * bundle its global setup has already made (`workflowBundleCode`), so the
+ * spawned API and worker processes start from compiled JavaScript as
+ * production does, instead of compiling the sources with tsx and bundling the
+ * workflows again in every process.
+ */
+export async function buildProduction(out: string, options: { workflowBundleCode?: string } = {}): Promise<void> {
   await refuseWorkspaceLocalDependencies();
   await rm(out, { recursive: true, force: true });
   await build({
@@ -74,13 +79,23 @@ async function main(): Promise<void> {
   });
   // packages/db resolves its migrations as `../migrations` from the module: from dist/<app>/ that is dist/migrations.
   await cp(join(root, 'packages/db/migrations'), join(out, 'migrations'), { recursive: true });
-  const bundle = await bundleWorkflows();
+  const code = options.workflowBundleCode ?? (await bundleWorkflows()).code;
   await mkdir(join(out, 'worker'), { recursive: true });
-  await writeFile(join(out, 'worker', 'workflow-bundle.js'), bundle.code);
+  await writeFile(join(out, 'worker', 'workflow-bundle.js'), code);
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const outArg = process.argv.slice(2).find((arg) => arg.startsWith('--out='));
+  const out = outArg === undefined ? join(root, 'dist') : resolve(root, outArg.slice('--out='.length));
+  await buildProduction(out);
   console.log(`built ${out} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+// Run as `npm run build`; imported (by the test suite's global setup) it only exports.
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

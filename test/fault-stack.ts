@@ -1,7 +1,9 @@
 import type { Config } from '@activity-core/config';
 import { freePort } from '@activity-core/dev-services';
 import type pg from 'pg';
+import { Client, Connection } from '@temporalio/client';
 import { expect } from 'vitest';
+import { deleteSchedulesOf } from './harness';
 import { startHttpTarget } from './http-target';
 import { resilientPool } from './restartable-postgres';
 import { spawnApiProcess, spawnWorkerProcess, stopGracefully, type SpawnedProcess } from './worker-process';
@@ -87,6 +89,16 @@ export async function startFaultStack(options: {
     stop: async () => {
       await stopGracefully(api.child);
       await stopGracefully(worker.child);
+      // The 5-second cron must not outlive the file on a server other files share.
+      const connection = await Connection.connect({ address: options.config.temporal.address, connectTimeout: 5_000 });
+      try {
+        await deleteSchedulesOf(
+          new Client({ connection, namespace: options.config.temporal.namespace }),
+          options.config.temporal.taskQueue,
+        );
+      } finally {
+        await connection.close();
+      }
       await sql.end();
       await target.close();
     },

@@ -144,11 +144,34 @@ export async function startStack(options: { worker?: boolean; env?: Record<strin
     close: async () => {
       await worker?.close();
       await api.close();
+      await deleteSchedulesOf(client, config.temporal.taskQueue);
       await connection.close();
       await sql.end();
       await database.drop();
     },
   };
+}
+
+/**
+ * Deletes every Temporal schedule that starts runs on `taskQueue`. The dev
+ * server is shared by the whole run: a schedule a file leaves behind keeps
+ * firing (a 5-second cron: every 5 s) into a queue nobody polls until the
+ * run ends, load every later file pays for. Schedules carry their task queue
+ * in the memo the schedule manager writes.
+ */
+export async function deleteSchedulesOf(client: Client, taskQueue: string): Promise<string[]> {
+  const deleted: string[] = [];
+  for await (const summary of client.schedule.list()) {
+    if ((summary.memo as { taskQueue?: unknown } | undefined)?.taskQueue !== taskQueue) continue;
+    await client.schedule
+      .getHandle(summary.scheduleId)
+      .delete()
+      .then(
+        () => deleted.push(summary.scheduleId),
+        () => undefined,
+      );
+  }
+  return deleted;
 }
 
 /** Polls until `check` returns a value that is not undefined, or fails after `timeoutMs`. */

@@ -66,7 +66,7 @@ function satisfies(version: Version, range: string): boolean {
   });
 }
 
-describe('the Node 20 promise', () => {
+describe('the supported Node versions: 20.19+ starts the commands, 24 LTS runs the tests and the images', () => {
   test('the range check reads the forms package manifests use', () => {
     const node20 = parse('20.19.0').version;
     for (const range of [
@@ -99,6 +99,25 @@ describe('the Node 20 promise', () => {
       )
       .map(([path, entry]) => ({ path, version: entry.version, node: (entry.engines as { node: string }).node }))
       .filter((entry) => !satisfies(parse(floor!).version, entry.node));
+    expect(unsupported).toEqual([]);
+  });
+
+  test('the images and the tests run on the same Node LTS, a supported one that the lockfile supports too', async () => {
+    const dockerfile = await readFile('Dockerfile', 'utf8');
+    const bootstrap = await readFile('scripts/bootstrap.mjs', 'utf8');
+    const image = /^ARG NODE_VERSION=(\S+)$/m.exec(dockerfile)?.[1];
+    const tests = /^const TEST_NODE_VERSION = '([^']+)';$/m.exec(bootstrap)?.[1];
+    expect(image, 'the Dockerfile pins NODE_VERSION').toBeDefined();
+    expect(tests, 'scripts/bootstrap.mjs pins TEST_NODE_VERSION').toBe(image);
+    // Node 24 is LTS until 2028-04-30; Node 20 reached its end of life on 2026-04-30.
+    expect(parse(image!).version[0]).toBe(24);
+    const lock = JSON.parse(await readFile('package-lock.json', 'utf8')) as {
+      packages: Record<string, { engines?: { node?: unknown } }>;
+    };
+    const unsupported = Object.entries(lock.packages)
+      .filter(([, entry]) => typeof entry.engines?.node === 'string')
+      .filter(([, entry]) => !satisfies(parse(image!).version, entry.engines!.node as string))
+      .map(([path]) => path);
     expect(unsupported).toEqual([]);
   });
 

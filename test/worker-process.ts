@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import type { Config } from '@activity-core/config';
+import { inject } from 'vitest';
 
 export interface SpawnedProcess {
   child: ChildProcess;
@@ -24,14 +26,24 @@ function envFor(config: Config, env: Record<string, string>): NodeJS.ProcessEnv 
   };
 }
 
+/**
+ * How an entry point starts: from the run's production build when there is
+ * one (compiled once by the global setup, with the prebuilt workflow bundle:
+ * what `npm run start:*` runs), else from the sources with tsx.
+ */
+function commandFor(source: string, built: string): string[] {
+  const build = inject('productionBuild');
+  return build ? ['--enable-source-maps', join(build, built)] : ['--import', 'tsx', source];
+}
+
 function spawnEntryPoint(
-  entry: string,
+  entry: string[],
   env: NodeJS.ProcessEnv,
   readyWhen: (output: string) => boolean,
   what: string,
 ): SpawnedProcess {
   let output = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const child = spawn(process.execPath, entry, {
     cwd: process.cwd(),
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -60,7 +72,7 @@ function spawnEntryPoint(
  */
 export function spawnWorkerProcess(config: Config, env: Record<string, string> = {}): SpawnedProcess {
   return spawnEntryPoint(
-    'apps/worker/src/main.ts',
+    commandFor('apps/worker/src/main.ts', 'worker/main.js'),
     envFor(config, env),
     (output) => output.includes('worker started'),
     'worker',
@@ -73,7 +85,7 @@ export function spawnWorkerProcess(config: Config, env: Record<string, string> =
  */
 export function spawnApiProcess(config: Config, port: number, env: Record<string, string> = {}): SpawnedProcess {
   return spawnEntryPoint(
-    'apps/api/src/main.ts',
+    commandFor('apps/api/src/main.ts', 'api/main.js'),
     envFor(config, { HOST: '127.0.0.1', PORT: String(port), RATE_LIMIT_MAX: '1000000', ...env }),
     (output) => output.includes('Server listening'),
     'API',
