@@ -189,21 +189,26 @@ const IngestKeyScope = z
   .strict();
 export type IngestKeyScope = z.infer<typeof IngestKeyScope>;
 
-const IngestKeyScopes = z
-  .string()
-  .default('{}')
-  .transform((value, ctx) => {
-    try {
-      return JSON.parse(value) as unknown;
-    } catch {
-      ctx.addIssue({
-        code: 'custom',
-        message: 'must be JSON: {"<key id>": {"sources": ["shop:*"], "event_types": ["order.*"]}}',
-      });
-      return z.NEVER;
-    }
-  })
-  .pipe(z.record(z.string(), IngestKeyScope));
+/** A setting holding a JSON object keyed by key id (default `{}`), each value checked by `entry`. */
+function jsonByKeyId<T extends z.ZodType>(entry: T, example: string) {
+  return z
+    .string()
+    .default('{}')
+    .transform((value, ctx) => {
+      try {
+        return JSON.parse(value) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: `must be JSON: ${example}` });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.record(z.string(), entry));
+}
+
+const IngestKeyScopes = jsonByKeyId(
+  IngestKeyScope,
+  '{"<key id>": {"sources": ["shop:*"], "event_types": ["order.*"]}}',
+);
 
 /**
  * What a management key may do, lowest first; each role includes the ones
@@ -232,21 +237,7 @@ const ApiKeyRole = z
   .strict();
 export type ApiKeyRole = z.infer<typeof ApiKeyRole>;
 
-const ApiKeyRoles = z
-  .string()
-  .default('{}')
-  .transform((value, ctx) => {
-    try {
-      return JSON.parse(value) as unknown;
-    } catch {
-      ctx.addIssue({
-        code: 'custom',
-        message: 'must be JSON: {"<key id>": {"role": "operate", "activity_prefixes": ["billing."]}}',
-      });
-      return z.NEVER;
-    }
-  })
-  .pipe(z.record(z.string(), ApiKeyRole));
+const ApiKeyRoles = jsonByKeyId(ApiKeyRole, '{"<key id>": {"role": "operate", "activity_prefixes": ["billing."]}}');
 
 /** An HTTP_TASK_EGRESS_ALLOW entry: CIDR, IP address, hostname or `*.suffix`. */
 function isEgressAllowEntry(entry: string): boolean {
