@@ -4,6 +4,7 @@ import { createApiApp, type ApiApp } from '../apps/api/src/app';
 import { createWorkerApp, type WorkerApp } from '../apps/worker/src/worker-app';
 import { loadConfig, type Config } from '@activity-core/config';
 import { createDatabase, type Database } from '@activity-core/db';
+import { listSchedules } from '@activity-core/schedule-manager';
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { afterEach, beforeEach, inject } from 'vitest';
@@ -144,10 +145,13 @@ export async function startStack(options: { worker?: boolean; env?: Record<strin
     close: async () => {
       await worker?.close();
       await api.close();
-      await deleteSchedulesOf(client, config.temporal.taskQueue);
-      await connection.close();
-      await sql.end();
-      await database.drop();
+      try {
+        await deleteSchedulesOf(client, config.temporal.taskQueue);
+      } finally {
+        await connection.close();
+        await sql.end();
+        await database.drop();
+      }
     },
   };
 }
@@ -157,12 +161,16 @@ export async function startStack(options: { worker?: boolean; env?: Record<strin
  * server is shared by the whole run: a schedule a file leaves behind keeps
  * firing (a 5-second cron: every 5 s) into a queue nobody polls until the
  * run ends, load every later file pays for. Schedules carry their task queue
- * in the memo the schedule manager writes.
+ * in the memo the schedule manager writes; a schedule whose memo this client
+ * cannot decode (encrypted with a key it does not have) is not this file's
+ * unless the file used encryption, and is left alone.
  */
 export async function deleteSchedulesOf(client: Client, taskQueue: string): Promise<string[]> {
   const deleted: string[] = [];
-  for await (const summary of client.schedule.list()) {
-    if ((summary.memo as { taskQueue?: unknown } | undefined)?.taskQueue !== taskQueue) continue;
+  // The tolerant listing: files with PAYLOAD_ENCRYPTION_KEYS leave memos this client cannot open, which
+  // client.schedule.list() would throw on for every file after them.
+  for await (const summary of listSchedules(client, 100)) {
+    if (summary.memo?.taskQueue !== taskQueue) continue;
     await client.schedule
       .getHandle(summary.scheduleId)
       .delete()
