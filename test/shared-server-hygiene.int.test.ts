@@ -1,13 +1,17 @@
+import { listSchedules } from '@activity-core/schedule-manager';
 import { Client, Connection } from '@temporalio/client';
 import { expect, inject, test } from 'vitest';
 import { deleteSchedulesOf, startStack } from './harness';
 import { registerActivity } from './schedule-helpers';
 
-/** The schedules on the shared dev server that start runs on `taskQueue`, observed through Temporal's listing. */
+/**
+ * The schedules on the shared dev server that start runs on `taskQueue`, observed through Temporal's listing
+ * (the tolerant one: other files' memos may be encrypted with keys this client does not have).
+ */
 async function schedulesOf(client: Client, taskQueue: string): Promise<string[]> {
   const ids: string[] = [];
-  for await (const summary of client.schedule.list())
-    if ((summary.memo as { taskQueue?: unknown } | undefined)?.taskQueue === taskQueue) ids.push(summary.scheduleId);
+  for await (const summary of listSchedules(client, 100))
+    if (summary.memo?.taskQueue === taskQueue) ids.push(summary.scheduleId);
   return ids;
 }
 
