@@ -12,6 +12,7 @@ import type { FieldIssue } from './errors';
 import { EventType } from './event-envelope';
 import { DEFINITION_JSON_MAX_DEPTH, jsonDepthExceeds } from './json-bounds';
 import { durationPattern, ON_WRITE } from './schema-patterns';
+import { TASK_GRAPH_LIMITS, TASK_KEY_PATTERN, taskGraphIssues, TRIGGER_RULES } from './task-graph';
 import { secretPlaceholderIssues } from './task-secrets';
 
 /**
@@ -372,6 +373,22 @@ export type WaitForEventTaskConfig = z.infer<typeof WaitForEventTaskConfig>;
 
 export const NoopTaskConfig = z.object({}).strict().default({});
 
+/** A CEL expression of a task (`if`, `for_each`): a bounded string here; the server compiles it at registration. */
+const taskExpression = (noun: string, description: string) =>
+  z
+    .string()
+    .min(1)
+    .max(
+      MAX_FILTER_EXPRESSION_LENGTH,
+      `a ${noun} expression may be at most ${MAX_FILTER_EXPRESSION_LENGTH} characters long`,
+    )
+    .meta({ description });
+
+/** The name other tasks use for a task in `depends_on`, templates (`{{ tasks.<key>.result }}`) and conditions. */
+export const TaskKey = z
+  .string()
+  .regex(TASK_KEY_PATTERN, 'a task key is 1–63 lowercase letters, digits and _ and starts with a letter');
+
 const taskCommon = {
   /** Human label shown in the run's task list and the Temporal UI. */
   name: z.string().min(1).max(200).optional(),
@@ -379,6 +396,39 @@ const taskCommon = {
   retry: RetryPolicy.optional(),
   /** When true a failure of this task is recorded and the run goes on. @default false */
   continue_on_failure: z.boolean().default(false),
+  /** Names this task for `depends_on`, templates and conditions; unique in the definition. */
+  key: TaskKey.optional(),
+  /**
+   * The tasks (by key) this one needs; it starts once they have settled and
+   * its `trigger_rule` allows. Absent: the task before it (none for the first
+   * task), so a definition without `depends_on` runs its tasks one after the
+   * other. `[]`: starts with the run. See docs/task-graphs.md.
+   */
+  depends_on: z
+    .array(TaskKey)
+    .max(TASK_GRAPH_LIMITS.maxDependencies, `a task may depend on at most ${TASK_GRAPH_LIMITS.maxDependencies} tasks`)
+    .optional(),
+  /** When the task runs, given how its needs ended. @default "all_succeeded" */
+  trigger_rule: z.enum(TRIGGER_RULES).optional(),
+  /**
+   * A CEL expression over `event`, `run` and `tasks` (the results of the tasks
+   * this one depends on); false skips the task, recording the expression and its value.
+   */
+  if: taskExpression(
+    'condition',
+    'A CEL expression over `event` (the trigger event, empty for runs not started by one), `run` and `tasks` (`tasks.<key>.result`, `tasks.<key>.status` of the tasks this one depends on, directly or through others) that must be true for the task to run, e.g. `tasks.score.result.body.value < 0.5`.',
+  ).optional(),
+  /**
+   * A CEL expression giving a list: the task runs once per item (`{{ item }}`
+   * and `{{ item_index }}` in its templates), and its result is the list of
+   * the items' results, in item order.
+   */
+  for_each: taskExpression(
+    'for_each',
+    'A CEL expression over `event`, `run` and `tasks` whose value is a list; the task runs once per item, with `{{ item }}` and `{{ item_index }}` in its templates. At most 1000 items at run time.',
+  ).optional(),
+  /** Items of a `for_each` task running at once; at most the definition's `max_parallel`. @default the definition's max_parallel */
+  max_parallel: z.number().int().min(1).max(TASK_GRAPH_LIMITS.maxParallel).optional(),
 };
 
 export const HttpTask = z.object({ type: z.literal('http'), config: HttpTaskConfig, ...taskCommon }).strict();
@@ -483,6 +533,8 @@ const ActivityDefinitionShape = z
     allow_self_trigger: z.boolean().optional(),
     /** Runs of this activity (per key, when given) holding a slot at once; none by default. */
     concurrency: Concurrency.optional(),
+    /** Task workflows of one run running at once (parallel branches and for_each items together). @default 10 */
+    max_parallel: z.number().int().min(1).max(TASK_GRAPH_LIMITS.maxParallel).optional(),
   })
   .strict();
 
@@ -569,6 +621,8 @@ const DEDUPE_MATCHES_MISFIRE_POLICY = {
 export const ActivityDefinition = ActivityDefinitionShape.superRefine((definition, ctx) => {
   for (const issue of definitionLimitIssues(definition))
     ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  for (const issue of taskGraphIssues(definition))
+    ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message, params: { code: issue.code } });
   const cronTriggers = definition.triggers
     .map((trigger, index) => ({ trigger, index }))
     .filter((entry): entry is { trigger: CronTrigger; index: number } => entry.trigger.type === 'cron');

@@ -17,3 +17,4 @@ export * from './system-events';
 export type * from './workflow-types';
 export type { Logger } from './logger';
 export * from './audit';
+export * from './task-graph';

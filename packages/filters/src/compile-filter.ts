@@ -106,9 +106,45 @@ export function compileMatchExpression(expression: string): CompileFilterResult 
 
 /** The variables a match expression reads. */
 export const MATCH_VARIABLES = ['event', 'trigger'] as const;
-const matchVariableNames: ReadonlySet<string> = new Set(MATCH_VARIABLES);
 
-function compileWith(expression: string, kind: 'filter' | 'key' | 'match'): CompileFilterResult {
+/** The variables a task's `if` and `for_each` read: the trigger event, the run, and the results of earlier tasks. */
+export const TASK_EXPRESSION_VARIABLES = ['event', 'run', 'tasks'] as const;
+
+/**
+ * Compiles a task's `if`: a boolean over {@link TASK_EXPRESSION_VARIABLES},
+ * with a filter's functions and limits. Evaluate it with `evaluateTaskExpression`. Never throws.
+ */
+export function compileTaskCondition(expression: string): CompileFilterResult {
+  return compileWith(expression, 'task_condition');
+}
+
+/**
+ * Compiles a task's `for_each`: any value over {@link TASK_EXPRESSION_VARIABLES}
+ * (that it is a list is checked when it runs), with a filter's functions and limits. Never throws.
+ */
+export function compileTaskList(expression: string): CompileFilterResult {
+  return compileWith(expression, 'task_list');
+}
+
+type ExpressionKind = 'filter' | 'key' | 'match' | 'task_condition' | 'task_list';
+
+/** Expressions that read named variables instead of the envelope's: the names and how to say so. */
+const NAMED_VARIABLES: Partial<Record<ExpressionKind, { names: ReadonlySet<string>; hint: string }>> = {
+  match: {
+    names: new Set(MATCH_VARIABLES),
+    hint: 'a match expression can read event and trigger (e.g. event.data.order_id == trigger.event.data.order_id)',
+  },
+  task_condition: {
+    names: new Set(TASK_EXPRESSION_VARIABLES),
+    hint: 'a task condition can read event, run and tasks (e.g. tasks.score.result.body.value < 0.5)',
+  },
+  task_list: {
+    names: new Set(TASK_EXPRESSION_VARIABLES),
+    hint: 'a for_each expression can read event, run and tasks (e.g. event.data.items)',
+  },
+};
+
+function compileWith(expression: string, kind: ExpressionKind): CompileFilterResult {
   try {
     return { ok: true, filter: compile(expression, kind) };
   } catch (error) {
@@ -136,7 +172,7 @@ function compileWith(expression: string, kind: 'filter' | 'key' | 'match'): Comp
   }
 }
 
-function compile(expression: string, kind: 'filter' | 'key' | 'match'): CompiledFilter {
+function compile(expression: string, kind: ExpressionKind): CompiledFilter {
   if (typeof expression !== 'string') throw new CompileError('the filter expression must be a string', undefined);
   if (expression.length > MAX_FILTER_EXPRESSION_LENGTH) {
     throw new CompileError(
@@ -148,9 +184,9 @@ function compile(expression: string, kind: 'filter' | 'key' | 'match'): Compiled
 
   const parsed = parseExpression(expression);
   const positions: Record<string, number> = { ...(parsed.sourceInfo?.positions ?? {}) };
-  const checker = new Checker(positions, kind === 'match');
+  const checker = new Checker(positions, NAMED_VARIABLES[kind]);
   checker.visit(parsed.expr, new Set(), 1);
-  if (kind !== 'key' && checker.staticResult(parsed.expr, new Map()) === 'not_bool') {
+  if (kind !== 'key' && kind !== 'task_list' && checker.staticResult(parsed.expr, new Map()) === 'not_bool') {
     throw new CompileError(
       'a filter must evaluate to a boolean (true to match), but this expression never does',
       positions[String(parsed.expr.id)],
@@ -196,8 +232,8 @@ class Checker {
 
   constructor(
     private readonly positions: Readonly<Record<string, number>>,
-    /** A match expression: it reads `event` and `trigger` instead of the envelope variables. */
-    private readonly match = false,
+    /** Set when the expression reads these variables instead of the envelope's. */
+    private readonly named?: { names: ReadonlySet<string>; hint: string },
   ) {
     // Ids of the nodes the checker adds only need to differ from the parser's;
     // macro expansion adds ids without positions, so leave a wide gap.
@@ -276,12 +312,9 @@ class Checker {
 
   private resolveIdent(name: string, scope: ReadonlySet<string>, expr: Expr): void {
     if (scope.has(name)) return;
-    if (this.match) {
-      if (matchVariableNames.has(name) || TYPE_NAMES.has(name)) return;
-      this.fail(
-        `unknown variable '${name}'; a match expression can read event and trigger (e.g. event.data.order_id == trigger.event.data.order_id)`,
-        expr,
-      );
+    if (this.named !== undefined) {
+      if (this.named.names.has(name) || TYPE_NAMES.has(name)) return;
+      this.fail(`unknown variable '${name}'; ${this.named.hint}`, expr);
     }
     if (isEnvelopeVariable(name)) {
       this.variables.add(name);
@@ -348,8 +381,8 @@ class Checker {
         return 'not_bool';
       case 'identExpr':
         if (accumulators.has(kind.value.name)) return accumulators.get(kind.value.name) ?? 'unknown';
-        // Every envelope variable is a string, a timestamp or a map.
-        return isEnvelopeVariable(kind.value.name) || (this.match && matchVariableNames.has(kind.value.name))
+        // Every envelope variable is a string, a timestamp or a map; so are the named variables.
+        return isEnvelopeVariable(kind.value.name) || (this.named?.names.has(kind.value.name) ?? false)
           ? 'not_bool'
           : 'unknown';
       case 'selectExpr':

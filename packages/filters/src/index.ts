@@ -9,7 +9,17 @@
  * - outcome: `match`, `no_match`, or `error` (no boolean value for this event).
  * - cost: the counted work of one evaluation, capped so none can run long.
  */
-export { compileFilter, compileKeyExpression, compileMatchExpression, MATCH_VARIABLES } from './compile-filter';
+export {
+  compileFilter,
+  compileKeyExpression,
+  compileMatchExpression,
+  compileTaskCondition,
+  compileTaskList,
+  MATCH_VARIABLES,
+  TASK_EXPRESSION_VARIABLES,
+} from './compile-filter';
+export { evaluateTaskExpression } from './evaluate-task-expression';
+export type { TaskExpressionBindings, TaskExpressionOutcome } from './evaluate-task-expression';
 export type { CompileFilterResult, FilterCompileError } from './compile-filter';
 export type { CompiledFilter } from './compiled-filter';
 export { ENVELOPE_VARIABLES } from './envelope-variables';
@@ -27,3 +37,5 @@ export {
   MAX_FILTER_EXPRESSION_LENGTH,
   MAX_FILTER_NESTING_DEPTH,
 } from './filter-limits';
+export { taskExpressionIssues } from './task-expression-issues';
+export type { TaskExpressionIssue } from './task-expression-issues';
