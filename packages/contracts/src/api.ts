@@ -9,7 +9,7 @@ import { CronScheduleSummary } from './schedules';
  * the trigger's overlap policy skipped it (the run's `error` says why).
  */
 export const RunStatus = z.enum(['running', 'waiting_for_slot', 'succeeded', 'failed', 'cancelled', 'skipped']);
-export const TaskStatus = z.enum(['running', 'succeeded', 'failed', 'cancelled']);
+export const TaskStatus = z.enum(['running', 'succeeded', 'failed', 'cancelled', 'skipped']);
 export const TriggerType = z.enum(['event', 'cron', 'manual', 'backfill']);
 export type RunStatus = z.infer<typeof RunStatus>;
 export type TaskStatus = z.infer<typeof TaskStatus>;
@@ -85,6 +85,25 @@ export const TaskInstanceRecord = z
     wait: EventWaitRecord.optional().meta({
       description: 'Only on `wait_for_event` tasks that began waiting: the wait, and the event that ended it.',
     }),
+    task_key: z.string().optional().meta({ description: "The task's `key` in the definition, when it has one." }),
+    item_index: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: 'Only on the items of a `for_each` task: which item (0-based) this row is.' }),
+    skipped: z
+      .object({
+        reason: z.enum(['condition_false', 'need_failed', 'no_need_failed']),
+        expression: z.string().optional(),
+        value: z.unknown().optional(),
+        rule: z.string().optional(),
+        needs: z.array(z.number().int()).optional(),
+      })
+      .optional()
+      .meta({
+        description:
+          'Only on `skipped` tasks: why the task did not run — its `if` was false (`condition_false`, with the expression and its value), a task it needs failed (`need_failed`, with the indices of those needs), or an `any_failed` task found no failed need (`no_need_failed`).',
+      }),
   })
   .meta({ id: 'TaskInstance' });
 export type TaskInstanceRecord = z.infer<typeof TaskInstanceRecord>;

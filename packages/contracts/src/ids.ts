@@ -195,6 +195,17 @@ export function taskWorkflowId(runId: string, taskType: string, index: number): 
   return `task-${runId}:${taskType}:${index}`;
 }
 
+/**
+ * `task-{run_id}:{task_type}:{index}:{item}` — one item of a `for_each` task:
+ * the task's own id with the item's 0-based position appended, so every item
+ * of every run has one id whatever order the items run in. A task that is not
+ * fanned out keeps the three-part form.
+ */
+export function taskItemWorkflowId(runId: string, taskType: string, index: number, item: number): string {
+  if (!Number.isInteger(item) || item < 0) throw new Error(`item index must be a non-negative integer, got ${item}`);
+  return `${taskWorkflowId(runId, taskType, index)}:${item}`;
+}
+
 function assertTriggerIndex(triggerIndex: number): void {
   if (!Number.isInteger(triggerIndex) || triggerIndex < 0)
     throw new Error(`trigger index must be a non-negative integer, got ${triggerIndex}`);
@@ -253,11 +264,11 @@ export function taskInstanceIdFor(taskWorkflowIdValue: string): string {
 
 /**
  * The event id a task's `emit_event` produces: derived from the run and the
- * task index, so a retried or replayed task emits the same event and the
- * chain it starts never duplicates.
+ * task index (and the item, for an item of a `for_each` task), so a retried or
+ * replayed task emits the same event and the chain it starts never duplicates.
  */
-export function emittedEventId(runId: string, index: number): string {
-  return `emit-${runId}:${index}`;
+export function emittedEventId(runId: string, index: number, item?: number): string {
+  return item === undefined ? `emit-${runId}:${index}` : `emit-${runId}:${index}:${item}`;
 }
 
 /** The terminal run statuses that announce themselves with a system event (docs/ingress.md, "System events"). */

@@ -73,8 +73,24 @@ export interface RunContext {
   };
   activity: { id: string; name: string; version: number };
   event?: EventEnvelope;
-  /** Results of earlier tasks by index. */
-  tasks: Array<{ index: number; type: string; status: TaskStatus; result?: unknown }>;
+  /**
+   * Results of earlier tasks: by index in a straight-line run; in a graph run
+   * a map holding each settled task under its key (when it has one) and its
+   * index, so `{{ tasks.<key>.result }}` and `{{ tasks.<index>.result }}` both read.
+   */
+  tasks: RunContextTask[] | Record<string, RunContextTask>;
+  /** In an item of a `for_each` task: the item's value. */
+  item?: unknown;
+  /** In an item of a `for_each` task: the item's 0-based position. */
+  item_index?: number;
+}
+
+/** One settled task as later tasks' templates and conditions read it. */
+export interface RunContextTask {
+  index: number;
+  type: string;
+  status: TaskStatus;
+  result?: unknown;
 }
 
 export interface TaskWorkflowInput {
@@ -85,13 +101,18 @@ export interface TaskWorkflowInput {
   /** The definition's default retry policy, applied when the task has none. */
   defaultRetry?: ActivityDefinition['retry'];
   context: RunContext;
+  /** Only for an item of a `for_each` task: its 0-based position (its value is `context.item`). */
+  itemIndex?: number;
+  /** Only in graph runs: the task's key, recorded on its task instance. */
+  taskKey?: string;
 }
 
 export interface TaskOutcome {
   index: number;
   type: string;
   workflowId: string;
-  status: 'succeeded' | 'failed';
+  /** `skipped` only in graph runs: the task's condition was false or its trigger rule did not let it run. */
+  status: 'succeeded' | 'failed' | 'skipped';
   result?: unknown;
   error?: { message: string; type?: string };
 }

@@ -128,13 +128,19 @@ export const taskInstances = pgTable(
     error: jsonb('error'),
     startedAt: ts('started_at'),
     finishedAt: ts('finished_at'),
+    /** The task's `key` in the definition, when it has one. */
+    taskKey: text('task_key'),
+    /** The item of a `for_each` task this row is (0-based); null for a task that is not fanned out. */
+    itemIndex: integer('item_index'),
+    /** Why a `skipped` task did not run (its condition and value, or its trigger rule and the needs that failed). */
+    detail: jsonb('detail'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [
     uniqueIndex('task_instances_workflow_id_uq').on(t.workflowId),
-    uniqueIndex('task_instances_run_index_uq').on(t.runId, t.taskIndex),
-    check('task_instances_status_ck', sql`${t.status} IN ('running','succeeded','failed','cancelled')`),
+    uniqueIndex('task_instances_run_index_uq').on(t.runId, t.taskIndex, sql`coalesce(${t.itemIndex}, -1)`),
+    check('task_instances_status_ck', sql`${t.status} IN ('running','succeeded','failed','cancelled','skipped')`),
   ],
 );
 

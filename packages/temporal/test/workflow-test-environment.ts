@@ -16,6 +16,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import type { Activities } from '../src/activities';
+import { createTaskExpressionActivities } from '../src/activities/task-expressions';
 import { SEARCH_ATTRIBUTE_KEYS } from '../src/search-attributes';
 
 export interface WorkflowTestEnvironment {
@@ -46,6 +47,8 @@ export function stubActivities(stubs: Partial<Activities>): Activities {
     cancelOverlappedRun: unexpected('cancelOverlappedRun'),
     registerEventWait: unexpected('registerEventWait'),
     closeEventWait: unexpected('closeEventWait'),
+    // Pure (the CEL engine, no I/O): the real one.
+    ...createTaskExpressionActivities(),
     ...stubs,
   };
 }

@@ -62,6 +62,11 @@ export function toTaskRecord(row: TaskInstanceRow): TaskInstanceRecord {
     finished_at: iso(row.finishedAt),
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
+    ...(row.taskKey === null ? {} : { task_key: row.taskKey }),
+    ...(row.itemIndex === null ? {} : { item_index: row.itemIndex }),
+    ...(row.status === 'skipped' && row.detail !== null
+      ? { skipped: row.detail as NonNullable<TaskInstanceRecord['skipped']> }
+      : {}),
   };
 }
 

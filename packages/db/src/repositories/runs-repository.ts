@@ -35,9 +35,15 @@ export interface TaskInstanceUpsert {
   attemptCount?: number;
   result?: unknown;
   error?: ErrorInfo | null;
+  /** The task's key in the definition (graph runs). */
+  taskKey?: string;
+  /** The item of a `for_each` task. */
+  itemIndex?: number;
+  /** Why a skipped task did not run. */
+  detail?: unknown;
 }
 
-const TERMINAL: TaskStatus[] = ['succeeded', 'failed', 'cancelled'];
+const TERMINAL: TaskStatus[] = ['succeeded', 'failed', 'cancelled', 'skipped'];
 
 export function createRunsRepository(db: Db) {
   return {
@@ -177,6 +183,9 @@ export function createRunsRepository(db: Db) {
           attemptCount: task.attemptCount ?? 0,
           result: task.result ?? null,
           error: task.error ?? null,
+          taskKey: task.taskKey ?? null,
+          itemIndex: task.itemIndex ?? null,
+          detail: task.detail ?? null,
           startedAt: sql`now()`,
           finishedAt: terminal ? sql`now()` : null,
         })
@@ -192,7 +201,7 @@ export function createRunsRepository(db: Db) {
           },
           setWhere: terminal
             ? sql`${taskInstances.status} IS DISTINCT FROM excluded.status OR ${taskInstances.finishedAt} IS NULL`
-            : sql`${taskInstances.status} NOT IN ('succeeded','failed','cancelled')`,
+            : sql`${taskInstances.status} NOT IN ('succeeded','failed','cancelled','skipped')`,
         });
     },
 
@@ -209,7 +218,7 @@ export function createRunsRepository(db: Db) {
         .select()
         .from(taskInstances)
         .where(eq(taskInstances.runId, runId))
-        .orderBy(asc(taskInstances.taskIndex));
+        .orderBy(asc(taskInstances.taskIndex), sql`${taskInstances.itemIndex} nulls first`);
     },
   };
 }

@@ -9,6 +9,7 @@ import { createRunRecordActivities } from './run-records';
 import type { RunOutcomeAnnouncer } from './run-outcome-events';
 import { createScheduleTickActivities, type ProcessScheduleTick } from './schedule-tick';
 import { createTaskControlActivities, type EmitBudget, type EmitEvent } from './task-control';
+import { createTaskExpressionActivities } from './task-expressions';
 import type { TaskSecretSource } from './task-secrets';
 
 export interface ActivityDeps {
@@ -45,6 +46,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createScheduleTickActivities(deps),
     ...createConcurrencyActivities(deps),
     ...createEventWaitActivities(deps),
+    ...createTaskExpressionActivities(),
   };
 }
 
@@ -62,6 +64,7 @@ export { EgressDeniedError, EgressPolicy, parseEgressAllowEntry } from './egress
 export type { LogRunInput, RecordTaskInput } from './run-records';
 export { EMIT_BUDGET_EXCEEDED, type EmitBudget, type EmitEvent } from './task-control';
 export type { EventWaitAnswer, RegisterEventWaitInput } from './event-waits';
+export type { EvaluateTaskExpressionInput } from './task-expressions';
 export type { RequestConcurrencySlotInput, RequestConcurrencySlotResult, RequestOverlapSlotInput } from './concurrency';
 export {
   createRunOutcomeAnnouncer,

@@ -1,5 +1,6 @@
-import type { RunActivityInput, RunContext, RunOutcome, TaskOutcome } from '@activity-core/contracts';
+import type { RunActivityInput, RunContext, RunContextTask, RunOutcome, TaskOutcome } from '@activity-core/contracts';
 import { runIdFor, taskWorkflowId } from '@activity-core/contracts/ids';
+import { usesTaskGraph } from '@activity-core/contracts/task-graph';
 import {
   ApplicationFailure,
   CancellationScope,
@@ -13,11 +14,12 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities';
-import { bookkeepingForThisWorkflow } from './bookkeeping';
+import { bookkeepingForThisWorkflow, type Bookkeeping } from './bookkeeping';
 import { withConcurrencySlot } from './concurrency';
 import { describeFailure } from './failures';
 import { overlapOf } from './concurrency-slots';
 import { withOverlapSlot } from './overlap';
+import { runTaskGraph } from './task-graph-run';
 import { TaskWorkflow } from './task-workflow';
 
 const waitForExisting = proxyActivities<Activities>({
@@ -96,6 +98,7 @@ async function runActivity(input: RunActivityInput): Promise<RunOutcome> {
   );
 
   const context = contextFor(input, runId, workflowId);
+  if (usesTaskGraph(activity.definition.tasks)) return await runGraph(input, runId, context, books, record);
   const outcomes: TaskOutcome[] = [];
   let firstFailure: TaskOutcome | undefined;
   try {
@@ -109,9 +112,14 @@ async function runActivity(input: RunActivityInput): Promise<RunOutcome> {
       const outcome =
         prior !== undefined
           ? { index, type: task.type, workflowId: prior.workflow_id, status: prior.status, result: prior.result }
-          : await runTask(input, runId, index, context);
+          : await runTask(input, runId, { index, workflowId: taskWorkflowId(runId, task.type, index), context });
       outcomes.push(outcome);
-      context.tasks.push({ index, type: task.type, status: outcome.status, result: outcome.result });
+      (context.tasks as RunContextTask[]).push({
+        index,
+        type: task.type,
+        status: outcome.status,
+        result: outcome.result,
+      });
       if (outcome.status === 'failed' && !task.continue_on_failure) {
         firstFailure = outcome;
         break;
@@ -134,14 +142,55 @@ async function runActivity(input: RunActivityInput): Promise<RunOutcome> {
   return { runId, status: 'succeeded', tasks: outcomes };
 }
 
+/**
+ * The graph path: every task decided as its needs settle, branches in
+ * parallel (task-graph-run.ts). The run fails, once every task has settled,
+ * when a task failed without `continue_on_failure`.
+ */
+async function runGraph(
+  input: RunActivityInput,
+  runId: string,
+  context: RunContext,
+  books: Bookkeeping,
+  record: <T>(write: () => Promise<T>) => Promise<T>,
+): Promise<RunOutcome> {
+  let outcomes: TaskOutcome[];
+  try {
+    outcomes = await runTaskGraph({
+      input,
+      runId,
+      context,
+      books,
+      record,
+      startTask: (args) => runTask(input, runId, args),
+    });
+  } catch (error) {
+    if (isCancellation(error)) {
+      await CancellationScope.nonCancellable(() => books.setRunStatus({ runId, status: 'cancelled', error: null }));
+    }
+    throw error;
+  }
+  const tasks = input.activity.definition.tasks;
+  const firstFailure = outcomes.find(
+    (outcome) => outcome.status === 'failed' && !tasks[outcome.index]!.continue_on_failure,
+  );
+  if (firstFailure !== undefined) {
+    const message = `task ${firstFailure.index} (${firstFailure.type}) failed: ${firstFailure.error?.message ?? 'unknown error'}`;
+    const error = { message, task_index: firstFailure.index, task_workflow_id: firstFailure.workflowId };
+    await record(() => books.setRunStatus({ runId, status: 'failed', error }));
+    throw ApplicationFailure.nonRetryable(message, 'run_failed');
+  }
+  await record(() => books.setRunStatus({ runId, status: 'succeeded', error: null }));
+  return { runId, status: 'succeeded', tasks: outcomes };
+}
+
 async function runTask(
   input: RunActivityInput,
   runId: string,
-  index: number,
-  context: RunContext,
+  target: { index: number; workflowId: string; context: RunContext; itemIndex?: number; taskKey?: string },
 ): Promise<TaskOutcome> {
+  const { index, workflowId: childId, context, itemIndex, taskKey } = target;
   const task = input.activity.definition.tasks[index]!;
-  const childId = taskWorkflowId(runId, task.type, index);
   const base = { index, type: task.type, workflowId: childId };
   try {
     const result = await executeChild(TaskWorkflow, {
@@ -154,11 +203,13 @@ async function runTask(
           task,
           defaultRetry: input.activity.definition.retry,
           context: structuredCloneSafe(context),
+          ...(itemIndex === undefined ? {} : { itemIndex }),
+          ...(taskKey === undefined ? {} : { taskKey }),
         },
       ],
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-      staticSummary: `${input.activity.name} · task ${index}: ${task.name ?? task.type}`,
+      staticSummary: `${input.activity.name} · task ${index}${itemIndex === undefined ? '' : ` item ${itemIndex}`}: ${task.name ?? task.type}`,
     });
     return { ...base, status: 'succeeded', result };
   } catch (error) {
@@ -176,5 +227,8 @@ async function runTask(
 
 /** Context snapshots passed to children must not alias the parent's mutable array. */
 function structuredCloneSafe(context: RunContext): RunContext {
-  return { ...context, tasks: context.tasks.map((entry) => ({ ...entry })) };
+  const tasks = Array.isArray(context.tasks)
+    ? context.tasks.map((entry) => ({ ...entry }))
+    : Object.fromEntries(Object.entries(context.tasks).map(([name, entry]) => [name, { ...entry }]));
+  return { ...context, tasks };
 }

@@ -44,6 +44,9 @@ export async function TaskWorkflow(input: TaskWorkflowInput): Promise<unknown> {
     taskType: input.task.type,
     taskIndex: input.index,
     workflowId,
+    // Only graph runs' tasks carry these: every other task's writes stay what they were.
+    ...(input.taskKey === undefined ? {} : { taskKey: input.taskKey }),
+    ...(input.itemIndex === undefined ? {} : { itemIndex: input.itemIndex }),
   };
   // On local bookkeeping the `running` row is written even if a cancellation
   // arrives now (the task then records `cancelled` below); older histories
@@ -129,7 +132,7 @@ async function runTask(input: TaskWorkflowInput, taskInstanceId: string, workflo
       // permanent errors (bad template, bad content) fail the task.
       const emit = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
       const envelope: EventEnvelope = {
-        event_id: emittedEventId(input.runId, input.index),
+        event_id: emittedEventId(input.runId, input.index, input.itemIndex),
         event_type: task.config.event_type,
         source: task.config.source,
         occurred_at: new Date(workflowInfo().runStartTime.getTime()).toISOString(),

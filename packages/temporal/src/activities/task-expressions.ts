@@ -1,0 +1,39 @@
+import {
+  compileTaskCondition,
+  compileTaskList,
+  evaluateTaskExpression,
+  type TaskExpressionBindings,
+  type TaskExpressionOutcome,
+} from '@activity-core/filters';
+
+export interface EvaluateTaskExpressionInput {
+  /** `condition`: a task's `if` (a boolean); `list`: its `for_each` (a list). */
+  kind: 'condition' | 'list';
+  expression: string;
+  bindings: TaskExpressionBindings;
+}
+
+/**
+ * A task's `if` and `for_each`, evaluated in the worker (the CEL engine is not
+ * workflow code). The answer is recorded in the run's history, so replay
+ * decides alike; an evaluation error is an answer too, never a retry.
+ */
+export function createTaskExpressionActivities() {
+  return {
+    async evaluateTaskExpression(input: EvaluateTaskExpressionInput): Promise<TaskExpressionOutcome> {
+      const compiled =
+        input.kind === 'condition' ? compileTaskCondition(input.expression) : compileTaskList(input.expression);
+      if (!compiled.ok) return { outcome: 'error', message: compiled.error.message };
+      const outcome = evaluateTaskExpression(compiled.filter, input.bindings);
+      if (outcome.outcome === 'error') return outcome;
+      if (input.kind === 'condition' && typeof outcome.value !== 'boolean')
+        return {
+          outcome: 'error',
+          message: `an if expression must evaluate to a boolean, but this one evaluated to ${JSON.stringify(outcome.value)?.slice(0, 100)}`,
+        };
+      if (input.kind === 'list' && !Array.isArray(outcome.value))
+        return { outcome: 'error', message: 'a for_each expression must evaluate to a list' };
+      return outcome;
+    },
+  };
+}
