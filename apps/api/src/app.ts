@@ -24,7 +24,6 @@ import {
 } from '@activity-core/router';
 import { createScheduleManager, scheduleIssues } from '@activity-core/schedule-manager';
 import { createSecretBox } from '@activity-core/webhooks';
-import { taskExpressionIssues } from '@activity-core/filters';
 import {
   checkSearchAttributes,
   createEncryptionCodec,
@@ -216,11 +215,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
         activities: createActivityService({
           definitions,
           observers: [createScheduleObserver({ manager: scheduleManager, client, logger: () => logger })],
-          validators: [
-            scheduleIssues,
-            (definition) => secondsCronIssues(definition, config.cron),
-            taskExpressionIssues,
-          ],
+          validators: [scheduleIssues, (definition) => secondsCronIssues(definition, config.cron)],
         }),
         schedules: createScheduleService({
           manager: scheduleManager,

@@ -1,5 +1,12 @@
 import { describe, expect, test } from 'vitest';
-import { ActivityDefinition, secondsCronIssues, StoredActivityDefinition } from './activity-definition';
+import { z } from 'zod';
+import {
+  ActivityDefinition,
+  FilterExpression,
+  secondsCronIssues,
+  StoredActivityDefinition,
+} from './activity-definition';
+import { expressionsAt, fieldPath, MAX_EXPRESSION_LENGTH } from './expressions';
 import { findSecretPlaceholders } from './task-secrets';
 
 const valid = {
@@ -329,5 +336,59 @@ describe('what one definition may ask for', () => {
       },
     ]);
     expect(secondsCronIssues(definition, { allowSeconds: true })).toEqual([]);
+  });
+});
+
+describe('expression fields', () => {
+  const withFilter = (filter: string) => ({
+    name: 'filtered',
+    triggers: [{ type: 'event', event_type: 'order.created', filter }],
+    tasks: [{ type: 'noop' }],
+  });
+
+  test('a filter passes the schema unchanged; whether it compiles is the server check', () => {
+    expect(ActivityDefinition.parse(withFilter('data.amount > 100')).triggers[0]).toMatchObject({
+      filter: 'data.amount > 100',
+    });
+    expect(ActivityDefinition.safeParse(withFilter('amount >')).success).toBe(true);
+  });
+
+  test('an over-long expression fails with exactly one issue', () => {
+    const result = ActivityDefinition.safeParse(withFilter(`${'true && '.repeat(300)}true`));
+    expect(result.error?.issues).toEqual([
+      expect.objectContaining({
+        code: 'too_big',
+        path: ['triggers', 0, 'filter'],
+        maximum: MAX_EXPRESSION_LENGTH,
+        message: `a filter expression may be at most ${MAX_EXPRESSION_LENGTH} characters long`,
+      }),
+    ]);
+  });
+
+  test('the generated JSON Schema declares the length limit and the description', () => {
+    expect(z.toJSONSchema(FilterExpression)).toMatchObject({
+      type: 'string',
+      maxLength: MAX_EXPRESSION_LENGTH,
+      description: expect.stringContaining('CEL expression over the event envelope'),
+    });
+  });
+
+  test('expressionsAt finds the expression at every site of a definition, in field order', () => {
+    const parsed = ActivityDefinition.parse({
+      name: 'sites',
+      triggers: [
+        { type: 'event', event_type: 'a.b', filter: 'f', cancel_on: [{ event_type: 'a.c', match: 'm1' }] },
+        { type: 'cron', cron: '0 9 * * *' },
+      ],
+      tasks: [{ type: 'noop' }, { type: 'wait_for_event', config: { event_type: 'a.d', match: 'm2', timeout: '1h' } }],
+      concurrency: { limit: 1, key: 'k' },
+    });
+    expect(expressionsAt(parsed)).toEqual([
+      { path: ['triggers', 0, 'filter'], kind: 'filter', expression: 'f' },
+      { path: ['triggers', 0, 'cancel_on', 0, 'match'], kind: 'match', expression: 'm1' },
+      { path: ['tasks', 1, 'config', 'match'], kind: 'match', expression: 'm2' },
+      { path: ['concurrency', 'key'], kind: 'key', expression: 'k' },
+    ]);
+    expect(fieldPath(['triggers', 0, 'cancel_on', 0, 'match'])).toBe('triggers[0].cancel_on[0].match');
   });
 });

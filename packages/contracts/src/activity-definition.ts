@@ -1,15 +1,9 @@
-import {
-  compiledExpression,
-  compileKeyExpression,
-  compileMatchExpression,
-  FilterExpression,
-  MAX_FILTER_EXPRESSION_LENGTH,
-} from '@activity-core/filters';
 import { Cron } from 'croner';
 import { z } from 'zod';
 import { DURATION_PATTERN, parseDurationMs, tryParseDurationMs } from './duration';
 import type { FieldIssue } from './errors';
 import { EventType } from './event-envelope';
+import { expressionString } from './expressions';
 import { DEFINITION_JSON_MAX_DEPTH, jsonDepthExceeds } from './json-bounds';
 import { durationPattern, ON_WRITE } from './schema-patterns';
 import { TASK_GRAPH_LIMITS, TASK_KEY_PATTERN, taskGraphIssues, TRIGGER_RULES } from './task-graph';
@@ -90,8 +84,18 @@ export const EventTypePattern = z
     'must be an exact event type (order.paid) or a prefix wildcard (order.*)',
   );
 
-/** A CEL expression over `event` (the incoming event) and `trigger` (the run's trigger); checked at registration. */
-export const CancelMatchExpression = compiledExpression('match', compileMatchExpression).meta({
+/**
+ * A CEL expression over the event envelope that must be true for the event to
+ * start a run; the server compiles it on every write (DEFINITION_EXPRESSION_SITES).
+ */
+export const FilterExpression = expressionString('filter').meta({
+  description:
+    'A CEL expression over the event envelope (event_id, event_type, source, subject, occurred_at, data) that must be true for the event to start a run, e.g. `data.amount > 100 && subject.startsWith("orders/")`.',
+});
+export type FilterExpression = z.infer<typeof FilterExpression>;
+
+/** A CEL expression over `event` (the incoming event) and `trigger` (the run's trigger); compiled by the server on every write. */
+export const CancelMatchExpression = expressionString('match').meta({
   description:
     'A CEL expression over `event` (the incoming event: event_id, event_type, source, subject, occurred_at as text, data) and `trigger` (`trigger.event` is the event that started the run) that must be true for the event to cancel the run, e.g. `event.data.order_id == trigger.event.data.order_id`.',
 });
@@ -373,16 +377,8 @@ export type WaitForEventTaskConfig = z.infer<typeof WaitForEventTaskConfig>;
 
 export const NoopTaskConfig = z.object({}).strict().default({});
 
-/** A CEL expression of a task (`if`, `for_each`): a bounded string here; the server compiles it at registration. */
-const taskExpression = (noun: string, description: string) =>
-  z
-    .string()
-    .min(1)
-    .max(
-      MAX_FILTER_EXPRESSION_LENGTH,
-      `a ${noun} expression may be at most ${MAX_FILTER_EXPRESSION_LENGTH} characters long`,
-    )
-    .meta({ description });
+/** A CEL expression of a task (`if`, `for_each`): compiled by the server at registration (DEFINITION_EXPRESSION_SITES). */
+const taskExpression = (noun: string, description: string) => expressionString(noun).min(1).meta({ description });
 
 /** The name other tasks use for a task in `depends_on`, templates (`{{ tasks.<key>.result }}`) and conditions. */
 export const TaskKey = z
@@ -463,20 +459,12 @@ export const CONCURRENCY_MAX_LIMIT = 1000;
 export const ConcurrencyOnLimit = z.enum(['queue', 'skip']);
 export type ConcurrencyOnLimit = z.infer<typeof ConcurrencyOnLimit>;
 
-/** A CEL expression over the event envelope whose value is a concurrency key; checked at registration. */
-export const ConcurrencyKeyExpression = z
-  .string()
-  .max(MAX_FILTER_EXPRESSION_LENGTH, `a key expression may be at most ${MAX_FILTER_EXPRESSION_LENGTH} characters long`)
-  .superRefine((expression, ctx) => {
-    if (expression.length > MAX_FILTER_EXPRESSION_LENGTH) return;
-    const compiled = compileKeyExpression(expression);
-    if (!compiled.ok) ctx.addIssue({ code: 'custom', message: compiled.error.message, input: expression });
-  })
-  .meta({
-    description:
-      'A CEL expression over the event envelope (event_id, event_type, source, subject, occurred_at, data) whose value (a string, int, double or bool) is the key, e.g. `data.customer`. ' +
-      'Evaluated once per run; runs not started by an event (cron, backfill, manual) use the activity-wide key.',
-  });
+/** A CEL expression over the event envelope whose value is a concurrency key; compiled by the server on every write. */
+export const ConcurrencyKeyExpression = expressionString('key').meta({
+  description:
+    'A CEL expression over the event envelope (event_id, event_type, source, subject, occurred_at, data) whose value (a string, int, double or bool) is the key, e.g. `data.customer`. ' +
+    'Evaluated once per run; runs not started by an event (cron, backfill, manual) use the activity-wide key.',
+});
 
 /**
  * At most `limit` runs of this activity hold a slot at once, counted per value

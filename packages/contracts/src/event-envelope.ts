@@ -1,4 +1,3 @@
-import type { FilterableEnvelope } from '@activity-core/filters';
 import { z } from 'zod';
 
 /**
@@ -49,10 +48,6 @@ export const EventEnvelope = z
     description: 'The normalised form of every event activity-core accepts.',
   });
 export type EventEnvelope = z.infer<typeof EventEnvelope>;
-
-// Filters take the envelope structurally so that package need not depend on
-// this one; this stops compiling if the two shapes drift apart.
-const _filtersReadEnvelopes = (envelope: EventEnvelope): FilterableEnvelope => envelope;
 
 /** An envelope as a sender may post it: the id may come from a header instead. */
 export const EventEnvelopeInput = z.object({ event_id: EventId.optional(), ...eventFields }).strict();

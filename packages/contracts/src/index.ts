@@ -2,6 +2,7 @@ export * from './ids';
 export * from './duration';
 export * from './event-envelope';
 export * from './activity-definition';
+export * from './expressions';
 export * from './api';
 export * from './errors';
 export * from './schedules';

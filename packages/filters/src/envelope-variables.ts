@@ -1,10 +1,9 @@
+import type { EventEnvelope } from '@activity-core/contracts';
+
 /**
- * The event as a filter sees it: the envelope's fields, declared here
- * structurally. `@activity-core/contracts` validates filter expressions when
- * a definition is parsed, so it depends on this package at run time; this
- * package therefore must not depend on contracts (not even for types — the
- * package graph would have a cycle). Contracts' `EventEnvelope` is assignable
- * to this type, and a compile-time check in contracts keeps it that way.
+ * The event as a filter sees it: the envelope's fields, declared
+ * structurally so that callers holding any envelope-shaped value can filter
+ * it. Contracts' `EventEnvelope` is assignable to this type (checked below).
  */
 export interface FilterableEnvelope {
   readonly event_id: string;
@@ -15,6 +14,9 @@ export interface FilterableEnvelope {
   readonly occurred_at: string;
   readonly data: Readonly<Record<string, unknown>>;
 }
+
+// Stops compiling if contracts' envelope and the filterable shape drift apart.
+const _envelopesAreFilterable = (envelope: EventEnvelope): FilterableEnvelope => envelope;
 
 /**
  * The variables a filter can read, one per envelope field.

@@ -5,12 +5,14 @@
  * in another process: none of them depends on the machine or its load.
  */
 
+import { MAX_EXPRESSION_LENGTH } from '@activity-core/contracts/expressions';
+
 /**
- * Longest filter expression accepted, in UTF-16 code units.
- * @default 2000 — far above any readable filter; it also caps how much work
- * parsing can do before the structural limits below apply.
+ * Longest filter expression accepted, in UTF-16 code units: the limit the
+ * definition schema declares (2000, far above any readable filter; it also
+ * caps how much work parsing can do before the structural limits below apply).
  */
-export const MAX_FILTER_EXPRESSION_LENGTH = 2_000;
+export const MAX_FILTER_EXPRESSION_LENGTH = MAX_EXPRESSION_LENGTH;
 
 /**
  * Most syntax-tree nodes a filter may have, counted after macro expansion

@@ -30,12 +30,11 @@ export { evaluateKey, MAX_KEY_LENGTH } from './evaluate-key';
 export { evaluateMatch } from './evaluate-match';
 export type { MatchBindings, MatchBudget } from './evaluate-match';
 export type { KeyOutcome } from './evaluate-key';
-export { compiledExpression, FilterExpression } from './filter-expression-schema';
+export { definitionExpressionIssues, EXPRESSION_COMPILERS } from './definition-expressions';
+export type { ExpressionIssue } from './definition-expressions';
 export {
   MAX_FILTER_AST_NODES,
   MAX_FILTER_EVALUATION_COST,
   MAX_FILTER_EXPRESSION_LENGTH,
   MAX_FILTER_NESTING_DEPTH,
 } from './filter-limits';
-export { taskExpressionIssues } from './task-expression-issues';
-export type { TaskExpressionIssue } from './task-expression-issues';

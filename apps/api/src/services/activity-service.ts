@@ -10,6 +10,7 @@ import {
 } from '@activity-core/db';
 import { keysetPage, type Page } from './pagination';
 import { InvalidInputError, SYSTEM_EVENT_TYPE_PREFIX, type FieldIssue } from '@activity-core/contracts';
+import { definitionExpressionIssues } from '@activity-core/filters';
 import { selfTriggerIssues } from '@activity-core/router';
 import { cronScheduleSummaries } from '@activity-core/schedule-manager';
 
@@ -69,11 +70,20 @@ export function createActivityService(deps: {
 }) {
   const observers = deps.observers ?? [];
   const validate = (definition: ActivityDefinition): void => {
-    const issues = [
-      ...selfTriggerIssues(definition),
-      ...emitSourceIssues(definition),
-      ...(deps.validators ?? []).flatMap((check) => check(definition)),
-    ];
+    // First every expression compiles, as a part of the schema (which bounds them; the CEL compiler is the server's).
+    const expressions = definitionExpressionIssues(definition).map(({ path, message, code }) => ({
+      path,
+      message,
+      code,
+    }));
+    const issues: FieldIssue[] =
+      expressions.length > 0
+        ? expressions
+        : [
+            ...selfTriggerIssues(definition),
+            ...emitSourceIssues(definition),
+            ...(deps.validators ?? []).flatMap((check) => check(definition)),
+          ];
     if (issues.length > 0)
       throw new InvalidInputError(issues.map((issue) => `${issue.path}: ${issue.message}`).join('; '), issues);
   };

@@ -2,13 +2,15 @@
  * Definition files: YAML (`.yaml`, `.yml`; several documents per file with
  * `---`, each one definition or a list of them) and JSON (`.json`; one
  * definition or an array). Every definition is validated with the same zod
- * model the API uses, so a bad file is refused before anything is sent, with
+ * model the API uses, and its expressions compiled as the API compiles them
+ * (`definitionExpressionIssues`), so a bad file is refused before anything is sent, with
  * the file, the line and column where YAML or JSON tells them, the field
  * path and the message.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { extname, join, relative, resolve } from 'node:path';
 import { ActivityDefinition, type ActivityDefinitionInput } from '@activity-core/contracts';
+import { definitionExpressionIssues } from '@activity-core/filters';
 import { isMap, isScalar, isSeq, LineCounter, parseAllDocuments, parseDocument, type Document } from 'yaml';
 
 const EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
@@ -250,6 +252,20 @@ export async function loadDefinitions(inputs: readonly string[], cwd: string): P
           issues.push({
             file,
             position: keys.length > 0 ? raw.locate([...path, keys[0]!], { key: true }) : raw.locate(path),
+            path: formatPath([...(raw.label ? [raw.label] : []), ...path]),
+            message: issue.message,
+          });
+        }
+        continue;
+      }
+      // The server compiles every expression of a definition it stores; so does apply, before it sends.
+      const expressions = definitionExpressionIssues(parsed.data);
+      if (expressions.length > 0) {
+        for (const issue of expressions) {
+          const path = parsePath(issue.path);
+          issues.push({
+            file,
+            position: raw.locate(path),
             path: formatPath([...(raw.label ? [raw.label] : []), ...path]),
             message: issue.message,
           });
