@@ -332,7 +332,11 @@ function findCycle(graph: TaskGraph): number[] | undefined {
   };
   for (const node of graph.nodes) {
     const cycle = visit(node.index);
-    if (cycle !== undefined) return cycle.reverse();
+    if (cycle === undefined) continue;
+    // Each task in the list is needed by the next; rotated to start at the lowest index, so the answer is stable.
+    const ordered = cycle.reverse();
+    const first = ordered.indexOf(Math.min(...ordered));
+    return [...ordered.slice(first), ...ordered.slice(0, first)];
   }
   return undefined;
 }
