@@ -1,4 +1,10 @@
-import { runIdFor, taskItemWorkflowId, taskWorkflowId, eventRunWorkflowId } from '@activity-core/contracts';
+import {
+  calledRunWorkflowId,
+  eventRunWorkflowId,
+  runIdFor,
+  taskItemWorkflowId,
+  taskWorkflowId,
+} from '@activity-core/contracts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startStack, waitFor, type TestStack } from './harness';
 import { startHttpTarget } from './http-target';
@@ -249,5 +255,114 @@ describe('a graph run on the real stack', () => {
       await killHard(first.child);
       if (second !== undefined) await killHard(second.child);
     }
+  });
+});
+
+describe('a task that runs another activity', () => {
+  test('starts the called activity’s run under an id derived from the calling run and task, waits for it, and links both runs', async () => {
+    const worker = spawnWorkerProcess(stack.config);
+    try {
+      await worker.ready;
+      const child = await register({
+        name: 'called-child',
+        tasks: [{ type: 'http', config: { method: 'GET', url: `${target.url}/child/{{ input.order }}` } }],
+      });
+      const parent = await register({
+        name: 'calling-parent',
+        triggers: [{ type: 'event', event_type: 'call.go' }],
+        tasks: [
+          {
+            type: 'run_activity',
+            key: 'refund',
+            config: { activity: 'called-child', input: { order: '{{ event.data.order }}' } },
+          },
+          { type: 'noop', key: 'after', if: 'tasks.refund.result.status == "succeeded"' },
+        ],
+      });
+      expect(
+        (
+          await inject('POST', '/v1/events', {
+            event_id: 'call-1',
+            event_type: 'call.go',
+            source: 'tests',
+            occurred_at: '2026-03-01T09:00:00Z',
+            data: { order: 'o-7' },
+          })
+        ).statusCode,
+      ).toBe(202);
+      const parentRunId = runIdFor(eventRunWorkflowId(parent.id, 'call-1'));
+      const run = await finished(parentRunId);
+      expect(run.status).toBe('succeeded');
+      const childWorkflowId = calledRunWorkflowId(child.id, parentRunId, 0);
+      const childRunId = runIdFor(childWorkflowId);
+      expect(run.tasks[0]).toMatchObject({
+        status: 'succeeded',
+        result: { run_id: childRunId, workflow_id: childWorkflowId, activity: 'called-child', status: 'succeeded' },
+      });
+      expect(run.tasks[0].result.tasks[0].result.body.path).toBe('/child/o-7');
+      expect(run.tasks[1].status).toBe('succeeded');
+      const called = (await inject('GET', `/v1/runs/${childRunId}`)).json();
+      expect(called).toMatchObject({
+        workflow_id: childWorkflowId,
+        activity_id: child.id,
+        trigger_type: 'call',
+        parent_run_id: parentRunId,
+        status: 'succeeded',
+      });
+    } finally {
+      await killHard(worker.child);
+    }
+  });
+
+  test('a called run is cancelled when the calling run is', async () => {
+    const worker = spawnWorkerProcess(stack.config);
+    try {
+      await worker.ready;
+      const child = await register({ name: 'slow-child', tasks: [{ type: 'delay', config: { duration: '1h' } }] });
+      const parent = await register({
+        name: 'cancelled-parent',
+        triggers: [{ type: 'event', event_type: 'call.cancel' }],
+        tasks: [{ type: 'run_activity', config: { activity: child.id } }],
+      });
+      await inject('POST', '/v1/events', {
+        event_id: 'call-cancel-1',
+        event_type: 'call.cancel',
+        source: 'tests',
+        occurred_at: '2026-03-01T09:00:00Z',
+      });
+      const parentRunId = runIdFor(eventRunWorkflowId(parent.id, 'call-cancel-1'));
+      const childRunId = runIdFor(calledRunWorkflowId(child.id, parentRunId, 0));
+      await waitFor('the called run to be running', async () =>
+        (await inject('GET', `/v1/runs/${childRunId}`)).json().status === 'running' ? true : undefined,
+      );
+      expect((await inject('POST', `/v1/runs/${parentRunId}/cancel`)).statusCode).toBe(202);
+      const cancelled = await waitFor('the called run to be cancelled', async () => {
+        const current = (await inject('GET', `/v1/runs/${childRunId}`)).json();
+        return current.status === 'cancelled' ? current : undefined;
+      });
+      expect(cancelled.parent_run_id).toBe(parentRunId);
+    } finally {
+      await killHard(worker.child);
+    }
+  });
+
+  test('registration refuses an activity that runs itself, directly or through others, naming the task', async () => {
+    const direct = await inject('POST', '/v1/activities', {
+      name: 'self-caller',
+      tasks: [{ type: 'run_activity', config: { activity: 'self-caller' } }],
+    });
+    expect(direct.statusCode).toBe(400);
+    expect(direct.json().errors[0]).toMatchObject({ path: 'tasks[0].config.activity' });
+    await register({ name: 'loop-a', tasks: [{ type: 'run_activity', config: { activity: 'loop-b' } }] });
+    await register({ name: 'loop-c', tasks: [{ type: 'run_activity', config: { activity: 'loop-a' } }] });
+    const closing = await inject('POST', '/v1/activities', {
+      name: 'loop-b',
+      tasks: [{ type: 'run_activity', config: { activity: 'loop-c' } }],
+    });
+    expect(closing.statusCode, closing.body).toBe(400);
+    expect(closing.json().errors[0]).toMatchObject({
+      path: 'tasks[0].config.activity',
+      message: expect.stringContaining('loop-b → loop-c → loop-a → loop-b'),
+    });
   });
 });

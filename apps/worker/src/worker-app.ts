@@ -195,6 +195,8 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     logger,
     // wait_for_event tasks record their waits here; the ingest matches events against them.
     eventWaits,
+    // run_activity tasks look up the activity they run here.
+    definitions: createDefinitionsRepository(database.db),
   });
   const worker = await createWorker({
     connection: nativeConnection,

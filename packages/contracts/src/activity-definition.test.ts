@@ -41,7 +41,7 @@ describe('activity definitions', () => {
 
   test('an unknown task type is refused with the list of known types', () => {
     expect(issues({ ...valid, tasks: [{ type: 'shell', config: {} }] })[0]?.message).toBe(
-      'task type must be one of: http, delay, emit_event, noop, wait_for_event',
+      'task type must be one of: http, delay, emit_event, noop, wait_for_event, run_activity',
     );
   });
 

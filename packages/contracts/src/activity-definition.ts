@@ -377,6 +377,35 @@ export type WaitForEventTaskConfig = z.infer<typeof WaitForEventTaskConfig>;
 
 export const NoopTaskConfig = z.object({}).strict().default({});
 
+/**
+ * `run_activity`: starts a run of another registered activity (by name or id)
+ * and waits for it; the task's result is the run's id, status and task
+ * results. The run's id is derived from this run and task, it records this
+ * run as its parent, and it is cancelled when this run is. See docs/task-graphs.md.
+ */
+export const RunActivityTaskConfig = z
+  .object({
+    /** The activity to run: its name or its id. */
+    activity: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[a-z0-9][a-z0-9._-]*$/, 'must be an activity name or id'),
+    /** What the called run reads as `{{ input.… }}`; string values may contain placeholders, except secrets. */
+    input: z.record(z.string(), z.unknown()).default({}),
+  })
+  .strict()
+  .superRefine((config, ctx) => {
+    const refused = 'secrets can only be used in the url, header values and body of an http task';
+    for (const issue of secretPlaceholderIssues(config, { refused })) {
+      ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    }
+  });
+export type RunActivityTaskConfig = z.infer<typeof RunActivityTaskConfig>;
+
+/** How many calls deep one chain of `run_activity` tasks may go (A calls B calls C: 2). */
+export const MAX_CALL_DEPTH = 5;
+
 /** A CEL expression of a task (`if`, `for_each`): compiled by the server at registration (DEFINITION_EXPRESSION_SITES). */
 const taskExpression = (noun: string, description: string) => expressionString(noun).min(1).meta({ description });
 
@@ -436,13 +465,20 @@ export const NoopTask = z.object({ type: z.literal('noop'), config: NoopTaskConf
 export const WaitForEventTask = z
   .object({ type: z.literal('wait_for_event'), config: WaitForEventTaskConfig, ...taskCommon })
   .strict();
+export const RunActivityTask = z
+  .object({ type: z.literal('run_activity'), config: RunActivityTaskConfig, ...taskCommon })
+  .strict();
 
-export const Task = z.discriminatedUnion('type', [HttpTask, DelayTask, EmitEventTask, NoopTask, WaitForEventTask], {
-  error: (issue) =>
-    issue.code === 'invalid_union'
-      ? 'task type must be one of: http, delay, emit_event, noop, wait_for_event'
-      : undefined,
-});
+export const Task = z.discriminatedUnion(
+  'type',
+  [HttpTask, DelayTask, EmitEventTask, NoopTask, WaitForEventTask, RunActivityTask],
+  {
+    error: (issue) =>
+      issue.code === 'invalid_union'
+        ? 'task type must be one of: http, delay, emit_event, noop, wait_for_event, run_activity'
+        : undefined,
+  },
+);
 export type Task = z.infer<typeof Task>;
 export type TaskType = Task['type'];
 export const TASK_TYPES = [
@@ -451,6 +487,7 @@ export const TASK_TYPES = [
   'emit_event',
   'noop',
   'wait_for_event',
+  'run_activity',
 ] as const satisfies readonly TaskType[];
 
 /** How many runs of one activity (or of one key of it) may hold a slot at once. */
@@ -570,7 +607,14 @@ export function definitionLimitIssues(
     } else if (task.type === 'delay')
       duration(task.config.duration, DEFINITION_LIMITS.maxDelay, [...config, 'duration']);
     else if (task.type === 'emit_event') depth(task.config.data, [...config, 'data']);
-    else if (task.type === 'wait_for_event') {
+    else if (task.type === 'run_activity') {
+      depth(task.config.input, [...config, 'input']);
+      if (task.config.activity === definition.name)
+        issues.push({
+          path: [...config, 'activity'],
+          message: `an activity cannot run itself (${definition.name}); a loop would never end`,
+        });
+    } else if (task.type === 'wait_for_event') {
       duration(task.config.timeout, DEFINITION_LIMITS.maxWaitTimeout, [...config, 'timeout']);
       const ms = tryParseDurationMs(task.config.timeout);
       if (ms !== undefined && ms < parseDurationMs(DEFINITION_LIMITS.minWaitTimeout))

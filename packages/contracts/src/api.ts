@@ -10,7 +10,7 @@ import { CronScheduleSummary } from './schedules';
  */
 export const RunStatus = z.enum(['running', 'waiting_for_slot', 'succeeded', 'failed', 'cancelled', 'skipped']);
 export const TaskStatus = z.enum(['running', 'succeeded', 'failed', 'cancelled', 'skipped']);
-export const TriggerType = z.enum(['event', 'cron', 'manual', 'backfill']);
+export const TriggerType = z.enum(['event', 'cron', 'manual', 'backfill', 'call']);
 export type RunStatus = z.infer<typeof RunStatus>;
 export type TaskStatus = z.infer<typeof TaskStatus>;
 export type TriggerType = z.infer<typeof TriggerType>;
@@ -128,6 +128,10 @@ export const RunRecord = z
     cancelled_by_event: z.string().nullable().meta({
       description:
         "The event whose `cancel_on` match requested this run's cancellation (its decision is in GET /v1/events/{event_id}); null when no event cancelled it.",
+    }),
+    parent_run_id: z.uuid().optional().meta({
+      description:
+        "Only on runs started by a `run_activity` task of another run (trigger_type `call`): that run. Its task instance holds this run's id in its result.",
     }),
     cancelled_by_run: z.string().nullable().meta({
       description:

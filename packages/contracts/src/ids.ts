@@ -161,6 +161,19 @@ export function manualRunWorkflowId(activityId: string, key: string): string {
 }
 
 /**
+ * `call-{activity_id}:{parent_run_id}:{index}` (`…:{item}` for an item of a
+ * `for_each` task) — the run a `run_activity` task starts: derived from the
+ * calling run and the task, so a retried or replayed task finds its run
+ * instead of starting another. The `call-` prefix collides with no other run id.
+ */
+export function calledRunWorkflowId(activityId: string, parentRunId: string, index: number, item?: number): string {
+  assertActivityId(activityId);
+  if (!UUID_RE.test(parentRunId)) throw new Error(`parent run_id must be a lowercase UUID, got ${parentRunId}`);
+  if (!Number.isInteger(index) || index < 0) throw new Error(`task index must be a non-negative integer, got ${index}`);
+  return `call-${activityId}:${parentRunId}:${index}${item === undefined ? '' : `:${item}`}`;
+}
+
+/**
  * The concurrency coordinator of one activity and one key: `concurrency-{activity_id}`
  * for the activity-wide key (`''`), `concurrency-{activity_id}:{hash}` otherwise,
  * `hash` being the first 32 hex digits of the SHA-256 of the key's UTF-8 bytes

@@ -59,7 +59,7 @@ export const RunOutcomeEventData = z
     activity_id: z.string(),
     activity_name: z.string().meta({ description: 'The name of the activity at the version that ran.' }),
     activity_version: z.number().int().min(1),
-    trigger_type: z.enum(['event', 'cron', 'manual', 'backfill']),
+    trigger_type: z.enum(['event', 'cron', 'manual', 'backfill', 'call']),
     trigger_event_id: z
       .string()
       .nullable()

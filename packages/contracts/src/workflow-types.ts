@@ -39,7 +39,16 @@ export type RunTrigger =
        */
       trigger_index?: number;
     }
-  | { type: 'manual'; key: string; requested_at: string; requested_by?: string };
+  | { type: 'manual'; key: string; requested_at: string; requested_by?: string }
+  | {
+      /** Started by a `run_activity` task of another run, which waits for it. */
+      type: 'call';
+      parent: { run_id: string; workflow_id: string; activity_id: string; task_index: number; item_index?: number };
+      /** The task's rendered `input`: `{{ input.… }}` in this run's templates. */
+      input: Record<string, unknown>;
+      /** The activity ids of the calling runs, outermost first: refused again (a cycle) and bounded (depth). */
+      chain: string[];
+    };
 
 export interface RunActivityInput {
   activity: ActivitySnapshot;
@@ -70,9 +79,15 @@ export interface RunContext {
     window_end?: string;
     /** The triggering event's hop count (see RunTrigger); absent when 0 or unknown. */
     event_hops?: number;
+    /** Only in a run started by a `run_activity` task: the calling run. */
+    parent_run_id?: string;
+    /** Only in a run started by a `run_activity` task: the activity ids of the calling runs, outermost first. */
+    call_chain?: string[];
   };
   activity: { id: string; name: string; version: number };
   event?: EventEnvelope;
+  /** Only in a run started by a `run_activity` task: the input it was given. */
+  input?: Record<string, unknown>;
   /**
    * Results of earlier tasks: by index in a straight-line run; in a graph run
    * a map holding each settled task under its key (when it has one) and its

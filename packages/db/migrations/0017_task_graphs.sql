@@ -13,3 +13,12 @@ ALTER TABLE "task_instances" ADD COLUMN "detail" jsonb;
 DROP INDEX "task_instances_run_index_uq";
 --> statement-breakpoint
 CREATE UNIQUE INDEX "task_instances_run_index_uq" ON "task_instances" ("run_id","task_index",(coalesce("item_index", -1)));
+--> statement-breakpoint
+-- run_activity tasks: a run started by another run's task records that run and has trigger type `call`.
+ALTER TABLE "activity_runs" ADD COLUMN "parent_run_id" uuid;
+--> statement-breakpoint
+ALTER TABLE "activity_runs" DROP CONSTRAINT "activity_runs_trigger_ck";
+--> statement-breakpoint
+ALTER TABLE "activity_runs" ADD CONSTRAINT "activity_runs_trigger_ck" CHECK ("trigger_type" IN ('event','cron','manual','backfill','call'));
+--> statement-breakpoint
+CREATE INDEX "activity_runs_parent_run_id_idx" ON "activity_runs" ("parent_run_id") WHERE "parent_run_id" IS NOT NULL;

@@ -97,6 +97,8 @@ export const activityRuns = pgTable(
     cancelledByEvent: text('cancelled_by_event'),
     /** The cron run whose trigger's `cancel_other` overlap policy requested this run's cancellation (migration 0013); null otherwise. */
     cancelledByRun: text('cancelled_by_run'),
+    /** The run whose `run_activity` task started this one (trigger type `call`, migration 0017); null otherwise. */
+    parentRunId: uuid('parent_run_id'),
   },
   (t) => [
     uniqueIndex('activity_runs_workflow_id_uq').on(t.workflowId),
@@ -110,7 +112,10 @@ export const activityRuns = pgTable(
       'activity_runs_status_ck',
       sql`${t.status} IN ('running','waiting_for_slot','succeeded','failed','cancelled','skipped')`,
     ),
-    check('activity_runs_trigger_ck', sql`${t.triggerType} IN ('event','cron','manual','backfill')`),
+    check('activity_runs_trigger_ck', sql`${t.triggerType} IN ('event','cron','manual','backfill','call')`),
+    index('activity_runs_parent_run_id_idx')
+      .on(t.parentRunId)
+      .where(sql`${t.parentRunId} IS NOT NULL`),
   ],
 );
 

@@ -81,8 +81,12 @@ describe('definitionExpressionIssues', () => {
     expect(issues[0]?.message).toMatch(/^unknown variable 'data'; a match expression can read event and trigger/);
     expect(issues[1]?.message).toMatch(/^unknown variable 'event'; a filter can read/);
     expect(issues[2]?.message).toMatch(/^syntax error/);
-    expect(issues[3]?.message).toMatch(/^unknown variable 'trigger'; a task condition can read event, run and tasks/);
-    expect(issues[4]?.message).toMatch(/^unknown variable 'data'; a for_each expression can read event, run and tasks/);
+    expect(issues[3]?.message).toMatch(
+      /^unknown variable 'trigger'; a task condition can read event, run, tasks and input/,
+    );
+    expect(issues[4]?.message).toMatch(
+      /^unknown variable 'data'; a for_each expression can read event, run, tasks and input/,
+    );
     expect(issues[5]?.message).toMatch(/^unknown variable 'event'; a filter can read/);
     expect(new Set(DEFINITION_EXPRESSION_SITES.map((site) => site.path.join('.'))).size).toBe(issues.length);
   });

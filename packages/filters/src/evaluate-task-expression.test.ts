@@ -14,6 +14,7 @@ const bindings = {
   },
   run: { run_id: 'r', trigger_type: 'event' },
   tasks: { score: { status: 'succeeded', result: { body: { value: 0.3 } } } },
+  input: {},
 };
 
 const compiled = (result: ReturnType<typeof compileTaskCondition>) => {
@@ -48,7 +49,7 @@ describe('task expressions', () => {
   it('refuse at compile time a variable a task cannot read, and a condition that is never a boolean', () => {
     const unknown = compileTaskCondition('trigger.event.data.x');
     expect(unknown.ok).toBe(false);
-    expect(unknown.ok ? '' : unknown.error.message).toContain('a task condition can read event, run and tasks');
+    expect(unknown.ok ? '' : unknown.error.message).toContain('a task condition can read event, run, tasks and input');
     expect(compileTaskCondition('"text"').ok).toBe(false);
     expect(compileTaskList('[1, 2, 3]').ok).toBe(true);
   });

@@ -11,6 +11,8 @@ export interface TaskExpressionBindings {
   readonly run: Record<string, unknown>;
   /** The settled tasks this one may read, by key and by index: `{ status, result }`. */
   readonly tasks: Record<string, unknown>;
+  /** A called run's input (`run_activity`); `{}` for other runs. */
+  readonly input: Record<string, unknown>;
 }
 
 /** The value of a task expression as JSON, or why there is none. */
@@ -32,7 +34,7 @@ export function evaluateTaskExpression(
   const meter = new CostMeter(MAX_FILTER_EVALUATION_COST);
   try {
     const result = withMeter(meter, () =>
-      program.run({ event: bindings.event, run: bindings.run, tasks: bindings.tasks }),
+      program.run({ event: bindings.event, run: bindings.run, tasks: bindings.tasks, input: bindings.input }),
     );
     if (meter.exhausted)
       return { outcome: 'error', message: `the expression exceeded its cost limit of ${meter.limit} units` };

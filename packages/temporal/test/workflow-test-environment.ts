@@ -47,6 +47,7 @@ export function stubActivities(stubs: Partial<Activities>): Activities {
     cancelOverlappedRun: unexpected('cancelOverlappedRun'),
     registerEventWait: unexpected('registerEventWait'),
     closeEventWait: unexpected('closeEventWait'),
+    prepareCalledRun: unexpected('prepareCalledRun'),
     // Pure (the CEL engine, no I/O): the real one.
     ...createTaskExpressionActivities(),
     ...stubs,

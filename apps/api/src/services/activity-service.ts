@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { NotFoundError, type ActivityDefinition, type ActivityRecord } from '@activity-core/contracts';
+import { MAX_CALL_DEPTH, NotFoundError, type ActivityDefinition, type ActivityRecord } from '@activity-core/contracts';
 import {
   decodeCursor,
   DefinitionIdTakenError,
@@ -56,6 +56,72 @@ export function emitSourceIssues(definition: Pick<ActivityDefinition, 'tasks'>):
   });
 }
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** Activities one registration's call check reads at most (each a primary-key or name lookup). */
+const MAX_CALL_CHECK_LOOKUPS = 200;
+
+/**
+ * The calls a definition's `run_activity` tasks start, followed through the
+ * registered activities they name: a path back to this activity (a loop) or
+ * deeper than MAX_CALL_DEPTH is an issue naming the task's `activity` field
+ * and the path. An activity not registered yet is not followed (the run
+ * checks again when it calls).
+ */
+async function callIssues(
+  definitions: Pick<DefinitionsRepository, 'get' | 'findByName'>,
+  definition: ActivityDefinition,
+  selfId: string | undefined,
+): Promise<FieldIssue[]> {
+  const issues: FieldIssue[] = [];
+  const targetsOf = (tasks: ActivityDefinition['tasks']): string[] =>
+    tasks.flatMap((task) => (task.type === 'run_activity' ? [task.config.activity] : []));
+  let lookups = 0;
+  for (const [index, task] of definition.tasks.entries()) {
+    if (task.type !== 'run_activity') continue;
+    const path = `tasks[${index}].config.activity`;
+    const seen = new Set<string>();
+    const frontier: Array<{ target: string; chain: string[] }> = [
+      { target: task.config.activity, chain: [definition.name] },
+    ];
+    while (frontier.length > 0 && lookups < MAX_CALL_CHECK_LOOKUPS) {
+      const { target, chain } = frontier.shift()!;
+      if (target === definition.name || target === selfId) {
+        const through = [...chain, definition.name];
+        issues.push({
+          path,
+          message: `runs itself through other activities: ${through.join(' → ')}`,
+          code: 'call_loop',
+        });
+        break;
+      }
+      lookups += 1;
+      const row = UUID.test(target) ? await definitions.get(target) : await definitions.findByName(target);
+      if (row === undefined) continue;
+      const through = [...chain, row.name];
+      if (row.name === definition.name || row.id === selfId) {
+        issues.push({
+          path,
+          message: `runs itself through other activities: ${through.join(' → ')}`,
+          code: 'call_loop',
+        });
+        break;
+      }
+      if (through.length - 1 > MAX_CALL_DEPTH) {
+        issues.push({
+          path,
+          message: `calls ${through.length - 1} activities deep (${through.join(' → ')}); the limit is ${MAX_CALL_DEPTH}`,
+          code: 'call_too_deep',
+        });
+        break;
+      }
+      if (seen.has(row.id)) continue;
+      seen.add(row.id);
+      for (const next of targetsOf(row.definition.tasks)) frontier.push({ target: next, chain: through });
+    }
+  }
+  return issues;
+}
+
 /** Hooks other parts (the schedule manager) attach to definition changes. */
 export interface DefinitionObserver {
   onChanged(row: DefinitionRow): Promise<void>;
@@ -69,7 +135,7 @@ export function createActivityService(deps: {
   validators?: Array<(definition: ActivityDefinition) => FieldIssue[]>;
 }) {
   const observers = deps.observers ?? [];
-  const validate = (definition: ActivityDefinition): void => {
+  const validate = async (definition: ActivityDefinition, selfId?: string): Promise<void> => {
     // First every expression compiles, as a part of the schema (which bounds them; the CEL compiler is the server's).
     const expressions = definitionExpressionIssues(definition).map(({ path, message, code }) => ({
       path,
@@ -83,6 +149,7 @@ export function createActivityService(deps: {
             ...selfTriggerIssues(definition),
             ...emitSourceIssues(definition),
             ...(deps.validators ?? []).flatMap((check) => check(definition)),
+            ...(await callIssues(deps.definitions, definition, selfId)),
           ];
     if (issues.length > 0)
       throw new InvalidInputError(issues.map((issue) => `${issue.path}: ${issue.message}`).join('; '), issues);
@@ -100,7 +167,7 @@ export function createActivityService(deps: {
   return {
     /** `changedBy` is recorded with every version a change writes (definition history); see ChangedBy. */
     async create(definition: ActivityDefinition, changedBy: ChangedBy): Promise<ActivityRecord> {
-      validate(definition);
+      await validate(definition);
       const row = await deps.definitions.insert(randomUUID(), definition, changedBy);
       await changed(row);
       return toActivityRecord(row);
@@ -112,7 +179,7 @@ export function createActivityService(deps: {
       definition: ActivityDefinition,
       changedBy: ChangedBy,
     ): Promise<{ record: ActivityRecord; created: boolean }> {
-      validate(definition);
+      await validate(definition, id);
       // Two passes at most: an identical PUT racing us may create the id between our replace and our insert.
       for (let pass = 0; ; pass++) {
         const replaced = await deps.definitions.replace(id, () => definition, changedBy);

@@ -44,6 +44,7 @@ export function toRunRecord(row: RunRow): RunRecord {
     updated_at: row.updatedAt.toISOString(),
     cancelled_by_event: row.cancelledByEvent,
     cancelled_by_run: row.cancelledByRun,
+    ...(row.parentRunId === null ? {} : { parent_run_id: row.parentRunId }),
   };
 }
 

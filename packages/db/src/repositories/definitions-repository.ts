@@ -185,6 +185,15 @@ export function createDefinitionsRepository(db: Db) {
       }
     },
 
+    /** The live (not deleted) activity with this name: names are unique among live activities. */
+    async findByName(name: string): Promise<DefinitionRow | undefined> {
+      const [row] = await db
+        .select()
+        .from(activityDefinitions)
+        .where(and(eq(activityDefinitions.name, name), isNull(activityDefinitions.deletedAt)));
+      return row === undefined ? undefined : toRow(row);
+    },
+
     async get(id: string): Promise<DefinitionRow | undefined> {
       const [row] = await db
         .select()

@@ -17,6 +17,8 @@ export interface NewRun {
   eventId?: string | null;
   windowStart?: Date | null;
   windowEnd?: Date | null;
+  /** Only for runs started by a `run_activity` task: the calling run. */
+  parentRunId?: string | null;
 }
 
 export interface ErrorInfo {

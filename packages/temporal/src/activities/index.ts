@@ -1,7 +1,8 @@
 import type { Logger } from '@activity-core/contracts';
-import type { EventWaitsRepository, RunsRepository } from '@activity-core/db';
+import type { DefinitionsRepository, EventWaitsRepository, RunsRepository } from '@activity-core/db';
 import type { Client } from '@temporalio/client';
 import type { EgressPolicy } from './egress';
+import { createCalledRunActivities } from './called-runs';
 import { createConcurrencyActivities } from './concurrency';
 import { createEventWaitActivities } from './event-waits';
 import { createHttpTaskActivities, type HttpFetch } from './http-task';
@@ -35,6 +36,8 @@ export interface ActivityDeps {
   logger?: Pick<Logger, 'warn'>;
   /** Where `wait_for_event` tasks record their waits (absent: such a task fails, saying so). */
   eventWaits?: Pick<EventWaitsRepository, 'register' | 'close'>;
+  /** Where `run_activity` tasks look up the activity they run (absent: such a task fails, saying so). */
+  definitions?: Pick<DefinitionsRepository, 'findByName' | 'get'>;
 }
 
 /** Every activity the worker registers, built from its dependencies. */
@@ -47,6 +50,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createConcurrencyActivities(deps),
     ...createEventWaitActivities(deps),
     ...createTaskExpressionActivities(),
+    ...createCalledRunActivities(deps),
   };
 }
 
@@ -65,6 +69,7 @@ export type { LogRunInput, RecordTaskInput } from './run-records';
 export { EMIT_BUDGET_EXCEEDED, type EmitBudget, type EmitEvent } from './task-control';
 export type { EventWaitAnswer, RegisterEventWaitInput } from './event-waits';
 export type { EvaluateTaskExpressionInput } from './task-expressions';
+export type { PrepareCalledRunInput, PreparedCalledRun } from './called-runs';
 export type { RequestConcurrencySlotInput, RequestConcurrencySlotResult, RequestOverlapSlotInput } from './concurrency';
 export {
   createRunOutcomeAnnouncer,

@@ -12,6 +12,8 @@ export interface LogRunInput {
   eventId?: string;
   windowStart?: string;
   windowEnd?: string;
+  /** Only for runs started by a `run_activity` task. */
+  parentRunId?: string;
 }
 
 /** A task instance write, exactly as the repository takes it. */
@@ -44,6 +46,7 @@ export function createRunRecordActivities(deps: {
         eventId: input.eventId ?? null,
         windowStart: fireTimeOrNull(input.windowStart),
         windowEnd: fireTimeOrNull(input.windowEnd),
+        ...(input.parentRunId === undefined ? {} : { parentRunId: input.parentRunId }),
       });
     },
 

@@ -47,6 +47,8 @@ function triggerSummaryFor(request: StartRunRequest): string {
       return `${activity.name} · ${trigger.type} ${trigger.scheduled_for}`;
     case 'manual':
       return `${activity.name} · manual ${trigger.key}`;
+    case 'call':
+      return `${activity.name} · called by run ${trigger.parent.run_id} (task ${trigger.parent.task_index})`;
   }
 }
 

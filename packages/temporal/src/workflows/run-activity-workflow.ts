@@ -40,10 +40,15 @@ function contextFor(input: RunActivityInput, runId: string, workflowId: string):
   // present when non-zero: adds nothing to runs of external events (and
   // changes no command, so old histories replay as they were).
   if (trigger.type === 'event' && trigger.hops !== undefined && trigger.hops > 0) run.event_hops = trigger.hops;
+  if (trigger.type === 'call') {
+    run.parent_run_id = trigger.parent.run_id;
+    run.call_chain = trigger.chain;
+  }
   return {
     run,
     activity: { id: activity.id, name: activity.name, version: activity.version },
     ...(trigger.type === 'event' ? { event: trigger.event } : {}),
+    ...(trigger.type === 'call' ? { input: trigger.input } : {}),
     tasks: [],
   };
 }
@@ -94,6 +99,7 @@ async function runActivity(input: RunActivityInput): Promise<RunOutcome> {
       ...(trigger.type === 'cron' || trigger.type === 'backfill'
         ? { scheduledFor: trigger.scheduled_for, windowStart: trigger.window_start, windowEnd: trigger.window_end }
         : {}),
+      ...(trigger.type === 'call' ? { parentRunId: trigger.parent.run_id } : {}),
     }),
   );
 

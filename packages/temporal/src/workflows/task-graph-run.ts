@@ -133,6 +133,7 @@ export async function runTaskGraph(args: TaskGraphRunArgs): Promise<TaskOutcome[
     event: (context.event ?? {}) as Record<string, unknown>,
     run: context.run as unknown as Record<string, unknown>,
     tasks: view as unknown as Record<string, unknown>,
+    input: context.input ?? {},
   });
 
   const runNode = async (index: number): Promise<void> => {

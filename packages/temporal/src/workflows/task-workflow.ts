@@ -1,25 +1,36 @@
-import type { EventEnvelope, TaskWorkflowInput } from '@activity-core/contracts';
+import type {
+  EventEnvelope,
+  RunActivityInput,
+  RunOutcome,
+  RunTrigger,
+  TaskWorkflowInput,
+} from '@activity-core/contracts';
 import { parseDurationMs } from '@activity-core/contracts/duration';
-import { emittedEventId, taskInstanceIdFor } from '@activity-core/contracts/ids';
+import { calledRunWorkflowId, emittedEventId, runIdFor, taskInstanceIdFor } from '@activity-core/contracts/ids';
 import {
   ActivityFailure,
   type ActivityOptions,
   ApplicationFailure,
   CancellationScope,
   CancelledFailure,
+  ChildWorkflowFailure,
   condition,
   defineSignal,
+  executeChild,
   isCancellation,
   patched,
   proxyActivities,
   setHandler,
   sleep,
+  ParentClosePolicy,
   workflowInfo,
+  WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
-import { RetryState } from '@temporalio/common';
+import { RetryState, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities, EventWaitAnswer } from '../activities';
 import type { EventWaitMatchedSignal } from '../client/wait-signaller';
-import { EVENT_WAIT_MATCHED_SIGNAL } from '../names';
+import { EVENT_WAIT_MATCHED_SIGNAL, RUN_ACTIVITY_WORKFLOW } from '../names';
+import { runSearchAttributes } from '../search-attributes';
 import {
   BOOKKEEPING_OPTIONS,
   HTTP_TASK_CANCEL_OPTIONS,
@@ -143,7 +154,90 @@ async function runTask(input: TaskWorkflowInput, taskInstanceId: string, workflo
     }
     case 'wait_for_event':
       return await waitForEvent(input, task.config, workflowId);
+    case 'run_activity':
+      return await runCalledActivity(input, task.config);
   }
+}
+
+/**
+ * `run_activity`: looks the activity up and renders the input (one
+ * activity), then starts its run as a child workflow with the id derived from
+ * this run and task, and waits. A cancelled task cancels the called run
+ * (REQUEST_CANCEL); a run already started under that id (a retried or reset
+ * task) is waited for, never started twice. New code path: no existing
+ * history reaches it.
+ */
+async function runCalledActivity(
+  input: TaskWorkflowInput,
+  config: Extract<TaskWorkflowInput['task'], { type: 'run_activity' }>['config'],
+): Promise<unknown> {
+  const calls = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
+  const prepared = await calls.prepareCalledRun({
+    activity: config.activity,
+    input: config.input,
+    context: input.context,
+  });
+  if (!prepared.ok) throw ApplicationFailure.nonRetryable(prepared.message, 'run_activity_refused');
+  const { activity } = prepared;
+  const childId = calledRunWorkflowId(activity.id, input.runId, input.index, input.itemIndex);
+  const runId = runIdFor(childId);
+  const trigger: RunTrigger = {
+    type: 'call',
+    parent: {
+      run_id: input.runId,
+      workflow_id: input.runWorkflowId,
+      activity_id: input.context.activity.id,
+      task_index: input.index,
+      ...(input.itemIndex === undefined ? {} : { item_index: input.itemIndex }),
+    },
+    input: prepared.input,
+    chain: prepared.chain,
+  };
+  let outcome: RunOutcome;
+  try {
+    outcome = await executeChild<(runInput: RunActivityInput) => Promise<RunOutcome>>(RUN_ACTIVITY_WORKFLOW, {
+      workflowId: childId,
+      args: [{ activity, trigger }],
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+      ...(activity.definition.run_timeout === undefined
+        ? {}
+        : { workflowExecutionTimeout: parseDurationMs(activity.definition.run_timeout) }),
+      typedSearchAttributes: runSearchAttributes({
+        activityId: activity.id,
+        activityName: activity.name,
+        triggerType: 'call',
+      }),
+      staticSummary: `${activity.name} · called by run ${input.runId} (task ${input.index})`,
+    });
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) {
+      const existing = await calls.awaitTaskWorkflow({ workflowId: childId });
+      if (existing.status === 'failed')
+        throw ApplicationFailure.nonRetryable(
+          `the called run failed: ${existing.error?.message ?? 'unknown error'}`,
+          'called_run_failed',
+        );
+      outcome = existing.result as RunOutcome;
+    } else if (error instanceof ChildWorkflowFailure && !isCancellation(error)) {
+      throw ApplicationFailure.nonRetryable(
+        `the called run failed: ${describeFailure(error).message}`,
+        'called_run_failed',
+      );
+    } else throw error;
+  }
+  return calledRunResult(runId, childId, activity.name, outcome);
+}
+
+/** What the tasks after a `run_activity` task read: the run, its status and each task's result by index (and key). */
+function calledRunResult(runId: string, workflowId: string, activity: string, outcome: RunOutcome): unknown {
+  return {
+    run_id: runId,
+    workflow_id: workflowId,
+    activity,
+    status: outcome.status,
+    tasks: outcome.tasks.map((task) => ({ index: task.index, status: task.status, result: task.result ?? null })),
+  };
 }
 
 /** Router → waiting task: the event that matched this task's wait (see client/wait-signaller.ts). */
