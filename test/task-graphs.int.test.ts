@@ -6,6 +6,7 @@ import {
   taskWorkflowId,
 } from '@activity-core/contracts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { recordGoldenHistory } from './golden-histories';
 import { startStack, waitFor, type TestStack } from './harness';
 import { startHttpTarget } from './http-target';
 import { killHard, spawnWorkerProcess } from './worker-process';
@@ -176,6 +177,14 @@ describe('a graph run on the real stack', () => {
         });
       expect(byIndex(5)).toBeUndefined();
       expect(run.tasks).toHaveLength(9);
+      const runWorkflowId = eventRunWorkflowId(activity.id, 'graph-1');
+      await recordGoldenHistory(
+        'run-activity-workflow-graph',
+        await stack.client.workflow.getHandle(runWorkflowId).fetchHistory(),
+        runWorkflowId,
+      );
+      const item = taskItemWorkflowId(runId, 'http', 5, 1);
+      await recordGoldenHistory('task-workflow-item', await stack.client.workflow.getHandle(item).fetchHistory(), item);
     } finally {
       await killHard(worker.child);
     }
@@ -309,6 +318,17 @@ describe('a task that runs another activity', () => {
         parent_run_id: parentRunId,
         status: 'succeeded',
       });
+      const caller = taskWorkflowId(parentRunId, 'run_activity', 0);
+      await recordGoldenHistory(
+        'task-workflow-run-activity',
+        await stack.client.workflow.getHandle(caller).fetchHistory(),
+        caller,
+      );
+      await recordGoldenHistory(
+        'run-activity-workflow-called',
+        await stack.client.workflow.getHandle(childWorkflowId).fetchHistory(),
+        childWorkflowId,
+      );
     } finally {
       await killHard(worker.child);
     }
