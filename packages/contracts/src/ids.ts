@@ -160,6 +160,12 @@ export function manualRunWorkflowId(activityId: string, key: string): string {
   return `manual-${activityId}:${key}`;
 }
 
+/** The key of a `manual-{activity_id}:{key}` run of `activityId`, or undefined when `workflowId` is not one. */
+export function parseManualRunWorkflowId(workflowId: string, activityId: string): string | undefined {
+  const prefix = `manual-${activityId}:`;
+  return workflowId.startsWith(prefix) ? workflowId.slice(prefix.length) : undefined;
+}
+
 /**
  * The concurrency coordinator of one activity and one key: `concurrency-{activity_id}`
  * for the activity-wide key (`''`), `concurrency-{activity_id}:{hash}` otherwise,
