@@ -152,6 +152,81 @@ function serverOptionsOf(config: Config, options: ApiAppOptions): ServerOptions 
   };
 }
 
+/** The services the HTTP server serves, over the parts `wireApi` built. */
+function serverDepsOf(parts: {
+  config: Config;
+  options: ApiAppOptions;
+  database: Database;
+  client: Client;
+  payloadCodec: ReturnType<typeof createEncryptionCodec> | undefined;
+  metrics: ReturnType<typeof createApiMetrics>;
+  definitions: ReturnType<typeof createDefinitionsRepository>;
+  runs: ReturnType<typeof createRunsRepository>;
+  events: ReturnType<typeof createEventsRepository>;
+  cancellations: ReturnType<typeof createCancellationsRepository>;
+  eventWaitsRepository: ReturnType<typeof createEventWaitsRepository>;
+  scheduleManager: ReturnType<typeof createScheduleManager>;
+  webhookCatalog: ReturnType<typeof createWebhookSourceCatalog>;
+  webhooks: ReturnType<typeof createWebhookService>;
+  reruns: ReturnType<typeof createRerunService>;
+  ingest: Parameters<typeof createEventService>[0]['ingest'];
+  dependencies: ReturnType<typeof createDependencyMonitor>;
+  temporalHealthCheck: () => Promise<unknown>;
+  logger: Logger;
+}): ServerDeps {
+  const { config, options, database, client, payloadCodec, metrics, definitions, runs, events } = parts;
+  const { cancellations, eventWaitsRepository, scheduleManager, webhookCatalog, webhooks, reruns, ingest } = parts;
+  const { dependencies, temporalHealthCheck, logger } = parts;
+  return {
+    definitionHistory: createDefinitionHistoryService({ definitions }),
+    activities: createActivityService({
+      definitions,
+      observers: [createScheduleObserver({ manager: scheduleManager, client, logger: () => logger })],
+      validators: [scheduleIssues, (definition) => secondsCronIssues(definition, config.cron)],
+    }),
+    schedules: createScheduleService({
+      manager: scheduleManager,
+      client,
+      runs,
+      reruns,
+      ...(options.temporalDeadlineMs === undefined ? {} : { temporalDeadlineMs: options.temporalDeadlineMs }),
+      temporalAnswers: () =>
+        temporalHealthCheck().then(
+          () => true,
+          () => false,
+        ),
+    }),
+    events: createEventService({
+      ingest,
+      events,
+      cancellations,
+      eventWaits: eventWaitsRepository,
+      webhookSources: webhookCatalog,
+      ingestKeyScopes: config.ingestKeyScopes,
+      logger,
+    }),
+    runs: createRunService({
+      runs,
+      eventWaits: eventWaitsRepository,
+      client,
+      temporalUiUrl: config.temporal.uiUrl,
+      namespace: config.temporal.namespace,
+      reruns,
+    }),
+    webhooks,
+    metrics,
+    audit: createAuditService({ audit: createAuditRepository(database.db) }),
+    ownership: {
+      activityName: (id) => definitions.nameOf(id),
+      runActivity: async (runId) => (await runs.getRun(runId))?.activityId,
+    },
+    probes: dependencies.probes(),
+    ...(payloadCodec === undefined || config.payloadEncryption === null
+      ? {}
+      : { codec: { codec: payloadCodec, allowedOrigins: config.payloadEncryption.codecCorsOrigins } }),
+  };
+}
+
 /**
  * Every dependency of the API process: the stores, the event path, the
  * services the server serves, and what the start-up behaviour needs.
@@ -222,54 +297,27 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
     ...(secretBox === undefined ? {} : { secretBox }),
   });
 
-  const serverDeps: ServerDeps = {
-    definitionHistory: createDefinitionHistoryService({ definitions }),
-    activities: createActivityService({
-      definitions,
-      observers: [createScheduleObserver({ manager: scheduleManager, client, logger: () => logger })],
-      validators: [scheduleIssues, (definition) => secondsCronIssues(definition, config.cron)],
-    }),
-    schedules: createScheduleService({
-      manager: scheduleManager,
-      client,
-      runs,
-      reruns,
-      ...(options.temporalDeadlineMs === undefined ? {} : { temporalDeadlineMs: options.temporalDeadlineMs }),
-      temporalAnswers: () =>
-        temporalHealthCheck().then(
-          () => true,
-          () => false,
-        ),
-    }),
-    events: createEventService({
-      ingest,
-      events,
-      cancellations,
-      eventWaits: eventWaitsRepository,
-      webhookSources: webhookCatalog,
-      ingestKeyScopes: config.ingestKeyScopes,
-      logger,
-    }),
-    runs: createRunService({
-      runs,
-      eventWaits: eventWaitsRepository,
-      client,
-      temporalUiUrl: config.temporal.uiUrl,
-      namespace: config.temporal.namespace,
-      reruns,
-    }),
-    webhooks,
+  const serverDeps = serverDepsOf({
+    config,
+    options,
+    database,
+    client,
+    payloadCodec,
     metrics,
-    audit: createAuditService({ audit: createAuditRepository(database.db) }),
-    ownership: {
-      activityName: (id) => definitions.nameOf(id),
-      runActivity: async (runId) => (await runs.getRun(runId))?.activityId,
-    },
-    probes: dependencies.probes(),
-    ...(payloadCodec === undefined || config.payloadEncryption === null
-      ? {}
-      : { codec: { codec: payloadCodec, allowedOrigins: config.payloadEncryption.codecCorsOrigins } }),
-  };
+    definitions,
+    runs,
+    events,
+    cancellations,
+    eventWaitsRepository,
+    scheduleManager,
+    webhookCatalog,
+    webhooks,
+    reruns,
+    ingest,
+    dependencies,
+    temporalHealthCheck,
+    logger,
+  });
 
   return {
     logger,

@@ -317,7 +317,7 @@ export function createEventService(deps: {
    * What the accept checks `check`'s reserved-source decision against, and
    * how to make it again; `onFresh` hears of the sources a re-check read.
    */
-  function sourcesCheck(
+  function webhookSourcesCheckOf(
     checked: VersionedReservedSources,
     check: (reserved: ReadonlyMap<string, string>) => void,
     onFresh: (fresh: VersionedReservedSources) => void = () => undefined,
@@ -395,7 +395,7 @@ export function createEventService(deps: {
       return eventOutcomeOf(
         await ingestAs(envelope, idOrigin, options, {
           credential: credentialLabel(options.credential),
-          ...sourcesCheck(sources, check),
+          ...webhookSourcesCheckOf(sources, check),
         }),
       );
     },
@@ -459,7 +459,7 @@ export function createEventService(deps: {
           results.push({
             index,
             ...eventOutcomeOf(
-              await ingestAs(envelope, idOrigin, options, { credential, ...sourcesCheck(passed, check, fresher) }),
+              await ingestAs(envelope, idOrigin, options, { credential, ...webhookSourcesCheckOf(passed, check, fresher) }),
             ),
           });
           mayHaveStored = true;

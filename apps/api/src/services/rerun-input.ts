@@ -26,6 +26,37 @@ function taskIndexOf(error: unknown): number | undefined {
   return typeof index === 'number' && Number.isInteger(index) && index >= 0 ? index : undefined;
 }
 
+/**
+ * Where a re-run from the failed task begins, and the outcomes of the tasks
+ * before it, from the source run's recorded task outcomes: the task its error
+ * names, else the first task that did not succeed. A ConflictError when no
+ * task failed, or one before it has no recorded outcome.
+ */
+export function resumePlan(
+  sourceRunId: string,
+  sourceError: unknown,
+  taskCount: number,
+  outcomes: ReadonlyMap<number, RunResume['prior'][number]>,
+): RunResume {
+  let fromIndex = taskIndexOf(sourceError);
+  if (fromIndex === undefined) {
+    fromIndex = 0;
+    while (fromIndex < taskCount && outcomes.get(fromIndex)?.status === 'succeeded') fromIndex++;
+  }
+  if (fromIndex >= taskCount)
+    throw new ConflictError(`run ${sourceRunId} has no failed task to re-run from; re-run it from the start`);
+  const prior: RunResume['prior'] = [];
+  for (let index = 0; index < fromIndex; index++) {
+    const outcome = outcomes.get(index);
+    if (outcome === undefined)
+      throw new ConflictError(
+        `run ${sourceRunId} cannot be re-run from task ${fromIndex}: task ${index} has no recorded outcome`,
+      );
+    prior.push(outcome);
+  }
+  return { from_index: fromIndex, prior };
+}
+
 export function createRerunInput(deps: {
   runs: Pick<RunsRepository, 'listTasks'>;
   reruns: Pick<RerunsRepository, 'getRerun' | 'storedEvent'>;
@@ -95,23 +126,7 @@ export function createRerunInput(deps: {
           });
         }
       }
-      let fromIndex = taskIndexOf(source.error);
-      if (fromIndex === undefined) {
-        fromIndex = 0;
-        while (fromIndex < taskCount && outcomes.get(fromIndex)?.status === 'succeeded') fromIndex++;
-      }
-      if (fromIndex >= taskCount)
-        throw new ConflictError(`run ${source.runId} has no failed task to re-run from; re-run it from the start`);
-      const prior: RunResume['prior'] = [];
-      for (let index = 0; index < fromIndex; index++) {
-        const outcome = outcomes.get(index);
-        if (outcome === undefined)
-          throw new ConflictError(
-            `run ${source.runId} cannot be re-run from task ${fromIndex}: task ${index} has no recorded outcome`,
-          );
-        prior.push(outcome);
-      }
-      return { from_index: fromIndex, prior };
+      return resumePlan(source.runId, source.error, taskCount, outcomes);
     },
   };
 }
