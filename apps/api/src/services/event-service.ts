@@ -459,7 +459,10 @@ export function createEventService(deps: {
           results.push({
             index,
             ...eventOutcomeOf(
-              await ingestAs(envelope, idOrigin, options, { credential, ...webhookSourcesCheckOf(passed, check, fresher) }),
+              await ingestAs(envelope, idOrigin, options, {
+                credential,
+                ...webhookSourcesCheckOf(passed, check, fresher),
+              }),
             ),
           });
           mayHaveStored = true;
