@@ -18,6 +18,7 @@ import {
   eventRunWorkflowId,
   formatScheduledFor,
   manualRunWorkflowId,
+  parseManualRunWorkflowId,
   parseScheduledFor,
   resumeTickWorkflowId,
   runIdFor,
@@ -276,5 +277,16 @@ describe('re-run ids', () => {
     expect(bulkRerunId('outage-1')).toBe(bulkRerunId('outage-1'));
     expect(bulkRerunId('outage-1')).not.toBe(bulkRerunId('outage-2'));
     expect(bulkRerunKey(bulkRerunId('outage-1'))).toBe(`bulk:${bulkRerunId('outage-1')}`);
+  });
+});
+
+describe('reading a manual run id', () => {
+  test('gives back the key of a manual run of the activity, and nothing for any other run id', () => {
+    const key = 'k:with:colons';
+    expect(parseManualRunWorkflowId(manualRunWorkflowId(ACTIVITY, key), ACTIVITY)).toBe(key);
+    expect(parseManualRunWorkflowId(eventRunWorkflowId(ACTIVITY, 'e1'), ACTIVITY)).toBeUndefined();
+    expect(
+      parseManualRunWorkflowId(manualRunWorkflowId(ACTIVITY, key), '550e8400-e29b-41d4-a716-446655440001'),
+    ).toBeUndefined();
   });
 });

@@ -160,6 +160,12 @@ export function manualRunWorkflowId(activityId: string, key: string): string {
   return `manual-${activityId}:${key}`;
 }
 
+/** The key of a `manual-{activity_id}:{key}` run of `activityId`, or undefined when `workflowId` is not one. */
+export function parseManualRunWorkflowId(workflowId: string, activityId: string): string | undefined {
+  const prefix = `manual-${activityId}:`;
+  return workflowId.startsWith(prefix) ? workflowId.slice(prefix.length) : undefined;
+}
+
 /**
  * `call-{activity_id}:{parent_run_id}:{index}` (`…:{item}` for an item of a
  * `for_each` task) — the run a `run_activity` task starts: derived from the

@@ -1,10 +1,11 @@
 /**
- * The last step that cancel_on and wait_for_event share: asking Temporal
- * about each pending row (cancel a run, signal a waiting task) through the
- * availability gate, then recording Temporal's answer on the row. Never
- * throws: what could not be done stays pending and is returned, so the
- * event stays pending and the dispatcher repeats the step (Temporal takes a
- * repeated request as the same one, and a row is settled at most once).
+ * The one way the event path asks Temporal about pending work: starting an
+ * event's runs, cancelling runs for cancel_on, signalling tasks for
+ * wait_for_event. Each pending row is asked about through the availability
+ * gate, then Temporal's answer is recorded on the row. Never throws: what
+ * could not be done stays pending and is returned, so the event stays
+ * pending and the dispatcher repeats the step (Temporal takes a repeated
+ * request as the same one, and a row is settled at most once).
  */
 import type { Logger } from '@activity-core/contracts';
 import { isTemporalUnreachable } from '@activity-core/temporal/client';
@@ -17,24 +18,42 @@ export interface PendingWorkFailure {
   unreachable: boolean;
 }
 
-export async function deliverPending<Row, Outcome>(input: {
+export async function deliverPending<Row, Outcome, Ready = Row>(input: {
   rows: readonly Row[];
   gate: AvailabilityGate;
   timeouts: { timeoutMs: number; probeTimeoutMs: number };
+  /**
+   * Work of our own before Temporal is asked about a row, outside the gate
+   * (it takes no pass, and its failure teaches the gate nothing): what the
+   * call needs, or undefined when the row needs no call (prepare settled it
+   * itself). Throwing leaves the row pending. @default the row as it is
+   */
+  prepare?: (row: Row) => Promise<Ready | undefined>;
   /** The Temporal call for one row. */
-  call: (row: Row, deadline: Date) => Promise<Outcome>;
+  call: (row: Ready, deadline: Date) => Promise<Outcome>;
   /** Records the answer on the row. */
-  settle: (row: Row, outcome: Outcome) => Promise<void>;
+  settle: (row: Ready, outcome: Outcome) => Promise<void>;
   logger: Logger;
   /** Log fields naming the row (with the event id). */
   logFields: (row: Row) => Record<string, unknown>;
-  messages: { deferred: string; notCalled: string; settled: string; notSettled: string };
+  /** `settled` may be left out when `settle` logs the answer itself. */
+  messages: { deferred: string; notCalled: string; settled?: string; notSettled: string };
   /** A failure from the steps before this one, kept unless a later one replaces it. */
   failure: PendingWorkFailure | undefined;
 }): Promise<PendingWorkFailure | undefined> {
   const { gate, logger, messages } = input;
   let failure = input.failure;
   for (const row of input.rows) {
+    let ready: Ready | undefined;
+    try {
+      ready = input.prepare === undefined ? (row as unknown as Ready) : await input.prepare(row);
+    } catch (error) {
+      // Our own store, not Temporal: the gate learns nothing from it.
+      failure = { message: (error as Error).message, unreachable: false };
+      logger.warn({ ...input.logFields(row), err: error }, messages.notCalled);
+      continue;
+    }
+    if (ready === undefined) continue;
     const pass = gate.tryEnter();
     if (pass === undefined) {
       failure ??= { message: messages.deferred, unreachable: true };
@@ -43,7 +62,7 @@ export async function deliverPending<Row, Outcome>(input: {
     let outcome: Outcome;
     try {
       const timeout = pass.probe ? input.timeouts.probeTimeoutMs : input.timeouts.timeoutMs;
-      outcome = await input.call(row, new Date(Date.now() + timeout));
+      outcome = await input.call(ready, new Date(Date.now() + timeout));
       gate.reachable(pass);
     } catch (error) {
       const unreachable = isTemporalUnreachable(error);
@@ -55,8 +74,8 @@ export async function deliverPending<Row, Outcome>(input: {
     }
     try {
       // Lost, the row stays pending: the retry asks again, which Temporal takes as the same request.
-      await input.settle(row, outcome);
-      logger.info({ ...input.logFields(row), outcome }, messages.settled);
+      await input.settle(ready, outcome);
+      if (messages.settled !== undefined) logger.info({ ...input.logFields(row), outcome }, messages.settled);
     } catch (error) {
       failure = { message: (error as Error).message, unreachable: false };
       logger.warn({ ...input.logFields(row), err: error }, messages.notSettled);

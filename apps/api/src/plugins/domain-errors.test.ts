@@ -16,6 +16,7 @@ import { DatabaseUnreachableError, UnstorableTextError } from '@activity-core/db
 import { StoreUnreachableError } from '@activity-core/router';
 import Fastify from 'fastify';
 import { describe, expect, test } from 'vitest';
+import { batchItemAnswer as batchItemResult } from '../routes/event-answers';
 import { createEventService } from '../services/event-service';
 import { DOMAIN_ERROR_ANSWERS, fieldIssuesOf, httpStatusOf, problemOf } from './domain-errors';
 import { registerErrorHandler } from './error-handler';
@@ -72,12 +73,14 @@ async function batchItemAnswer(error: DomainError) {
     },
   };
   const service = createEventService({ ingest, events: { get: async () => undefined } });
-  const [result] = await service.acceptBatch(
-    [{ event_id: 'e1', event_type: 'order.paid', source: 'shop', occurred_at: '2026-03-01T09:00:00Z', data: {} }],
-    {
-      receivedAt: new Date('2026-03-01T09:00:01Z'),
-    },
-  );
+  const [result] = (
+    await service.acceptBatch(
+      [{ event_id: 'e1', event_type: 'order.paid', source: 'shop', occurred_at: '2026-03-01T09:00:00Z', data: {} }],
+      {
+        receivedAt: new Date('2026-03-01T09:00:01Z'),
+      },
+    )
+  ).map(batchItemResult);
   return result!;
 }
 

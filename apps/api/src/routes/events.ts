@@ -10,7 +10,8 @@ import {
 import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { EventService } from '../services/event-service';
+import type { BatchItemOutcome, EventOutcome, EventService } from '../services/event-service';
+import { batchItemAnswer, EVENT_ACCEPTED_STATUS, eventOutcomeStatus } from './event-answers';
 import {
   BATCH_MEDIA_TYPE,
   binaryFieldPath,
@@ -174,12 +175,13 @@ export const eventRoutes =
           receivedAt,
           ...credentialOf(request),
         };
+        const answerEvent = (outcome: EventOutcome) => reply.status(eventOutcomeStatus(outcome)).send(outcome.answer);
+        const answerBatch = (outcomes: BatchItemOutcome[]) =>
+          reply.status(EVENT_ACCEPTED_STATUS).send({ results: outcomes.map(batchItemAnswer) });
         switch (contentModeOf(request.headers['content-type'], request.headers['ce-specversion'] !== undefined)) {
           case 'binary': {
             const event = cloudEventFromBinary(request.raw, body);
-            return reply
-              .status(202)
-              .send(await service.accept(event, { ...options, cloudEvent: { fieldPath: binaryFieldPath } }));
+            return answerEvent(await service.accept(event, { ...options, cloudEvent: { fieldPath: binaryFieldPath } }));
           }
           case 'structured':
             if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -188,7 +190,7 @@ export const eventRoutes =
                 [{ path: 'body', message: `expected one CloudEvent object; a batch is ${BATCH_MEDIA_TYPE}` }],
               );
             }
-            return reply.status(202).send(await service.accept(body, { ...options, cloudEvent: {} }));
+            return answerEvent(await service.accept(body, { ...options, cloudEvent: {} }));
           case 'batched':
             if (!Array.isArray(body) || body.length > MAX_BATCH) {
               const got = Array.isArray(body) ? `${body.length} events` : 'no array';
@@ -198,8 +200,8 @@ export const eventRoutes =
               );
             }
             // The CloudEvents batch format allows an empty batch: nothing to accept, nothing to refuse.
-            if (body.length === 0) return reply.status(202).send({ results: [] });
-            return reply.status(202).send({ results: await service.acceptBatch(body, { ...options, cloudEvent: {} }) });
+            if (body.length === 0) return reply.status(EVENT_ACCEPTED_STATUS).send({ results: [] });
+            return answerBatch(await service.acceptBatch(body, { ...options, cloudEvent: {} }));
           case 'json':
             break;
         }
@@ -215,11 +217,9 @@ export const eventRoutes =
             ]);
           }
           // Per-item answers from here on: once an item may be stored, the request as a whole never fails.
-          const results = await service.acceptBatch(body, options);
-          return reply.status(202).send({ results });
+          return answerBatch(await service.acceptBatch(body, options));
         }
-        const result = await service.accept(body, options);
-        return reply.status(202).send(result);
+        return answerEvent(await service.accept(body, options));
       },
     );
 

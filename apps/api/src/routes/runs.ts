@@ -103,10 +103,15 @@ export const runRoutes =
           response: { 202: RerunResponse, ...rerunErrors },
         },
       },
-      async (request, reply) =>
-        reply
-          .status(202)
-          .send(await service.rerun(request.params.run_id, request.body.from, request.headers['idempotency-key'])),
+      async (request, reply) => {
+        const outcome = await service.rerun(
+          request.params.run_id,
+          request.body.from,
+          request.headers['idempotency-key'],
+        );
+        // Started now or found started (the same Idempotency-Key): the body's status says which.
+        return reply.status(202).send(outcome.answer);
+      },
     );
 
     app.post(
@@ -131,9 +136,13 @@ export const runRoutes =
         },
       },
       async (request, reply) => {
-        const answer = await service.bulkRerun(request.body, request.headers['idempotency-key']);
-        if (answer.dry_run) return reply.status(200).send(answer);
-        return reply.status(202).header('location', `/v1/runs/rerun/${answer.id}`).send(answer);
+        const outcome = await service.bulkRerun(request.body, request.headers['idempotency-key']);
+        switch (outcome.kind) {
+          case 'counted':
+            return reply.status(200).send(outcome.answer);
+          case 'recorded':
+            return reply.status(202).header('location', `/v1/runs/rerun/${outcome.answer.id}`).send(outcome.answer);
+        }
       },
     );
 

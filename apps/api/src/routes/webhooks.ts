@@ -10,6 +10,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { RateLimitedError } from '../plugins/rate-limit';
 import type { WebhookService } from '../services/webhook-service';
+import { eventOutcomeStatus } from './event-answers';
 
 const NameParams = z.object({ name: WebhookSourceName });
 const SourceParams = z.object({ source: WebhookSourceName });
@@ -107,8 +108,8 @@ export const webhookSourceRoutes =
             { path: 'name', message: 'must equal the name in the path' },
           ]);
         }
-        const { view, created } = await service.put({ ...request.body, name });
-        return reply.status(created ? 201 : 200).send(view);
+        const { kind, view } = await service.put({ ...request.body, name });
+        return reply.status(kind === 'created' ? 201 : 200).send(view);
       },
     );
 
@@ -197,8 +198,8 @@ export const webhookIngestRoutes =
         const receivedAt = new Date();
         const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         try {
-          const result = await service.receive(request.params.source, request.headers, raw, receivedAt, request.ip);
-          return reply.status(202).send(result);
+          const outcome = await service.receive(request.params.source, request.headers, raw, receivedAt, request.ip);
+          return reply.status(eventOutcomeStatus(outcome)).send(outcome.answer);
         } catch (error) {
           if (error instanceof RateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
           throw error;

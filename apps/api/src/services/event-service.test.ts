@@ -3,6 +3,7 @@ import type { EventAcceptedWithRoutes, EventEnvelope, EventIdOrigin } from '@act
 import { batchItemEventId, ForbiddenError, InvalidInputError, UnavailableError } from '@activity-core/contracts';
 import { StoreUnreachableError, type IngestOrigin } from '@activity-core/router';
 import { describe, expect, test } from 'vitest';
+import { batchItemAnswer } from '../routes/event-answers';
 import { createEventService, credentialLabel, reservedSourceReason, scopePatternMatches } from './event-service';
 
 const event = (fields: Partial<EventEnvelope> = {}) => ({
@@ -149,10 +150,11 @@ describe('batches', () => {
       events: noEvents,
       logger: { error: (...args: unknown[]) => void logged.push(args) } as never,
     });
-    const results = await service.acceptBatch(
-      [event({ event_id: 'a' }), event({ event_id: 'b' }), event({ event_id: 'c' })],
-      { receivedAt },
-    );
+    const results = (
+      await service.acceptBatch([event({ event_id: 'a' }), event({ event_id: 'b' }), event({ event_id: 'c' })], {
+        receivedAt,
+      })
+    ).map(batchItemAnswer);
     expect(results.map((result) => (result.ok ? 202 : result.status))).toEqual([202, 500, 202]);
     expect(results[1]).toMatchObject({ ok: false, event_id: 'b' });
     expect(calls.map((call) => call.envelope.event_id)).toEqual(['a', 'c']);
@@ -173,7 +175,7 @@ describe('batches', () => {
   test('failed items carry their assigned id so they can be resent without doubling', async () => {
     const { ingest } = recordingIngest(() => new StoreUnreachableError(false));
     const service = createEventService({ ingest, events: noEvents });
-    const results = await service.acceptBatch([event()], { receivedAt });
+    const results = (await service.acceptBatch([event()], { receivedAt })).map(batchItemAnswer);
     expect(results[0]).toMatchObject({ ok: false, status: 503, event_id: expect.stringMatching(/^evt_/) });
   });
 
@@ -187,9 +189,8 @@ describe('batches', () => {
       ingest: recordingIngest(() => new StoreUnreachableError(false)).ingest,
       events: noEvents,
     });
-    expect((await during.acceptBatch([event(), event()], { receivedAt })).map((result) => result.ok)).toEqual([
-      false,
-      false,
-    ]);
+    expect(
+      (await during.acceptBatch([event(), event()], { receivedAt })).map(batchItemAnswer).map((result) => result.ok),
+    ).toEqual([false, false]);
   });
 });

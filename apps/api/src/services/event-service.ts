@@ -33,7 +33,6 @@ import {
 import { StoreUnreachableError, type EventIngest } from '@activity-core/router';
 import type { z } from 'zod';
 import type { RequestCredential } from '../plugins/auth';
-import { fieldIssuesOf, httpStatusOf } from '../plugins/domain-errors';
 import { formatPath } from '../plugins/problem';
 import type { VersionedReservedSources, WebhookSourceCatalog } from './webhook-source-catalog';
 
@@ -188,18 +187,24 @@ export function normaliseEvent(
   return { envelope: envelope.data, idOrigin };
 }
 
-export type BatchItemResult =
-  | ({ index: number; ok: true } & EventAcceptedResponse)
-  | {
-      index: number;
-      ok: false;
-      status: number;
-      title: string;
-      detail: string;
-      errors?: FieldIssue[];
-      /** The item's event id when it had one (given, derived or assigned): resend the item with it, and a retry cannot double it. */
-      event_id?: string;
-    };
+/** What became of one posted event: stored now, or a redelivery of a stored one. The answer is the same shape for both. */
+export type EventOutcome = { kind: 'accepted' | 'duplicate'; answer: EventAcceptedResponse };
+
+export function eventOutcomeOf(answer: EventAcceptedResponse): EventOutcome {
+  return { kind: answer.status === 'duplicate' ? 'duplicate' : 'accepted', answer };
+}
+
+/**
+ * What became of one item of a batch: stored (or a redelivery), refused for
+ * a known cause (a domain error, the cause a single event would be refused
+ * for), or failed unexpectedly (logged; it may have been stored). `event_id`
+ * is the item's id when it had one (given, derived or assigned): resent with
+ * it, a retry cannot double the item.
+ */
+export type BatchItemOutcome =
+  | ({ index: number } & EventOutcome)
+  | { index: number; kind: 'refused'; error: DomainError; event_id?: string }
+  | { index: number; kind: 'failed'; event_id?: string };
 
 export function createEventService(deps: {
   ingest: Pick<EventIngest, 'ingest'>;
@@ -312,7 +317,7 @@ export function createEventService(deps: {
    * What the accept checks `check`'s reserved-source decision against, and
    * how to make it again; `onFresh` hears of the sources a re-check read.
    */
-  function sourcesCheck(
+  function webhookSourcesCheckOf(
     checked: VersionedReservedSources,
     check: (reserved: ReadonlyMap<string, string>) => void,
     onFresh: (fresh: VersionedReservedSources) => void = () => undefined,
@@ -332,7 +337,7 @@ export function createEventService(deps: {
     };
   }
 
-  /** Refuses reserved sources (400) and anything outside a scoped ingest key's scope (403). */
+  /** Refuses reserved sources (InvalidInputError) and anything outside a scoped ingest key's scope (ForbiddenError). */
   function authorise(
     envelope: EventEnvelope,
     poster: Poster,
@@ -383,23 +388,25 @@ export function createEventService(deps: {
     async accept(
       body: unknown,
       options: { idempotencyKey?: string; receivedAt: Date } & Poster & ItemFormat,
-    ): Promise<EventAcceptedResponse> {
+    ): Promise<EventOutcome> {
       const { envelope, idOrigin } = normaliseEvent(body, options);
       const check = (reserved: ReadonlyMap<string, string>) => authorise(envelope, options, reserved, '', options);
       const sources = await checkSources(await webhookEventSources(), check);
-      return await ingestAs(envelope, idOrigin, options, {
-        credential: credentialLabel(options.credential),
-        ...sourcesCheck(sources, check),
-      });
+      return eventOutcomeOf(
+        await ingestAs(envelope, idOrigin, options, {
+          credential: credentialLabel(options.credential),
+          ...webhookSourcesCheckOf(sources, check),
+        }),
+      );
     },
 
     /**
      * Each item stands alone: one bad item is reported and the others are
      * accepted. Once anything may have been stored the answer is per item,
-     * whatever happens: an unexpected error in one item is that item's 500
-     * (logged), never the whole request's, so a client never retries items
-     * that were stored. The whole request fails (503) only when the store
-     * was unreachable before any item could be written.
+     * whatever happens: an unexpected error in one item fails that item
+     * (logged), never the whole request, so a client never retries items
+     * that were stored. The whole request fails (UnavailableError) only when
+     * the store was unreachable before any item could be written.
      *
      * With `idempotencyKey`, an item without an event_id gets
      * `{key}#{index}`, so resending the same batch under the same key
@@ -409,7 +416,7 @@ export function createEventService(deps: {
     async acceptBatch(
       items: unknown[],
       options: { idempotencyKey?: string; receivedAt: Date } & Poster & ItemFormat,
-    ): Promise<BatchItemResult[]> {
+    ): Promise<BatchItemOutcome[]> {
       const { receivedAt, idempotencyKey } = options;
       if (idempotencyKey !== undefined && idempotencyKey.length > MAX_BATCH_IDEMPOTENCY_KEY) {
         throw new InvalidInputError(
@@ -429,7 +436,7 @@ export function createEventService(deps: {
           sources = fresh;
       };
       const credential = credentialLabel(options.credential);
-      const results: BatchItemResult[] = [];
+      const results: BatchItemOutcome[] = [];
       let mayHaveStored = false;
       for (const [index, item] of items.entries()) {
         let eventId: string | undefined;
@@ -451,8 +458,12 @@ export function createEventService(deps: {
           fresher(passed);
           results.push({
             index,
-            ok: true,
-            ...(await ingestAs(envelope, idOrigin, options, { credential, ...sourcesCheck(passed, check, fresher) })),
+            ...eventOutcomeOf(
+              await ingestAs(envelope, idOrigin, options, {
+                credential,
+                ...webhookSourcesCheckOf(passed, check, fresher),
+              }),
+            ),
           });
           mayHaveStored = true;
         } catch (error) {
@@ -461,33 +472,20 @@ export function createEventService(deps: {
             // Not the client's fault and not a known refusal: this item only. It may or may not have been stored.
             mayHaveStored = true;
             deps.logger?.error({ err: error, index, eventId }, 'batch item failed unexpectedly');
-            results.push({
-              index,
-              ok: false,
-              status: 500,
-              title: 'internal',
-              detail: `unexpected error (logged); the item may have been stored: resend it${eventId === undefined ? '' : ` with event_id ${eventId}`} so a retry cannot double it`,
-              ...withId,
-            });
+            results.push({ index, kind: 'failed', ...withId });
             continue;
           }
-          // The status a single event refused for the same cause gets.
-          const status = httpStatusOf(error);
-          if (status === 503 && !(error instanceof StoreUnreachableError && error.nothingStored)) mayHaveStored = true;
-          const issues = fieldIssuesOf(error);
-          results.push({
-            index,
-            ok: false,
-            status,
-            title: error.code,
-            detail: error.message,
-            ...(issues === undefined ? {} : { errors: issues }),
-            ...withId,
-          });
+          // Unavailable, unless certainly before anything was written: the item may be stored.
+          if (error.code === 'unavailable' && !(error instanceof StoreUnreachableError && error.nothingStored))
+            mayHaveStored = true;
+          results.push({ index, kind: 'refused', error, ...withId });
         }
       }
       // Nothing stored because the store is down: say so for the whole request, as for a single event.
-      if (!mayHaveStored && results.every((result) => !result.ok && result.status === 503)) {
+      if (
+        !mayHaveStored &&
+        results.every((result) => result.kind === 'refused' && result.error.code === 'unavailable')
+      ) {
         throw new UnavailableError('the event store is unreachable; nothing was accepted, retry later');
       }
       return results;

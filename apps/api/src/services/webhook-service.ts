@@ -32,7 +32,7 @@ import {
 import type { WebhookLimits } from '../plugins/rate-limit';
 import { formatPath } from '../plugins/problem';
 import { createWebhookSourceCatalog, type WebhookSourceCatalog } from './webhook-source-catalog';
-import { senderAnswer } from './event-service';
+import { eventOutcomeOf, senderAnswer, type EventOutcome } from './event-service';
 
 /** `Omit` applied to each member of a union, so the scheme still discriminates. */
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -212,10 +212,10 @@ export function createWebhookService(deps: {
     },
 
     /** Creates or replaces a source. Replacing is how a secret is rotated. */
-    async put(config: WebhookSourceConfig): Promise<{ view: WebhookSourceView; created: boolean }> {
+    async put(config: WebhookSourceConfig): Promise<{ kind: 'created' | 'replaced'; view: WebhookSourceView }> {
       assertRegistrable(config);
       const { row, created } = await deps.sources.upsert(config.name, config.scheme, seal(config));
-      return { view: view(row), created };
+      return { kind: created ? 'created' : 'replaced', view: view(row) };
     },
 
     async remove(name: string): Promise<void> {
@@ -298,7 +298,7 @@ export function createWebhookService(deps: {
       rawBody: Buffer,
       receivedAt: Date,
       clientAddress = 'unknown',
-    ): Promise<EventAcceptedResponse> {
+    ): Promise<EventOutcome> {
       const row = await catalog.get(name);
       let config: WebhookSourceConfig | undefined;
       let signedSha256: string;
@@ -372,7 +372,7 @@ export function createWebhookService(deps: {
             { source: name, eventId: envelope.event_id, originalEventId: original.event_id, clientAddress },
             'webhook delivery repeats the signed bytes of an earlier delivery under another id: answered as its duplicate',
           );
-          return original;
+          return eventOutcomeOf(original);
         }
         // The earlier delivery's event is not stored: still being accepted, or its request died.
         const abandoned = await deps.sources.takeOverDelivery(
@@ -393,7 +393,7 @@ export function createWebhookService(deps: {
           await deps.sources
             .takeOverDelivery(name, signedSha256, envelope.event_id, legacy.event_id, new Date(Date.now() + 60_000))
             .catch(() => undefined);
-          return legacy;
+          return eventOutcomeOf(legacy);
         }
       }
       // The same bytes under the same id again: a retry, or a verbatim replay. Its cost is counted once its outcome is known.
@@ -416,7 +416,7 @@ export function createWebhookService(deps: {
         else deps.limits?.spent(name);
       }
       // A webhook sender is told what became of its delivery, not which activities it reached.
-      return senderAnswer(response);
+      return eventOutcomeOf(senderAnswer(response));
     },
   };
 }

@@ -1,0 +1,157 @@
+/**
+ * Dispatch: starts the runs of an event's pending routes, each through the
+ * one gated helper (`deliverPending`), then hands the attempt to settle.
+ * Two entry points, one per moment an event is dispatched:
+ *
+ * - `dispatchAccepted`: inline, right after the accept, on the definition
+ *   versions the routes were decided on (no read), whose accept statement
+ *   already looked for recorded runs;
+ * - `redispatch`: the dispatcher's retry of a pending event, which reads the
+ *   definition versions and the run records again.
+ */
+import type { ActivityDefinition, EventEnvelope, RouteOutcome } from '@activity-core/contracts';
+import type { DefinitionRow, EventRouteRow, RouteSettlement } from '@activity-core/db';
+import { StartTimeoutError } from '@activity-core/temporal/client';
+import type { Accepted } from './event-accept';
+import type { EventSettle } from './event-settle';
+import { deliverPending, type PendingWorkFailure } from './gated-delivery';
+import type { IngestContext } from './ingest-deps';
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StartTimeoutError(`${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Every route's outcome by activity id, and the answers Temporal gave in this attempt. */
+interface StartedRuns {
+  outcomes: Map<string, RouteOutcome>;
+  settled: RouteSettlement[];
+  failure: PendingWorkFailure | undefined;
+}
+
+export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
+  const { deps, logger } = ctx;
+
+  /**
+   * Starts every pending route of one event. Never throws: a route that
+   * could not be started stays pending, and the failure is returned.
+   * `snapshots` are definition versions already in hand; `checkRecorded`
+   * looks for a recorded run before asking Temporal.
+   */
+  async function startRuns(
+    envelope: EventEnvelope,
+    routes: readonly EventRouteRow[],
+    hops: number,
+    known: { snapshots?: ReadonlyMap<string, DefinitionRow>; checkRecorded: boolean },
+  ): Promise<StartedRuns> {
+    const outcomes = new Map<string, RouteOutcome>();
+    const settled: RouteSettlement[] = [];
+    for (const route of routes) outcomes.set(route.activityId, route.outcome as RouteOutcome);
+    const failure = await deliverPending({
+      rows: routes.filter((route) => route.outcome === 'pending'),
+      gate: ctx.gate,
+      timeouts: ctx.timeouts,
+      prepare: async (route) => {
+        let snapshot = known.snapshots?.get(route.activityId);
+        if (snapshot?.version !== route.activityVersion) snapshot = undefined;
+        snapshot ??= await deps.definitions.getVersion(route.activityId, route.activityVersion);
+        if (snapshot === undefined)
+          throw new Error(`activity ${route.activityId} version ${route.activityVersion} is missing`);
+        if (known.checkRecorded && (await deps.runs.getRunByWorkflowId(route.workflowId)) !== undefined) {
+          settled.push({ activityId: route.activityId, outcome: 'duplicate' });
+          outcomes.set(route.activityId, 'duplicate');
+          logger.info({ eventId: envelope.event_id, workflowId: route.workflowId }, 'run already recorded (duplicate)');
+          return undefined;
+        }
+        return { route, snapshot };
+      },
+      call: ({ route, snapshot }, deadline) =>
+        withTimeout(
+          deps.starter.start(
+            {
+              workflowId: route.workflowId,
+              activity: {
+                id: snapshot.id,
+                name: snapshot.name,
+                version: snapshot.version,
+                definition: snapshot.definition as ActivityDefinition,
+              },
+              // The hop count rides along only when non-zero, so runs of external events keep their input shape.
+              trigger: { type: 'event', event: envelope, ...(hops > 0 ? { hops } : {}) },
+            },
+            { deadline },
+          ),
+          // A backstop only: the deadline above normally ends the call first.
+          deadline.getTime() - Date.now() + 2_000,
+          'starting the run workflow',
+        ),
+      settle: async ({ route }, outcome) => {
+        settled.push({ activityId: route.activityId, outcome });
+        outcomes.set(route.activityId, outcome);
+        logger.info(
+          { eventId: envelope.event_id, workflowId: route.workflowId, outcome },
+          outcome === 'started' ? 'run started' : 'run already existed (duplicate)',
+        );
+      },
+      logger,
+      logFields: (route) => ({ eventId: envelope.event_id, workflowId: route.workflowId }),
+      messages: {
+        deferred: 'Temporal is unreachable; routing deferred until it answers',
+        notCalled: 'routing failed; the dispatcher will retry',
+        notSettled: 'routing failed; the dispatcher will retry',
+      },
+      failure: undefined,
+    });
+    return { outcomes, settled, failure };
+  }
+
+  return {
+    /**
+     * The inline dispatch of a just-accepted event. Never throws: routes that
+     * could not be started stay pending for the dispatcher.
+     */
+    async dispatchAccepted(
+      envelope: EventEnvelope,
+      accepted: Extract<Accepted, { kind: 'accepted' }>,
+      hops: number,
+    ): Promise<Map<string, RouteOutcome>> {
+      const started = await startRuns(envelope, accepted.routes, hops, {
+        snapshots: accepted.snapshots,
+        checkRecorded: false,
+      });
+      // Stored as routed already (no route needed Temporal): nothing to record.
+      if (accepted.storedRouted) return started.outcomes;
+      await settle(envelope, started.settled, started.failure, {
+        attempt: 1,
+        quick: true,
+        definitions: accepted.index,
+        waitsOpen: accepted.waitsOpen,
+      });
+      return started.outcomes;
+    },
+
+    /**
+     * The dispatcher's retry of a pending event (its `attempt`-th). Never
+     * throws: routes that could not be started stay pending, and the event
+     * is given a retry time.
+     */
+    async redispatch(
+      envelope: EventEnvelope,
+      routes: EventRouteRow[],
+      attempt = 1,
+      hops = 0,
+    ): Promise<Map<string, RouteOutcome>> {
+      const started = await startRuns(envelope, routes, hops, { checkRecorded: true });
+      await settle(envelope, started.settled, started.failure, {
+        attempt,
+        quick: false,
+        definitions: () => ctx.definitionCache.current(),
+        waitsOpen: false,
+      });
+      return started.outcomes;
+    },
+  };
+}
