@@ -23,7 +23,10 @@ let target: Awaited<ReturnType<typeof startHttpTarget>>;
 beforeAll(async () => {
   stack = await startStack({ worker: false });
   // Slow enough that tasks started together are in flight together.
+  let flaky = 0;
   target = await startHttpTarget(async (request) => {
+    // `/flaky` fails its first request and answers every later one.
+    if (request.url.startsWith('/flaky') && flaky++ === 0) return { status: 500, body: { error: 'first time' } };
     await new Promise((resolve) => setTimeout(resolve, request.url.includes('slow') ? 1_500 : 50));
     return { status: 200, body: { path: request.url, score: request.url.includes('score') ? 0.2 : 1 } };
   });
@@ -263,6 +266,52 @@ describe('a graph run on the real stack', () => {
     } finally {
       await killHard(first.child);
       if (second !== undefined) await killHard(second.child);
+    }
+  });
+});
+
+describe('re-running a graph run from its failed task', () => {
+  test('reuses the branch that succeeded and runs the failed task and what depends on it again', async () => {
+    const worker = spawnWorkerProcess(stack.config);
+    try {
+      await worker.ready;
+      const activity = await register({
+        name: 'graph-rerun',
+        triggers: [{ type: 'event', event_type: 'graph.rerun' }],
+        tasks: [
+          httpTask('steady', 'steady', { depends_on: [] }),
+          httpTask('flaky', 'flaky', { depends_on: [], retry: { max_attempts: 1 } }),
+          { type: 'noop', key: 'after', depends_on: ['flaky'] },
+        ],
+      });
+      await inject('POST', '/v1/events', {
+        event_id: 'graph-rerun-1',
+        event_type: 'graph.rerun',
+        source: 'tests',
+        occurred_at: '2026-03-01T09:00:00Z',
+      });
+      const runId = runIdFor(eventRunWorkflowId(activity.id, 'graph-rerun-1'));
+      const failed = await finished(runId);
+      expect(failed.status).toBe('failed');
+      expect(failed.tasks.map((task: { status: string }) => task.status)).toEqual(['succeeded', 'failed', 'skipped']);
+      const steadyCalls = () => target.requests.filter((request) => request.url === '/steady').length;
+      const before = steadyCalls();
+
+      const rerun = await stack.api.server.inject({
+        method: 'POST',
+        url: `/v1/runs/${runId}/rerun`,
+        headers: { 'idempotency-key': 'graph-rerun-1' },
+        payload: { from: 'failed_task' },
+      });
+      expect(rerun.statusCode, rerun.body).toBeLessThan(300);
+      const rerunId: string = rerun.json().run_id;
+      const again = await finished(rerunId);
+      expect(again.status).toBe('succeeded');
+      // The steady branch is not called again: its recorded result stands in for it.
+      expect(steadyCalls()).toBe(before);
+      expect(again.tasks.map((task: { task_index: number }) => task.task_index).sort()).toEqual([1, 2]);
+    } finally {
+      await killHard(worker.child);
     }
   });
 });

@@ -4,6 +4,7 @@
  * begins with the recorded outcomes of the tasks before it. Reads only; an
  * input that cannot be rebuilt is a ConflictError naming what is missing.
  */
+import { ancestorsOf, buildTaskGraph, usesTaskGraph, type GraphTaskSpec } from '@activity-core/contracts';
 import {
   ConflictError,
   formatScheduledFor,
@@ -54,6 +55,30 @@ export function resumePlan(
       );
     prior.push(outcome);
   }
+  return { from_index: fromIndex, prior };
+}
+
+/**
+ * A re-run from the failed task of a graph run: every task that succeeded and
+ * whose ancestors all succeeded is reused with its recorded result (its inputs
+ * are the same); failed and skipped tasks and everything downstream of them
+ * run again, and so does a `for_each` task (its outcome is its items).
+ * `from_index` is the first task that runs again.
+ */
+export function graphResumePlan(
+  sourceRunId: string,
+  tasks: readonly GraphTaskSpec[],
+  outcomes: ReadonlyMap<number, RunResume['prior'][number]>,
+): RunResume {
+  const graph = buildTaskGraph(tasks);
+  const reusable = (index: number): boolean =>
+    outcomes.get(index)?.status === 'succeeded' &&
+    tasks[index]!.for_each === undefined &&
+    [...ancestorsOf(graph, index)].every((ancestor) => outcomes.get(ancestor)?.status === 'succeeded');
+  const prior = tasks.flatMap((_, index) => (reusable(index) ? [outcomes.get(index)!] : []));
+  const fromIndex = tasks.findIndex((_, index) => !reusable(index));
+  if (fromIndex === -1)
+    throw new ConflictError(`run ${sourceRunId} has no failed task to re-run from; re-run it from the start`);
   return { from_index: fromIndex, prior };
 }
 
@@ -110,12 +135,14 @@ export function createRerunInput(deps: {
     },
 
     /** Where a re-run from the failed task begins, and the recorded outcomes of the tasks before it. */
-    async resumeFrom(source: RunRow, taskCount: number): Promise<RunResume> {
+    async resumeFrom(source: RunRow, tasks: readonly GraphTaskSpec[]): Promise<RunResume> {
       const link = await deps.reruns.getRerun(source.runId);
       const outcomes = new Map<number, RunResume['prior'][number]>();
       // A source that was itself resumed did not execute its earliest tasks: their outcomes are in its input.
       for (const entry of ((link?.resume as RunResume | null) ?? { prior: [] }).prior) outcomes.set(entry.index, entry);
       for (const task of await deps.runs.listTasks(source.runId)) {
+        // The items of a for_each task are its parts, not its outcome: such a task runs again whole.
+        if (task.itemIndex !== null) continue;
         if (task.status === 'succeeded' || task.status === 'failed') {
           outcomes.set(task.taskIndex, {
             index: task.taskIndex,
@@ -126,7 +153,8 @@ export function createRerunInput(deps: {
           });
         }
       }
-      return resumePlan(source.runId, source.error, taskCount, outcomes);
+      if (usesTaskGraph(tasks)) return graphResumePlan(source.runId, tasks, outcomes);
+      return resumePlan(source.runId, source.error, tasks.length, outcomes);
     },
   };
 }

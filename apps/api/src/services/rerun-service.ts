@@ -130,7 +130,7 @@ export function createRerunService(deps: RerunDeps) {
           `run ${source.runId} is still running; cancel it or wait for it to end before re-running it`,
         );
       const { activity } = await inputOf(original);
-      const resume = from === 'failed_task' ? await resumeFrom(source, activity.definition.tasks.length) : undefined;
+      const resume = from === 'failed_task' ? await resumeFrom(source, activity.definition.tasks) : undefined;
       ({ row } = await deps.reruns.allocate(original.runId, key, (attempt) => {
         const workflowId = rerunWorkflowId(original.runId, attempt);
         return {

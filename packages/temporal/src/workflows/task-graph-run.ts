@@ -253,11 +253,12 @@ export async function runTaskGraph(args: TaskGraphRunArgs): Promise<TaskOutcome[
 }
 
 /**
- * A re-run from a failed task reuses what the tasks before it recorded when
- * they succeeded; a `for_each` task (one record per item) runs again.
+ * A re-run from the failed task of a graph run reuses the tasks its plan lists
+ * (those that succeeded with every ancestor succeeded; see graphResumePlan in
+ * the API), whatever their index; a `for_each` task runs again.
  */
 function reusable(input: RunActivityInput, index: number, task: Task): TaskOutcome | undefined {
-  if (input.resume === undefined || index >= input.resume.from_index || task.for_each !== undefined) return undefined;
+  if (input.resume === undefined || task.for_each !== undefined) return undefined;
   const prior = input.resume.prior.find((entry) => entry.index === index);
   if (prior?.status !== 'succeeded') return undefined;
   return { index, type: task.type, workflowId: prior.workflow_id, status: 'succeeded', result: prior.result };
