@@ -1,5 +1,14 @@
 /** Read-only commands: get, list, runs, explain. */
-import { RunStatus, TriggerType, type ActivityRecord, type RunRecord, type Trigger } from '@activity-core/contracts';
+import {
+  buildTaskGraph,
+  RunStatus,
+  TriggerType,
+  usesTaskGraph,
+  type ActivityRecord,
+  type RunRecord,
+  type TaskInstanceRecord,
+  type Trigger,
+} from '@activity-core/contracts';
 import { stringify } from 'yaml';
 import { collect } from '../../pagination';
 import { NotFoundProblem } from '../../problem';
@@ -73,7 +82,27 @@ export async function get(
     `# activity ${record.name} · id ${record.id} · version ${record.version} · updated ${record.updated_at}\n`,
   );
   context.out.write(terminalSafeYaml(stringify(fetched.definition, { lineWidth: 0 })));
+  if (usesTaskGraph(fetched.definition.tasks)) context.out.write(terminalSafe(graphText(fetched.definition.tasks)));
   return EXIT.ok;
+}
+
+/** A graph definition's tasks as comment lines: each task, what it needs, and its rule, condition and fan-out. */
+export function graphText(tasks: ActivityRecord['definition']['tasks']): string {
+  const graph = buildTaskGraph(tasks);
+  const name = (index: number): string => tasks[index]!.key ?? `#${index}`;
+  const lines = graph.nodes.map((node) => {
+    const task = tasks[node.index]!;
+    const needs = node.needs.length === 0 ? 'starts with the run' : `after ${node.needs.map(name).join(', ')}`;
+    const extras = [
+      node.rule === 'all_succeeded' ? undefined : node.rule,
+      task.if === undefined ? undefined : `if ${task.if}`,
+      task.for_each === undefined
+        ? undefined
+        : `for each of ${task.for_each}${task.max_parallel === undefined ? '' : `, ${task.max_parallel} at a time`}`,
+    ].filter((extra): extra is string => extra !== undefined);
+    return `#   ${name(node.index)} (${task.type}): ${needs}${extras.length === 0 ? '' : ` · ${extras.join(' · ')}`}\n`;
+  });
+  return `# task graph:\n${lines.join('')}`;
 }
 
 // --- list ------------------------------------------------------------------------------
@@ -211,20 +240,37 @@ async function showRun(runId: string, format: string, context: CommandContext): 
     out.write(
       `  error     ${style.red(run.error.message)}${run.error.type === undefined ? '' : ` (${run.error.type})`}\n`,
     );
+  if (run.parent_run_id !== undefined) out.write(`  called by run ${run.parent_run_id}\n`);
   out.write(`  temporal  ${run.temporal_ui_url}\n\n`);
   const rows = run.tasks.map((task) => [
-    String(task.task_index),
+    `${task.task_index}${task.item_index === undefined ? '' : `[${task.item_index}]`}${task.task_key === undefined ? '' : ` ${task.task_key}`}`,
     task.task_type,
     statusText(task.status, style),
     String(task.attempt_count),
     task.started_at === null || task.finished_at === null
       ? ''
       : duration(Date.parse(task.finished_at) - Date.parse(task.started_at)),
-    task.error === null ? '' : `${task.error.type ?? 'error'}: ${task.error.message}`,
+    task.error !== null
+      ? `${task.error.type ?? 'error'}: ${task.error.message}`
+      : task.skipped === undefined
+        ? ''
+        : skippedText(task.skipped),
   ]);
-  out.write(table(['TASK', 'TYPE', 'STATUS', 'ATTEMPTS', 'TOOK', 'ERROR'], rows, style));
+  out.write(table(['TASK', 'TYPE', 'STATUS', 'ATTEMPTS', 'TOOK', 'ERROR / WHY SKIPPED'], rows, style));
   if (run.tasks.length === 0) out.write(style.dim('(no task has started yet)\n'));
   return EXIT.ok;
+}
+
+/** Why a task of a graph run did not run, in one line. */
+export function skippedText(skipped: NonNullable<TaskInstanceRecord['skipped']>): string {
+  switch (skipped.reason) {
+    case 'condition_false':
+      return `if ${skipped.expression ?? ''} was ${JSON.stringify(skipped.value)}`;
+    case 'need_failed':
+      return `a task it needs failed (${(skipped.needs ?? []).map((index) => `#${index}`).join(', ')})`;
+    case 'no_need_failed':
+      return 'any_failed: no task it needs failed';
+  }
 }
 
 // --- explain ---------------------------------------------------------------------------
