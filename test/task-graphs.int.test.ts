@@ -6,6 +6,7 @@ import {
   taskWorkflowId,
 } from '@activity-core/contracts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ActivityIdKey } from '../packages/temporal/src/search-attributes';
 import { recordGoldenHistory } from './golden-histories';
 import { startStack, waitFor, type TestStack } from './harness';
 import { startHttpTarget } from './http-target';
@@ -186,6 +187,12 @@ describe('a graph run on the real stack', () => {
         await stack.client.workflow.getHandle(runWorkflowId).fetchHistory(),
         runWorkflowId,
       );
+      const described = await stack.client.workflow.getHandle(taskWorkflowId(runId, 'http', 3)).describe();
+      expect(described.typedSearchAttributes.get(ActivityIdKey)).toBe(activity.id);
+      const progress = await stack.client.workflow
+        .getHandle(runWorkflowId)
+        .query<{ currentDetails: string }>('__temporal_workflow_metadata');
+      expect(progress.currentDetails).toContain('7 of 7 tasks settled');
       const item = taskItemWorkflowId(runId, 'http', 5, 1);
       await recordGoldenHistory('task-workflow-item', await stack.client.workflow.getHandle(item).fetchHistory(), item);
     } finally {

@@ -19,6 +19,7 @@ import { withConcurrencySlot } from './concurrency';
 import { describeFailure } from './failures';
 import { overlapOf } from './concurrency-slots';
 import { withOverlapSlot } from './overlap';
+import { ActivityIdKey } from '../search-attributes';
 import { runTaskGraph } from './task-graph-run';
 import { TaskWorkflow } from './task-workflow';
 
@@ -193,9 +194,16 @@ async function runGraph(
 async function runTask(
   input: RunActivityInput,
   runId: string,
-  target: { index: number; workflowId: string; context: RunContext; itemIndex?: number; taskKey?: string },
+  target: {
+    index: number;
+    workflowId: string;
+    context: RunContext;
+    itemIndex?: number;
+    taskKey?: string;
+    graph?: true;
+  },
 ): Promise<TaskOutcome> {
-  const { index, workflowId: childId, context, itemIndex, taskKey } = target;
+  const { index, workflowId: childId, context, itemIndex, taskKey, graph } = target;
   const task = input.activity.definition.tasks[index]!;
   const base = { index, type: task.type, workflowId: childId };
   try {
@@ -215,6 +223,8 @@ async function runTask(
       ],
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+      // Only graph runs (a newer shape): straight-line runs start their tasks exactly as their histories recorded.
+      ...(graph === true ? { typedSearchAttributes: [{ key: ActivityIdKey, value: input.activity.id }] } : {}),
       staticSummary: `${input.activity.name} · task ${index}${itemIndex === undefined ? '' : ` item ${itemIndex}`}: ${task.name ?? task.type}`,
     });
     return { ...base, status: 'succeeded', result };

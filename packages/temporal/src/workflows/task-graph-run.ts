@@ -7,7 +7,7 @@ import {
   type TaskSettlement,
   type TaskSkipReason,
 } from '@activity-core/contracts/task-graph';
-import { condition, proxyLocalActivities } from '@temporalio/workflow';
+import { condition, proxyLocalActivities, setCurrentDetails } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { LOCAL_BOOKKEEPING_OPTIONS } from './activity-options';
 import type { Bookkeeping } from './bookkeeping';
@@ -22,6 +22,8 @@ export type StartTaskWorkflow = (args: {
   context: RunContext;
   itemIndex?: number;
   taskKey?: string;
+  /** Graph runs' task workflows carry the run's ActivityId search attribute. */
+  graph?: true;
 }) => Promise<TaskOutcome>;
 
 export interface TaskGraphRunArgs {
@@ -55,6 +57,22 @@ export async function runTaskGraph(args: TaskGraphRunArgs): Promise<TaskOutcome[
   let changes = 0;
   let fatal: { error: unknown } | undefined;
 
+  /** The graph's progress as the run workflow's current details in the Temporal UI (a query, not history). */
+  const showProgress = (): void => {
+    const name = (index: number): string => tasks[index]!.key ?? `#${index}`;
+    const by = (status: string): string[] =>
+      [...outcomes.values()].filter((outcome) => outcome.status === status).map((outcome) => name(outcome.index));
+    const runningNow = [...started].filter((index) => !settled.has(index)).map(name);
+    const parts = [
+      `**${settled.size} of ${tasks.length} tasks settled**`,
+      runningNow.length > 0 ? `running: ${runningNow.join(', ')}` : undefined,
+      by('succeeded').length > 0 ? `succeeded: ${by('succeeded').join(', ')}` : undefined,
+      by('failed').length > 0 ? `failed: ${by('failed').join(', ')}` : undefined,
+      by('skipped').length > 0 ? `skipped: ${by('skipped').join(', ')}` : undefined,
+    ];
+    setCurrentDetails(parts.filter((part) => part !== undefined).join('\n\n'));
+  };
+
   const slot = async <T>(work: () => Promise<T>): Promise<T> => {
     // Re-checked after every wake-up: conditions that turn true together all wake in one activation.
     while (running >= capacity) await condition(() => running < capacity);
@@ -87,6 +105,7 @@ export async function runTaskGraph(args: TaskGraphRunArgs): Promise<TaskOutcome[
     view[String(index)] = entry;
     if (task.key !== undefined) view[task.key] = entry;
     changes += 1;
+    showProgress();
   };
 
   const skipReasons = new Map<number, TaskSkipReason>();
@@ -158,6 +177,7 @@ export async function runTaskGraph(args: TaskGraphRunArgs): Promise<TaskOutcome[
         index,
         workflowId,
         context: snapshot,
+        graph: true,
         ...(task.key === undefined ? {} : { taskKey: task.key }),
       }),
     );
@@ -188,6 +208,7 @@ export async function runTaskGraph(args: TaskGraphRunArgs): Promise<TaskOutcome[
             itemIndex: item,
             workflowId: taskItemWorkflowId(runId, task.type, index, item),
             context: { ...base, item: items[item], item_index: item },
+            graph: true,
             ...(task.key === undefined ? {} : { taskKey: task.key }),
           }),
         );
@@ -243,6 +264,7 @@ export async function runTaskGraph(args: TaskGraphRunArgs): Promise<TaskOutcome[
           changes += 1;
         });
     }
+    if (decisions.length > 0) showProgress();
     if (decisions.some((decision) => decision.decision === 'skip')) continue;
     if (settled.size === tasks.length) break;
     const seen = changes;
