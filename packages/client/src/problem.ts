@@ -8,16 +8,13 @@
  * A request that never got an answer is an `ActivityCoreNetworkError`.
  */
 
+import type { FieldIssue, Problem } from '@activity-core/contracts';
+
+export type { FieldIssue };
+
 /** Base class of everything the client throws on purpose. */
 export class ActivityCoreError extends Error {
   override readonly name: string = 'ActivityCoreError';
-}
-
-export interface FieldIssue {
-  /** `a.b[0].c` for body fields, `params.id`, `querystring.cursor`, `header.idempotency-key`, `[i].field` in a batch. */
-  path: string;
-  message: string;
-  code?: string;
 }
 
 /** The problem `type` without its `urn:activity-core:problem:` prefix, as a code; `unknown` for any other type. */
@@ -82,19 +79,8 @@ export function problemCode(type: string, status: number): ProblemCode {
   return 'unknown';
 }
 
-/** The members of a problem document as sent, and the Retry-After of the answer. */
-export interface ProblemDocument {
-  type: string;
-  title: string;
-  status: number;
-  detail?: string;
-  instance?: string;
-  request_id?: string;
-  errors?: FieldIssue[];
-  /** On a 503 of `POST /v1/events` after the write began: the id to retry with. */
-  event_id?: string;
-  [extension: string]: unknown;
-}
+/** A problem document as sent (the `Problem` schema of contracts), with any extension the server adds. */
+export type ProblemDocument = Problem & { [extension: string]: unknown };
 
 export class ActivityCoreProblem extends ActivityCoreError {
   override readonly name: string = 'ActivityCoreProblem';

@@ -4,6 +4,7 @@ export * from './event-envelope';
 export * from './activity-definition';
 export * from './expressions';
 export * from './api';
+export * from './http-api';
 export * from './errors';
 export * from './schedules';
 export * from './reruns';

@@ -1,4 +1,4 @@
-import type { FieldIssue } from '@activity-core/contracts';
+import type { FieldIssue, Problem } from '@activity-core/contracts';
 
 /** Stable problem types (RFC 9457 `type`); documented in docs/api.md. */
 export const PROBLEM_TYPES = {
@@ -22,17 +22,8 @@ export const PROBLEM_TYPES = {
 
 export type ProblemKind = keyof typeof PROBLEM_TYPES;
 
-export interface ProblemBody {
-  type: string;
-  title: string;
-  status: number;
-  detail?: string;
-  instance?: string;
-  request_id?: string;
-  errors?: FieldIssue[];
-  /** On a 503 after the write began: the id to retry with (the event may be stored). */
-  event_id?: string;
-}
+/** A problem+json body: the `Problem` schema of contracts, which the routes document. */
+export type ProblemBody = Problem;
 
 export function problem(
   kind: ProblemKind,

@@ -2,44 +2,17 @@ import {
   ActivityVersion,
   ActivityVersionPage,
   DefinitionDiff,
-  integerRangePattern,
-  MAX_DEFINITION_VERSION,
+  DiffQuery,
   Problem,
+  VersionListQuery,
+  VersionNumber,
 } from '@activity-core/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { DefinitionHistoryService } from '../services/definition-history-service';
 
-const VERSION_MESSAGE = `must be a version number: a whole number from 1 to ${MAX_DEFINITION_VERSION}`;
-
-/**
- * A version number in a path or query: digits only (no sign, exponent, hex
- * or leading zero, which a numeric coercion would let through), at most the
- * largest version Postgres stores.
- */
-const VersionNumber = z
-  .string()
-  .regex(/^[1-9][0-9]{0,9}$/, VERSION_MESSAGE)
-  .transform(Number)
-  .refine((version) => version <= MAX_DEFINITION_VERSION, VERSION_MESSAGE)
-  .meta({
-    description: `A version number, 1 to ${MAX_DEFINITION_VERSION}.`,
-    example: '3',
-    pattern: `^(?:${integerRangePattern(1, MAX_DEFINITION_VERSION)})$`,
-  });
-
 const IdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
 const VersionParams = IdParams.extend({ version: VersionNumber });
-const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(100, 'a cursor is at most 100 characters').optional(),
-});
-const DiffQuery = z.object({
-  from: VersionNumber.optional().meta({
-    description: 'The version the patch starts from. Default: the version before `to`.',
-  }),
-  to: VersionNumber.optional().meta({ description: 'The version the patch leads to. Default: the current version.' }),
-});
 const errors = { 400: Problem, 401: Problem, 404: Problem, 503: Problem };
 
 export const definitionHistoryRoutes =
@@ -56,7 +29,7 @@ export const definitionHistoryRoutes =
           tags,
           summary: 'Versions of an activity, newest first, with who wrote each and when (deleted activities too)',
           params: IdParams,
-          querystring: ListQuery,
+          querystring: VersionListQuery,
           response: { 200: ActivityVersionPage, ...errors },
         },
       },
