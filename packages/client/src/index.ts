@@ -41,7 +41,7 @@ export {
   RateLimitedProblem,
   UnauthorizedProblem,
   UnavailableProblem,
-  ValidationProblem,
+  InvalidInputProblem,
   type FieldIssue,
   type ProblemCode,
   type ProblemDocument,

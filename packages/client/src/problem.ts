@@ -17,9 +17,13 @@ export class ActivityCoreError extends Error {
   override readonly name: string = 'ActivityCoreError';
 }
 
-/** The problem `type` without its `urn:activity-core:problem:` prefix, as a code; `unknown` for any other type. */
+/**
+ * The problem `type` as a code: its name after the `urn:activity-core:problem:`
+ * prefix, in snake case, and `invalid_input` for `validation-error` (the name
+ * the server's code gives that refusal); `unknown` for any other type.
+ */
 export type ProblemCode =
-  | 'validation'
+  | 'invalid_input'
   | 'invalid_json'
   | 'bad_request'
   | 'unauthorized'
@@ -39,7 +43,7 @@ export type ProblemCode =
 export const PROBLEM_TYPE_PREFIX = 'urn:activity-core:problem:';
 
 const CODE_OF_TYPE: Readonly<Record<string, ProblemCode>> = {
-  'validation-error': 'validation',
+  'validation-error': 'invalid_input',
   'invalid-json': 'invalid_json',
   'bad-request': 'bad_request',
   unauthorized: 'unauthorized',
@@ -120,9 +124,9 @@ function problemMessage(problem: ProblemDocument): string {
   return problem.detail === undefined || problem.detail === '' ? head : `${head}: ${problem.detail}`;
 }
 
-/** 400 `validation-error` or `invalid-json`: `errors` names each offending field. */
-export class ValidationProblem extends ActivityCoreProblem {
-  override readonly name = 'ValidationProblem';
+/** 400 `validation-error` (code `invalid_input`) or `invalid-json`: `errors` names each offending field. */
+export class InvalidInputProblem extends ActivityCoreProblem {
+  override readonly name = 'InvalidInputProblem';
 }
 /** 401: missing or wrong key (or an unverified webhook delivery). */
 export class UnauthorizedProblem extends ActivityCoreProblem {
@@ -160,8 +164,8 @@ export class UnavailableProblem extends ActivityCoreProblem {
 const CLASS_OF_CODE: Partial<
   Record<ProblemCode, new (problem: ProblemDocument, retryAfter?: number) => ActivityCoreProblem>
 > = {
-  validation: ValidationProblem,
-  invalid_json: ValidationProblem,
+  invalid_input: InvalidInputProblem,
+  invalid_json: InvalidInputProblem,
   unauthorized: UnauthorizedProblem,
   invalid_signature: UnauthorizedProblem,
   forbidden: ForbiddenProblem,

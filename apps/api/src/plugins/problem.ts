@@ -1,9 +1,14 @@
 import type { FieldIssue, Problem } from '@activity-core/contracts';
 
-/** Stable problem types (RFC 9457 `type`); documented in docs/api.md. */
+/**
+ * Stable problem types (RFC 9457 `type`); documented in docs/api.md. Keys are
+ * the names code uses; the values are the wire's (invalid input is
+ * `validation-error` on the wire, `invalid_input` in code, as the domain
+ * error code).
+ */
 export const PROBLEM_TYPES = {
   invalid_json: 'urn:activity-core:problem:invalid-json',
-  validation: 'urn:activity-core:problem:validation-error',
+  invalid_input: 'urn:activity-core:problem:validation-error',
   not_found: 'urn:activity-core:problem:not-found',
   method_not_allowed: 'urn:activity-core:problem:method-not-allowed',
   conflict: 'urn:activity-core:problem:conflict',
