@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CREDENTIAL_LABEL } from './ids';
+import { pageCursor } from './page-cursor';
 
 /**
  * Every change and operator action the audit log records, named
@@ -69,7 +70,7 @@ const Rfc3339 = z.iso.datetime({
 /** The filters and page of GET /v1/audit: bounded, each naming its field when refused. */
 export const AuditQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(100, 'a cursor is at most 100 characters').optional(),
+  cursor: pageCursor(100),
   actor: AuditActor.optional().meta({ description: 'Only entries of this credential, e.g. `api_key:3f9a0c1b2d4e`.' }),
   action: AuditAction.optional(),
   activity_id: z

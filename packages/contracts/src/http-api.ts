@@ -5,6 +5,7 @@ import { MAX_DEFINITION_VERSION } from './definition-history';
 import { FieldIssue } from './errors';
 import { CloudEvent, EventEnvelopeInput } from './event-envelope';
 import { RerunLink, RerunRequest } from './reruns';
+import { pageCursor } from './page-cursor';
 import { integerRangePattern } from './schema-patterns';
 import { FireRecord, PauseScheduleRequest } from './schedules';
 
@@ -60,7 +61,7 @@ export type Readiness = z.output<typeof Ready> | z.output<typeof NotReady>;
 export const ActivityPage = Page(ActivityRecord);
 export const ActivityListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().optional(),
+  cursor: pageCursor(),
   enabled: z
     .enum(['true', 'false'])
     .transform((v) => v === 'true')
@@ -88,7 +89,7 @@ export const VersionNumber = z
   });
 export const VersionListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(100, 'a cursor is at most 100 characters').optional(),
+  cursor: pageCursor(100),
 });
 export const DiffQuery = z.object({
   from: VersionNumber.optional().meta({
@@ -140,7 +141,7 @@ export type EventsResponse = z.output<typeof EventsResponse>;
 export const RunPage = Page(RunRecord);
 export const RunListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().optional(),
+  cursor: pageCursor(),
   activity_id: z
     .uuid()
     .transform((id) => id.toLowerCase())
@@ -173,7 +174,7 @@ export const FiresQuery = z.object({
   from: Rfc3339.optional(),
   /** Only fire times at or before this instant. */
   to: Rfc3339.optional(),
-  cursor: z.string().optional(),
+  cursor: pageCursor(),
 });
 /** Pause and resume take an optional JSON body; none at all is fine too. */
 export const OptionalNote = PauseScheduleRequest.nullish().transform((body) => body ?? {});

@@ -5,6 +5,7 @@ export * from './activity-definition';
 export * from './expressions';
 export * from './api';
 export * from './http-api';
+export * from './page-cursor';
 export * from './errors';
 export * from './schedules';
 export * from './reruns';

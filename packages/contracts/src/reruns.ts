@@ -77,7 +77,9 @@ export const BulkRerunFilter = z
     /** Originals created at or after this instant (inclusive). */
     from: Rfc3339,
     /** Originals created before this instant (exclusive); at most 31 days after `from`. */
-    to: Rfc3339,
+    to: Rfc3339.meta({
+      description: `Originals created before this instant (exclusive): after \`from\` (a \`to\` in the future counts as now, so \`from\` must be in the past) and at most ${MAX_BULK_RERUN_RANGE_DAYS} days after it. The server checks these (a 400 naming \`filter.to\`); a schema cannot state them.`,
+    }),
   })
   .strict();
 export type BulkRerunFilter = z.infer<typeof BulkRerunFilter>;

@@ -156,7 +156,11 @@ export const BackfillRequest = z
     /** Inclusive start of the range of nominal times. */
     start: Rfc3339,
     /** Inclusive end of the range; must not be in the future. */
-    end: Rfc3339,
+    end: Rfc3339.meta({
+      description:
+        'Inclusive end of the range of nominal times: not before `start` and not in the future; the range holds at most 1000 fire times across the triggers. ' +
+        'The server checks these (a 400 naming `end`); a schema cannot state them.',
+    }),
     /** Only this cron trigger; all cron triggers of the activity when omitted. */
     trigger_index: z.number().int().min(0).optional(),
     /**

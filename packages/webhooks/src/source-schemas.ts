@@ -47,7 +47,12 @@ export const WebhookSourceBody = z.discriminatedUnion('scheme', [
 ]);
 
 /** PUT takes the name from the path; a name in the body must agree (a rule across body and path, which a schema cannot state). */
-const optionalName = { name: WebhookSourceName.optional().meta({ description: 'When given, the name in the path.' }) };
+const optionalName = {
+  name: WebhookSourceName.optional().meta({
+    description:
+      'When given, the name in the path: a different name is refused (400 naming `name`); a schema cannot state it.',
+  }),
+};
 /** `PUT /v1/webhook-sources/{name}`. */
 export const WebhookSourcePutBody = z.discriminatedUnion('scheme', [
   registering(StandardWebhooksSourceConfig.extend(optionalName), 'standard_webhooks'),

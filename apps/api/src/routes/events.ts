@@ -28,23 +28,28 @@ const MAX_BATCH = MAX_EVENT_BATCH;
 /** `application/…+json` (parameters allowed), as fastify renders a parsed Content-Type: lowercase, `; ` before parameters. */
 const JSON_SUFFIX_MEDIA_TYPE = /^application\/[a-z0-9!#$&^_.-]+\+json(?:;|$)/;
 
-/** The headers as documented: binary-mode attributes too (validated per event by the service, naming the header). */
+/**
+ * The headers as documented: binary-mode attributes too (validated per event
+ * by the service, naming the header). Their rules hold only in binary mode (a
+ * rule across headers, which a schema cannot state), so they are stated in
+ * words; outside binary mode `ce-*` headers are not read.
+ */
 const DocumentedHeaders = IdempotencyKeyHeader.extend({
   'ce-specversion': z.literal('1.0').optional().meta({
     description:
       "CloudEvents binary mode: its presence makes the headers the event's attributes and the JSON body its `data`.",
   }),
-  'ce-id': z
-    .string()
-    .optional()
-    .meta({ description: 'Binary mode: the event id (required). Header values are percent-encoded UTF-8.' }),
-  'ce-source': z.string().optional().meta({ description: 'Binary mode: the source (required).' }),
-  'ce-type': z.string().optional().meta({ description: 'Binary mode: the event type (required).' }),
+  'ce-id': z.string().optional().meta({
+    description:
+      'Binary mode: the event id (required, not empty; decoded, it follows the CloudEvent `id` rules). Header values are percent-encoded UTF-8. Not read outside binary mode.',
+  }),
+  'ce-source': z.string().optional().meta({ description: 'Binary mode: the source (required, not empty).' }),
+  'ce-type': z.string().optional().meta({ description: 'Binary mode: the event type (required, not empty).' }),
   'ce-time': z
     .string()
     .optional()
     .meta({ description: 'Binary mode: RFC 3339 time of the occurrence; the receive time when absent.' }),
-  'ce-subject': z.string().optional().meta({ description: 'Binary mode: the subject.' }),
+  'ce-subject': z.string().optional().meta({ description: 'Binary mode: the subject (not empty when sent).' }),
   'ce-dataschema': z
     .string()
     .optional()
