@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Rfc3339DateTime } from './date-time';
 import { ActivityRecord, EventAcceptedResponse, Page, RunRecord, RunStatus, RunWithTasks, TriggerType } from './api';
 import { AuditEntry } from './audit';
 import { MAX_DEFINITION_VERSION } from './definition-history';
@@ -25,11 +26,6 @@ export const NoContent = z.null();
 /** `GET /metrics`: the Prometheus text exposition format, sent as text. */
 export const MetricsText = z.string();
 
-const Rfc3339 = z.iso.datetime({
-  offset: true,
-  message: 'must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z',
-});
-
 /** An Idempotency-Key header that names a run or a re-run (it ends up in workflow ids): printable ASCII without spaces. */
 export const KeyHeaders = z.object({
   'idempotency-key': z
@@ -39,6 +35,11 @@ export const KeyHeaders = z.object({
     .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
     .optional(),
 });
+
+/** A UUID in a path, read in lowercase (ids are stored lowercase). */
+export const PathUuid = z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase());
+/** `{id}` of an activity or of a bulk re-run. */
+export const IdParams = z.object({ id: PathUuid });
 
 // --- health ---------------------------------------------------------------------
 
@@ -171,9 +172,9 @@ export const FirePage = Page(FireRecord);
 export const FiresQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
   /** Only fire times at or after this instant. */
-  from: Rfc3339.optional(),
+  from: Rfc3339DateTime.optional(),
   /** Only fire times at or before this instant. */
-  to: Rfc3339.optional(),
+  to: Rfc3339DateTime.optional(),
   cursor: pageCursor(),
 });
 /** Pause and resume take an optional JSON body; none at all is fine too. */

@@ -1,5 +1,6 @@
 export * from './ids';
 export * from './duration';
+export * from './date-time';
 export * from './event-envelope';
 export * from './activity-definition';
 export * from './expressions';

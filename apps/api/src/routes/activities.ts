@@ -3,16 +3,15 @@ import {
   ActivityListQuery,
   ActivityPage,
   ActivityRecord,
+  IdParams,
   NoContent,
   Problem,
 } from '@activity-core/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import type { AuditSpec } from '../plugins/audit';
 import type { ActivityService } from '../services/activity-service';
 import { credentialLabel } from '../services/event-service';
 
-const IdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
 const errors = { 400: Problem, 401: Problem, 404: Problem, 409: Problem };
 
 export const activityRoutes =

@@ -3,15 +3,14 @@ import {
   ActivityVersionPage,
   DefinitionDiff,
   DiffQuery,
+  IdParams,
   Problem,
   VersionListQuery,
   VersionNumber,
 } from '@activity-core/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import type { DefinitionHistoryService } from '../services/definition-history-service';
 
-const IdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
 const VersionParams = IdParams.extend({ version: VersionNumber });
 const errors = { 400: Problem, 401: Problem, 404: Problem, 503: Problem };
 

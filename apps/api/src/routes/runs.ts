@@ -3,8 +3,10 @@ import {
   BulkRerunRecord,
   BulkRerunRequest,
   CancelResponse,
+  IdParams,
   KeyHeaders,
   OptionalRerunRequest,
+  PathUuid,
   Problem,
   RerunResponse,
   RunDetail,
@@ -15,10 +17,9 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RunService } from '../services/run-service';
 
-const RunParams = z.object({ run_id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
+const RunParams = z.object({ run_id: PathUuid });
 const errors = { 400: Problem, 401: Problem, 404: Problem };
 const rerunErrors = { ...errors, 409: Problem, 503: Problem };
-const BulkParams = z.object({ id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
 
 export const runRoutes =
   (service: RunService): FastifyPluginAsyncZod =>
@@ -114,7 +115,7 @@ export const runRoutes =
         schema: {
           tags,
           summary: 'The progress of a bulk re-run',
-          params: BulkParams,
+          params: IdParams,
           response: { 200: BulkRerunRecord, ...errors },
         },
       },

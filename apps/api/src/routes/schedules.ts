@@ -6,23 +6,19 @@ import {
   FireExplanation,
   FirePage,
   FiresQuery,
+  IdParams,
   KeyHeaders,
   OptionalNote,
   Problem,
   ReconcileResponse,
   ResumeResponse,
+  Rfc3339DateTime,
   TriggerNowResponse,
 } from '@activity-core/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import type { ScheduleService } from '../services/schedule-service';
 
-const IdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
-const Rfc3339 = z.iso.datetime({
-  offset: true,
-  message: 'must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z',
-});
-const FireParams = IdParams.extend({ scheduled_for: Rfc3339 });
+const FireParams = IdParams.extend({ scheduled_for: Rfc3339DateTime });
 const errors = { 400: Problem, 401: Problem, 404: Problem, 409: Problem, 503: Problem };
 
 export const scheduleRoutes =
