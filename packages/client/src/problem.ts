@@ -19,8 +19,9 @@ export class ActivityCoreError extends Error {
 
 /**
  * The problem `type` as a code: its name after the `urn:activity-core:problem:`
- * prefix, in snake case, and `invalid_input` for `validation-error` (the name
- * the server's code gives that refusal); `unknown` for any other type.
+ * prefix in snake case, but `invalid_input` for `validation-error` (the name
+ * the server's code gives that refusal) and `internal` for `internal-error`;
+ * `unknown` for any other type.
  */
 export type ProblemCode =
   | 'invalid_input'
