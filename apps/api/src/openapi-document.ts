@@ -1,5 +1,5 @@
 import type { SwaggerTransform, SwaggerTransformObject } from '@fastify/swagger';
-import { resolveOnWrite } from '@activity-core/contracts';
+import { PAGE_CURSOR_DESCRIPTION, resolveOnWrite } from '@activity-core/contracts';
 import type { FastifySchema, RouteOptions } from 'fastify';
 import type { KeyRole } from '@activity-core/config';
 import type { AuthScope, OwnedTarget } from './plugins/auth';
@@ -194,8 +194,7 @@ function completeOperation(method: string, path: string, operation: Json): void 
   for (const parameter of Array.isArray(operation.parameters) ? operation.parameters : []) {
     // Every list's cursor is opaque: only the server can tell one it issued.
     if (isObject(parameter) && parameter.in === 'query' && parameter.name === 'cursor') {
-      parameter.description ??=
-        'An opaque cursor: the `next_cursor` of the previous page. Any other value is refused with 400.';
+      parameter.description ??= PAGE_CURSOR_DESCRIPTION;
     }
   }
 

@@ -11,38 +11,34 @@ import type {
   AuditTargetType,
   BackfillRequest,
   BackfillResponse,
+  BatchItemResult,
   BulkRerunDryRun,
   BulkRerunRecord,
   BulkRerunRequest,
+  CancelResponse,
+  CodecPayloads,
   DefinitionDiff,
   EventAcceptedResponse,
+  EventInput,
   FireExplanation,
   FireRecord,
+  Readiness,
   ReconcileResponse,
   RerunFrom,
   RerunResponse,
+  RunDetail,
   RunRecord,
   RunStatus,
+  StoredEvent,
   TriggerNowResponse,
   TriggerType,
 } from '@activity-core/contracts';
-import type { WebhookSourceConfig } from '@activity-core/webhooks';
+import type { WebhookSourceBody, WebhookSourceInput, WebhookSourceRecord } from '@activity-core/webhooks';
 import type { z } from 'zod';
 import { operations, type OperationName, type OperationSpec, type ResultOf } from './operations';
 import { paginate, type PageOf } from './pagination';
 import { ActivityCoreError, ActivityCoreNetworkError, problemFromAnswer } from './problem';
 import { DEFAULT_RETRY, isRetryableStatus, nextDelayMs, parseRetryAfterMs, type RetryOptions } from './retry';
-import type {
-  BatchItemResult,
-  CancelResponse,
-  CodecPayloads,
-  EventInput,
-  Readiness,
-  RunDetail,
-  StoredEvent,
-  WebhookSourceInput,
-  WebhookSourceRecord,
-} from './schemas';
 
 export interface ClientOptions {
   /** Where the API listens, e.g. `http://127.0.0.1:3000`. */
@@ -529,7 +525,7 @@ export class ActivityCoreClient {
   /** Webhook sources (management). */
   readonly webhookSources = {
     /** Not retried (a repeat is a 409); `put` is safe to retry. */
-    create: (source: z.input<typeof WebhookSourceConfig>, options: CallOptions = {}): Promise<WebhookSourceRecord> =>
+    create: (source: z.input<typeof WebhookSourceBody>, options: CallOptions = {}): Promise<WebhookSourceRecord> =>
       this.request('createWebhookSource', { ...options, body: source }),
     /** Creates or replaces the source (this is how a secret is rotated). */
     put: (name: string, source: WebhookSourceInput, options: CallOptions = {}): Promise<WebhookSourceRecord> =>

@@ -41,31 +41,28 @@ export {
   RateLimitedProblem,
   UnauthorizedProblem,
   UnavailableProblem,
-  ValidationProblem,
+  InvalidInputProblem,
   type FieldIssue,
   type ProblemCode,
   type ProblemDocument,
 } from './problem';
 export { DEFAULT_RETRY, type RetryOptions } from './retry';
-export type {
-  BatchItemResult,
-  CancelResponse,
-  CodecPayloads,
-  EventInput,
-  EventsResponse,
-  Readiness,
-  RunDetail,
-  StoredEvent,
-  WebhookSourceInput,
-  WebhookSourceRecord,
-} from './schemas';
+export type { WebhookSourceInput, WebhookSourceRecord } from '@activity-core/webhooks';
 export type {
   ActivityDefinitionInput,
   ActivityRecord,
   AuditEntry,
+  BatchItemResult,
+  CancelResponse,
+  CodecPayloads,
   EventAcceptedResponse,
+  EventInput,
+  EventsResponse,
   FireExplanation,
   FireRecord,
+  Readiness,
+  RunDetail,
   RunRecord,
   RunWithTasks,
+  StoredEvent,
 } from '@activity-core/contracts';

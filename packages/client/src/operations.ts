@@ -1,60 +1,63 @@
 /**
  * Every operation of the activity-core HTTP API, one entry per method and
  * path of the served OpenAPI document (`/openapi.json`). The client's methods
- * call these entries and nothing else; `test/client-drift.int.test.ts` checks
- * that this table and the served document list the same operations, and that
- * each entry's request and response schemas are the ones the route declares.
+ * call these entries and nothing else. Every schema here is the very object
+ * the route validates and documents with (from `@activity-core/contracts` or
+ * `@activity-core/webhooks`); `test/client-drift.int.test.ts` checks that,
+ * and that this table and the served document list the same operations.
  */
 import {
   ActivityDefinition,
+  ActivityListQuery,
+  ActivityPage,
   ActivityRecord,
   ActivitySchedules,
   ActivityVersion,
   ActivityVersionPage,
-  AuditEntry,
+  AuditPage,
   AuditQuery,
   BackfillRequest,
   BackfillResponse,
   BulkRerunDryRun,
   BulkRerunRecord,
   BulkRerunRequest,
-  DefinitionDiff,
-  EventAcceptedResponse,
-  FireExplanation,
-  FireRecord,
-  Page,
-  ReconcileResponse,
-  RerunResponse,
-  ResumeResponse,
-  RunRecord,
-  TriggerNowResponse,
-} from '@activity-core/contracts';
-import { WebhookSourceConfig } from '@activity-core/webhooks';
-import { z } from 'zod';
-import {
-  ActivityListQuery,
   CancelResponse,
   CodecHeaders,
   CodecPayloads,
+  DefinitionDiff,
   DiffQuery,
+  EventAcceptedResponse,
   EventsBody,
   EventsResponse,
+  FireExplanation,
+  FirePage,
   FiresQuery,
   IdempotencyKeyHeader,
   KeyHeaders,
   Liveness,
+  MetricsText,
+  NoContent,
   NotReady,
   OptionalNote,
   OptionalRerunRequest,
   Ready,
+  ReconcileResponse,
+  RerunResponse,
+  ResumeResponse,
   RunDetail,
   RunListQuery,
+  RunPage,
   StoredEvent,
+  TriggerNowResponse,
   VersionListQuery,
+} from '@activity-core/contracts';
+import {
+  WebhookSourceBody,
   WebhookSourceList,
   WebhookSourcePutBody,
   WebhookSourceRecord,
-} from './schemas';
+} from '@activity-core/webhooks';
+import type { z } from 'zod';
 
 /**
  * When a request may be sent again after a network error, a 5xx or a 429:
@@ -68,7 +71,7 @@ export interface OperationSpec {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** OpenAPI path template, e.g. `/v1/activities/{id}`. */
   path: string;
-  /** The JSON body schema: the very schema the route validates with, or a checked copy. */
+  /** The JSON body schema: the very schema the route validates with. */
   body?: z.ZodType;
   /** The body is sent as raw bytes (webhook deliveries: the signature covers them). */
   rawBody?: true;
@@ -81,16 +84,10 @@ export interface OperationSpec {
   retry: RetryMode;
 }
 
-const ActivityPage = Page(ActivityRecord);
-const RunPage = Page(RunRecord);
-const FirePage = Page(FireRecord);
-const AuditPage = Page(AuditEntry);
-const NoContent = z.null();
-
 export const operations = {
   getLiveness: { method: 'GET', path: '/healthz', responses: { 200: Liveness }, retry: 'safe' },
   getReadiness: { method: 'GET', path: '/readyz', responses: { 200: Ready, 503: NotReady }, retry: 'safe' },
-  getMetrics: { method: 'GET', path: '/metrics', responses: { 200: z.string() }, text: true, retry: 'safe' },
+  getMetrics: { method: 'GET', path: '/metrics', responses: { 200: MetricsText }, text: true, retry: 'safe' },
 
   createActivity: {
     method: 'POST',
@@ -237,7 +234,7 @@ export const operations = {
   createWebhookSource: {
     method: 'POST',
     path: '/v1/webhook-sources',
-    body: WebhookSourceConfig,
+    body: WebhookSourceBody,
     responses: { 201: WebhookSourceRecord },
     retry: 'never',
   },

@@ -8,7 +8,7 @@ import {
   problemFromAnswer,
   RateLimitedProblem,
   UnavailableProblem,
-  ValidationProblem,
+  InvalidInputProblem,
 } from './problem';
 
 const answer = (status: number, body: unknown, extra: { contentType?: string; retryAfterSeconds?: number } = {}) => ({
@@ -20,7 +20,7 @@ const answer = (status: number, body: unknown, extra: { contentType?: string; re
 });
 
 describe('problems from answers', () => {
-  test('a validation problem keeps every member of the document, and the field errors', () => {
+  test('an invalid-input problem keeps every member of the document, and the field errors', () => {
     const body = {
       type: 'urn:activity-core:problem:validation-error',
       title: 'Invalid request',
@@ -32,11 +32,11 @@ describe('problems from answers', () => {
       hint: 'an extension member',
     };
     const problem = problemFromAnswer(answer(400, body));
-    expect(problem).toBeInstanceOf(ValidationProblem);
+    expect(problem).toBeInstanceOf(InvalidInputProblem);
     expect(problem).toBeInstanceOf(ActivityCoreProblem);
     expect(problem).toBeInstanceOf(Error);
     expect(problem).toMatchObject({
-      code: 'validation',
+      code: 'invalid_input',
       type: body.type,
       title: 'Invalid request',
       status: 400,
@@ -47,7 +47,7 @@ describe('problems from answers', () => {
     });
     expect(problem.problem.hint).toBe('an extension member');
     expect(problem.message).toBe('400 Invalid request: name: must be lowercase');
-    expect(problem.name).toBe('ValidationProblem');
+    expect(problem.name).toBe('InvalidInputProblem');
   });
 
   test.each([

@@ -8,21 +8,23 @@
  * A request that never got an answer is an `ActivityCoreNetworkError`.
  */
 
+import type { FieldIssue, Problem } from '@activity-core/contracts';
+
+export type { FieldIssue };
+
 /** Base class of everything the client throws on purpose. */
 export class ActivityCoreError extends Error {
   override readonly name: string = 'ActivityCoreError';
 }
 
-export interface FieldIssue {
-  /** `a.b[0].c` for body fields, `params.id`, `querystring.cursor`, `header.idempotency-key`, `[i].field` in a batch. */
-  path: string;
-  message: string;
-  code?: string;
-}
-
-/** The problem `type` without its `urn:activity-core:problem:` prefix, as a code; `unknown` for any other type. */
+/**
+ * The problem `type` as a code: its name after the `urn:activity-core:problem:`
+ * prefix in snake case, but `invalid_input` for `validation-error` (the name
+ * the server's code gives that refusal) and `internal` for `internal-error`;
+ * `unknown` for any other type.
+ */
 export type ProblemCode =
-  | 'validation'
+  | 'invalid_input'
   | 'invalid_json'
   | 'bad_request'
   | 'unauthorized'
@@ -42,7 +44,7 @@ export type ProblemCode =
 export const PROBLEM_TYPE_PREFIX = 'urn:activity-core:problem:';
 
 const CODE_OF_TYPE: Readonly<Record<string, ProblemCode>> = {
-  'validation-error': 'validation',
+  'validation-error': 'invalid_input',
   'invalid-json': 'invalid_json',
   'bad-request': 'bad_request',
   unauthorized: 'unauthorized',
@@ -82,19 +84,8 @@ export function problemCode(type: string, status: number): ProblemCode {
   return 'unknown';
 }
 
-/** The members of a problem document as sent, and the Retry-After of the answer. */
-export interface ProblemDocument {
-  type: string;
-  title: string;
-  status: number;
-  detail?: string;
-  instance?: string;
-  request_id?: string;
-  errors?: FieldIssue[];
-  /** On a 503 of `POST /v1/events` after the write began: the id to retry with. */
-  event_id?: string;
-  [extension: string]: unknown;
-}
+/** A problem document as sent (the `Problem` schema of contracts), with any extension the server adds. */
+export type ProblemDocument = Problem & { [extension: string]: unknown };
 
 export class ActivityCoreProblem extends ActivityCoreError {
   override readonly name: string = 'ActivityCoreProblem';
@@ -134,9 +125,9 @@ function problemMessage(problem: ProblemDocument): string {
   return problem.detail === undefined || problem.detail === '' ? head : `${head}: ${problem.detail}`;
 }
 
-/** 400 `validation-error` or `invalid-json`: `errors` names each offending field. */
-export class ValidationProblem extends ActivityCoreProblem {
-  override readonly name = 'ValidationProblem';
+/** 400 `validation-error` (code `invalid_input`) or `invalid-json`: `errors` names each offending field. */
+export class InvalidInputProblem extends ActivityCoreProblem {
+  override readonly name = 'InvalidInputProblem';
 }
 /** 401: missing or wrong key (or an unverified webhook delivery). */
 export class UnauthorizedProblem extends ActivityCoreProblem {
@@ -174,8 +165,8 @@ export class UnavailableProblem extends ActivityCoreProblem {
 const CLASS_OF_CODE: Partial<
   Record<ProblemCode, new (problem: ProblemDocument, retryAfter?: number) => ActivityCoreProblem>
 > = {
-  validation: ValidationProblem,
-  invalid_json: ValidationProblem,
+  invalid_input: InvalidInputProblem,
+  invalid_json: InvalidInputProblem,
   unauthorized: UnauthorizedProblem,
   invalid_signature: UnauthorizedProblem,
   forbidden: ForbiddenProblem,

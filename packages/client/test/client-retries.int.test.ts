@@ -10,7 +10,7 @@ import {
   ActivityCoreNetworkError,
   RateLimitedProblem,
   UnavailableProblem,
-  ValidationProblem,
+  InvalidInputProblem,
   type RetryInfo,
 } from '../src/index';
 import { startStack, TEST_KEY, type TestStack } from '../../../test/harness';
@@ -185,10 +185,10 @@ describe('event posting', () => {
       .send({ event_type: 'retry.check', source: 'retry-test', occurred_at: 'yesterday' })
       .catch((caught: unknown) => caught);
 
-    expect(error).toBeInstanceOf(ValidationProblem);
-    const problem = error as ValidationProblem;
+    expect(error).toBeInstanceOf(InvalidInputProblem);
+    const problem = error as InvalidInputProblem;
     expect(problem).toMatchObject({
-      code: 'validation',
+      code: 'invalid_input',
       status: 400,
       type: 'urn:activity-core:problem:validation-error',
       instance: '/v1/events',

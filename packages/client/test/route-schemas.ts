@@ -1,11 +1,11 @@
 /**
  * The zod schemas each API route registers, read off the API's own server
  * (`buildServer`, the same route set production serves) as routes are added —
- * no service is called — and the type a zod schema describes, so the
- * client's copies of schemas a route declares inline can be compared with it.
+ * no service is called — so the client's operation table can be checked
+ * against the very objects the routes declare.
  */
 import type { RouteOptions } from 'fastify';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { buildServer, type ServerDeps } from '../../../apps/api/src/server';
 
 export interface RouteSchemas {
@@ -90,61 +90,4 @@ export async function captureRouteSchemas(): Promise<Map<string, RouteSchemas>> 
   await app.ready();
   await app.close();
   return routes;
-}
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-
-/** Keywords whose value is one schema, a list of schemas, or a map of them. */
-const SCHEMA = new Set(['items', 'additionalProperties', 'propertyNames', 'not']);
-const SCHEMA_LISTS = new Set(['anyOf', 'oneOf', 'prefixItems']);
-const SCHEMA_MAPS = new Set(['properties', 'patternProperties']);
-/** Keywords that say what type of value is taken; everything else (patterns, bounds, formats, rules, annotations) is left out. */
-const SHAPE = new Set([...SCHEMA, ...SCHEMA_LISTS, ...SCHEMA_MAPS, 'type', 'required', 'enum', 'const']);
-
-const sortedByText = (values: Json[]): Json[] =>
-  [...values].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
-
-/** Inlines local `$ref`s and keeps only the keywords of SHAPE, in an order-free form (required, enum and unions sorted). */
-function shapeOf(node: Json, defs: Record<string, Json>, seen: readonly string[] = []): Json {
-  if (node === null || typeof node !== 'object' || Array.isArray(node)) return node;
-  const ref = node.$ref;
-  if (typeof ref === 'string') {
-    const name = ref.replace(/^#\/(\$defs|definitions)\//, '');
-    if (seen.includes(name)) return { $ref: name };
-    const target = ref === '#' ? defs['#'] : defs[name];
-    if (target === undefined) throw new Error(`unresolved $ref ${ref}`);
-    return shapeOf(target, defs, [...seen, name]);
-  }
-  const out: Record<string, Json> = {};
-  for (const [key, value] of Object.entries(node)) {
-    if (!SHAPE.has(key)) continue;
-    if (SCHEMA_MAPS.has(key) && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-      out[key] = Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, shapeOf(schema, defs, seen)]));
-    } else if (SCHEMA_LISTS.has(key) && Array.isArray(value)) {
-      const members = value.map((schema) => shapeOf(schema, defs, seen));
-      out[key] = key === 'prefixItems' ? members : sortedByText(members);
-    } else if (SCHEMA.has(key)) {
-      out[key] = shapeOf(value, defs, seen);
-    } else if ((key === 'required' || key === 'enum') && Array.isArray(value)) {
-      out[key] = sortedByText(value);
-    } else {
-      out[key] = value;
-    }
-  }
-  return out;
-}
-
-/**
- * The type a zod schema describes, as JSON Schema reduced to its shape: which
- * values of which types, which properties (required or not), unions, enums and
- * constants — the things a client's types are made of. Patterns, bounds,
- * formats, cross-field rules and annotations are left out: they are the
- * server's to check. `io` picks the request (input) or answer (output) side.
- */
-export function typeShape(schema: z.ZodType, io: 'input' | 'output'): Json {
-  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as {
-    [key: string]: Json;
-  };
-  const defs = { ...((json.$defs ?? {}) as Record<string, Json>), '#': json };
-  return shapeOf(json, defs);
 }

@@ -392,3 +392,20 @@ describe('expression fields', () => {
     expect(fieldPath(['triggers', 0, 'cancel_on', 0, 'match'])).toBe('triggers[0].cancel_on[0].match');
   });
 });
+
+describe('empty expressions', () => {
+  test('an empty filter, match or key is refused by the schema, which states minLength 1', () => {
+    const result = ActivityDefinition.safeParse({
+      name: 'empty-expressions',
+      triggers: [{ type: 'event', event_type: 'a.b', filter: '', cancel_on: [{ event_type: 'a.c', match: '' }] }],
+      tasks: [{ type: 'noop' }],
+      concurrency: { limit: 1, key: '' },
+    });
+    expect(result.error?.issues.map((issue) => [issue.path.join('.'), issue.code, issue.message])).toEqual([
+      ['triggers.0.filter', 'too_small', 'the expression is empty'],
+      ['triggers.0.cancel_on.0.match', 'too_small', 'the expression is empty'],
+      ['concurrency.key', 'too_small', 'the expression is empty'],
+    ]);
+    expect(z.toJSONSchema(FilterExpression)).toMatchObject({ minLength: 1 });
+  });
+});

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { StoredActivityDefinition } from './activity-definition';
+import { FieldIssue } from './errors';
 import { CronScheduleSummary } from './schedules';
 
 /**
@@ -221,7 +222,7 @@ export const Problem = z
       description:
         'On a 503 after the event store failed mid-write: the id the event may be stored under; retry with it (as event_id or Idempotency-Key).',
     }),
-    errors: z.array(z.object({ path: z.string(), message: z.string(), code: z.string().optional() })).optional(),
+    errors: z.array(FieldIssue).optional(),
   })
   .meta({ id: 'Problem' });
 export type Problem = z.infer<typeof Problem>;

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { Rfc3339DateTime } from './date-time';
 import { CREDENTIAL_LABEL } from './ids';
+import { pageCursor } from './page-cursor';
 
 /**
  * Every change and operator action the audit log records, named
@@ -62,14 +64,10 @@ export const AuditActor = z
   .max(64)
   .regex(CREDENTIAL_LABEL, 'must be api_key:<12 hex digits>, ingest_key:<12 hex digits> or anonymous');
 
-const Rfc3339 = z.iso.datetime({
-  offset: true,
-  message: 'must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z',
-});
 /** The filters and page of GET /v1/audit: bounded, each naming its field when refused. */
 export const AuditQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(100, 'a cursor is at most 100 characters').optional(),
+  cursor: pageCursor(100),
   actor: AuditActor.optional().meta({ description: 'Only entries of this credential, e.g. `api_key:3f9a0c1b2d4e`.' }),
   action: AuditAction.optional(),
   activity_id: z
@@ -79,7 +77,7 @@ export const AuditQuery = z.object({
     .meta({ description: 'Only entries about this activity (its definition, schedules and runs).' }),
   target_type: AuditTargetType.optional(),
   target_id: z.string().min(1).max(200).optional().meta({ description: 'Only entries about this target id or name.' }),
-  from: Rfc3339.optional().meta({ description: 'Only entries at or after this instant.' }),
-  to: Rfc3339.optional().meta({ description: 'Only entries at or before this instant.' }),
+  from: Rfc3339DateTime.optional().meta({ description: 'Only entries at or after this instant.' }),
+  to: Rfc3339DateTime.optional().meta({ description: 'Only entries at or before this instant.' }),
 });
 export type AuditQuery = z.input<typeof AuditQuery>;

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * Domain errors with stable codes. Services throw these; exactly one mapper
  * per boundary turns them into status codes or Temporal failures: at the HTTP
@@ -16,11 +18,13 @@ export type DomainErrorCode =
   | 'unsupported_media_type'
   | 'unavailable';
 
-export interface FieldIssue {
-  path: string;
-  message: string;
-  code?: string;
-}
+/**
+ * One refused field of a request: where (`a.b[0].c` for body fields,
+ * `params.id`, `querystring.cursor`, `header.idempotency-key`, `[i].field` in
+ * a batch), what is wrong, and a stable code where there is one.
+ */
+export const FieldIssue = z.object({ path: z.string(), message: z.string(), code: z.string().optional() });
+export type FieldIssue = z.infer<typeof FieldIssue>;
 
 export abstract class DomainError extends Error {
   abstract readonly code: DomainErrorCode;

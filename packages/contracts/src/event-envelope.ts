@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Rfc3339DateTime } from './date-time';
 
 /**
  * Terminology
@@ -25,15 +26,10 @@ export const EventType = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9_.:/-]*$/, 'event_type may contain letters, digits and _ . : / -');
 export type EventType = z.infer<typeof EventType>;
 
-const Rfc3339 = z.iso.datetime({
-  offset: true,
-  message: 'must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z',
-});
-
 const eventFields = {
   event_type: EventType,
   source: z.string().min(1).max(500),
-  occurred_at: Rfc3339,
+  occurred_at: Rfc3339DateTime,
   subject: z.string().min(1).max(500).optional(),
   data: z.record(z.string(), z.unknown()).default({}),
 };
@@ -75,7 +71,7 @@ export const CloudEvent = z
     id: EventId,
     type: EventType,
     source: z.string().min(1).max(500),
-    time: Rfc3339.optional(),
+    time: Rfc3339DateTime.optional(),
     subject: z.string().min(1).max(500).optional(),
     datacontenttype: z
       .string()

@@ -26,7 +26,7 @@ export const EXPRESSION_KINDS = ['filter', 'match', 'key', 'task_condition', 'ta
 export type ExpressionKind = (typeof EXPRESSION_KINDS)[number];
 
 /**
- * An expression field: at most {@link MAX_EXPRESSION_LENGTH} characters. Whether
+ * An expression field: 1 to {@link MAX_EXPRESSION_LENGTH} characters. Whether
  * it compiles is checked by the server (and by the CLI before it sends), not by
  * this schema. `noun` names it in the messages ("a filter expression may be at
  * most …").
@@ -34,6 +34,7 @@ export type ExpressionKind = (typeof EXPRESSION_KINDS)[number];
 export function expressionString(noun: string) {
   return z
     .string()
+    .min(1, 'the expression is empty')
     .max(MAX_EXPRESSION_LENGTH, `a ${noun} expression may be at most ${MAX_EXPRESSION_LENGTH} characters long`);
 }
 

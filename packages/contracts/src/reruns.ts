@@ -1,11 +1,8 @@
 import { z } from 'zod';
+import { Rfc3339DateTime } from './date-time';
 import { RunStatus, TriggerType } from './api';
 
 const Timestamp = z.string().meta({ format: 'date-time' });
-const Rfc3339 = z.iso.datetime({
-  offset: true,
-  message: 'must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z',
-});
 
 /** Where a re-run begins: the first task, or the task that failed the run (earlier tasks' recorded results are reused). */
 export const RerunFrom = z.enum(['start', 'failed_task']);
@@ -75,9 +72,11 @@ export const BulkRerunFilter = z
     status: RunStatus.exclude(['running', 'waiting_for_slot']).default('failed'),
     trigger_type: TriggerType.optional(),
     /** Originals created at or after this instant (inclusive). */
-    from: Rfc3339,
+    from: Rfc3339DateTime,
     /** Originals created before this instant (exclusive); at most 31 days after `from`. */
-    to: Rfc3339,
+    to: Rfc3339DateTime.meta({
+      description: `Originals created before this instant (exclusive): after \`from\` (a \`to\` in the future counts as now, so \`from\` must be in the past) and at most ${MAX_BULK_RERUN_RANGE_DAYS} days after it. The server checks these (a 400 naming \`filter.to\`); a schema cannot state them.`,
+    }),
   })
   .strict();
 export type BulkRerunFilter = z.infer<typeof BulkRerunFilter>;

@@ -12,13 +12,10 @@
  *   a skip, always with a reason.
  */
 import { z } from 'zod';
+import { Rfc3339DateTime } from './date-time';
 import { MisfirePolicy } from './activity-definition';
 
 const Timestamp = z.string().meta({ format: 'date-time' });
-const Rfc3339 = z.iso.datetime({
-  offset: true,
-  message: 'must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z',
-});
 
 /** One nominal fire time, in UTC (`scheduled_for` form) and on the trigger's wall clock. */
 export const FireTimeView = z
@@ -154,9 +151,13 @@ export const ResumeResponse = ActivitySchedules.extend({
 export const BackfillRequest = z
   .object({
     /** Inclusive start of the range of nominal times. */
-    start: Rfc3339,
+    start: Rfc3339DateTime,
     /** Inclusive end of the range; must not be in the future. */
-    end: Rfc3339,
+    end: Rfc3339DateTime.meta({
+      description:
+        'Inclusive end of the range of nominal times: not before `start` and not in the future; the range holds at most 1000 fire times across the triggers. ' +
+        'The server checks these (a 400 naming `end`); a schema cannot state them.',
+    }),
     /** Only this cron trigger; all cron triggers of the activity when omitted. */
     trigger_index: z.number().int().min(0).optional(),
     /**

@@ -38,6 +38,13 @@ export {
 } from './registration';
 export { extractEvent, type ExtractedEvent } from './extract';
 export {
+  WebhookSourceBody,
+  type WebhookSourceInput,
+  WebhookSourceList,
+  WebhookSourcePutBody,
+  WebhookSourceRecord,
+} from './source-schemas';
+export {
   WebhookPayloadError,
   WebhookVerificationError,
   type WebhookPayloadErrorCode,

@@ -115,4 +115,20 @@ describe('tolerance values that are not durations', () => {
       }
     }
   });
+
+  test('text the store cannot keep (a NUL character) is refused by the schema, naming the field', () => {
+    const nul = '\u0000';
+    const parsed = WebhookSourceConfig.safeParse({
+      scheme: 'hmac_sha256',
+      name: 'nul',
+      secret: `secret${nul}0123456789`,
+      event_source: `shop${nul}`,
+      event_id: [{ body: `data.${nul}id` }],
+    });
+    expect(parsed.error?.issues.map((issue) => issue.path.join('.')).sort()).toEqual([
+      'event_id.0.body',
+      'event_source',
+      'secret',
+    ]);
+  });
 });

@@ -18,12 +18,21 @@ const HeaderName = z
   .max(100)
   .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name');
 
+/** Text the store keeps: no NUL character (Postgres text and jsonb cannot hold U+0000). */
+// eslint-disable-next-line no-control-regex -- the one control character refused, on purpose
+const NO_NUL = /^[^\u0000]*$/;
+const NO_NUL_MESSAGE = 'must not contain the NUL character (\\u0000)';
+
 /** Dot-separated keys into the JSON body, e.g. `data.object.id`; numeric keys index arrays. */
 const BodyPath = z
   .string()
   .min(1)
   .max(200)
-  .regex(/^[^.]+(?:\.[^.]+)*$/, 'must be dot-separated keys, e.g. data.object.id');
+  // eslint-disable-next-line no-control-regex -- NUL refused, see NO_NUL
+  .regex(/^[^.\u0000]+(?:\.[^.\u0000]+)*$/, 'must be dot-separated keys (no NUL character), e.g. data.object.id');
+
+/** A secret shared with the sender, kept as text. */
+const SharedSecret = z.string().min(1).max(500).regex(NO_NUL, NO_NUL_MESSAGE);
 
 /** Where a value is read from: `{ "header": "X-GitHub-Delivery" }` or `{ "body": "data.id" }`. */
 export const FieldLocation = z.union([
@@ -90,7 +99,7 @@ const common = {
    * Stamped as the envelope's `source`; activities can match on it.
    * @default `webhook:{name}` (resolved at extraction, so it follows renames)
    */
-  event_source: z.string().min(1).max(500).optional(),
+  event_source: z.string().min(1).max(500).regex(NO_NUL, NO_NUL_MESSAGE).optional(),
 };
 
 /** [Standard Webhooks](https://www.standardwebhooks.com/) (Svix and others): `webhook-id`, `webhook-timestamp`, `webhook-signature`. */
@@ -139,7 +148,7 @@ export const GithubSourceConfig = z
     scheme: z.literal('github'),
     ...common,
     /** The webhook secret entered in GitHub's webhook settings. At least 16 bytes at registration. */
-    secret: z.string().min(1).max(500),
+    secret: SharedSecret,
     /**
      * GitHub signs no timestamp, so a captured delivery verifies forever; only
      * deduplication (by delivery id and by the SHA-256 of the signed body)
@@ -177,7 +186,7 @@ export const HmacSha256SourceConfig = z
     scheme: z.literal('hmac_sha256'),
     ...common,
     /** The shared secret, used as the HMAC key as UTF-8 bytes. At least 16 bytes at registration. */
-    secret: z.string().min(1).max(500),
+    secret: SharedSecret,
     /** @default 'X-Signature' */
     signature_header: HeaderName.default('X-Signature'),
     /**

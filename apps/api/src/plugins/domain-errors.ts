@@ -25,7 +25,7 @@ export interface DomainErrorAnswer {
  * code without a row here does not compile.
  */
 export const DOMAIN_ERROR_ANSWERS: Readonly<Record<DomainErrorCode, DomainErrorAnswer>> = {
-  invalid_input: { status: 400, kind: 'validation', title: 'Invalid request' },
+  invalid_input: { status: 400, kind: 'invalid_input', title: 'Invalid request' },
   unauthorized: { status: 401, kind: 'unauthorized', title: 'Unauthorized' },
   forbidden: { status: 403, kind: 'forbidden', title: 'Forbidden' },
   not_found: { status: 404, kind: 'not_found', title: 'Not found' },

@@ -39,7 +39,7 @@ export function registerErrorHandler(app: FastifyInstance): void {
         };
       });
       const detail = errors.map((e) => `${e.path}: ${e.message}`).join('; ');
-      return send(reply, request, problem('validation', 400, 'Invalid request', detail, errors));
+      return send(reply, request, problem('invalid_input', 400, 'Invalid request', detail, errors));
     }
     // A Postgres fault no service translated (a repository call that failed) becomes its domain error here.
     const domain = translatePgError(error);

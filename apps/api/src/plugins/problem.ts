@@ -1,9 +1,14 @@
-import type { FieldIssue } from '@activity-core/contracts';
+import type { FieldIssue, Problem } from '@activity-core/contracts';
 
-/** Stable problem types (RFC 9457 `type`); documented in docs/api.md. */
+/**
+ * Stable problem types (RFC 9457 `type`); documented in docs/api.md. Keys are
+ * the names code uses; the values are the wire's (invalid input is
+ * `validation-error` on the wire, `invalid_input` in code, as the domain
+ * error code).
+ */
 export const PROBLEM_TYPES = {
   invalid_json: 'urn:activity-core:problem:invalid-json',
-  validation: 'urn:activity-core:problem:validation-error',
+  invalid_input: 'urn:activity-core:problem:validation-error',
   not_found: 'urn:activity-core:problem:not-found',
   method_not_allowed: 'urn:activity-core:problem:method-not-allowed',
   conflict: 'urn:activity-core:problem:conflict',
@@ -22,17 +27,8 @@ export const PROBLEM_TYPES = {
 
 export type ProblemKind = keyof typeof PROBLEM_TYPES;
 
-export interface ProblemBody {
-  type: string;
-  title: string;
-  status: number;
-  detail?: string;
-  instance?: string;
-  request_id?: string;
-  errors?: FieldIssue[];
-  /** On a 503 after the write began: the id to retry with (the event may be stored). */
-  event_id?: string;
-}
+/** A problem+json body: the `Problem` schema of contracts, which the routes document. */
+export type ProblemBody = Problem;
 
 export function problem(
   kind: ProblemKind,

@@ -1,19 +1,17 @@
-import { ActivityDefinition, ActivityRecord, Page, Problem } from '@activity-core/contracts';
+import {
+  ActivityDefinition,
+  ActivityListQuery,
+  ActivityPage,
+  ActivityRecord,
+  IdParams,
+  NoContent,
+  Problem,
+} from '@activity-core/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import type { AuditSpec } from '../plugins/audit';
 import type { ActivityService } from '../services/activity-service';
 import { credentialLabel } from '../services/event-service';
 
-const IdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
-const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().optional(),
-  enabled: z
-    .enum(['true', 'false'])
-    .transform((v) => v === 'true')
-    .optional(),
-});
 const errors = { 400: Problem, 401: Problem, 404: Problem, 409: Problem };
 
 export const activityRoutes =
@@ -79,8 +77,8 @@ export const activityRoutes =
         schema: {
           tags,
           summary: 'List activities, newest first',
-          querystring: ListQuery,
-          response: { 200: Page(ActivityRecord), ...errors },
+          querystring: ActivityListQuery,
+          response: { 200: ActivityPage, ...errors },
         },
       },
       async (request) => await service.list(request.query),
@@ -94,7 +92,7 @@ export const activityRoutes =
           tags,
           summary: 'Delete an activity and its schedules; run history stays',
           params: IdParams,
-          response: { 204: z.null(), ...errors },
+          response: { 204: NoContent, ...errors },
         },
       },
       async (request, reply) => {

@@ -1,22 +1,7 @@
-import { InvalidInputError, Problem } from '@activity-core/contracts';
+import { CodecHeaders, CodecPayloads, InvalidInputError, Problem } from '@activity-core/contracts';
 import { payloadFromJson, payloadToJson, type JsonPayload, type PayloadCodec } from '@activity-core/temporal/client';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
-
-/** Most payloads one request may carry (a history page holds far fewer). */
-export const MAX_CODEC_PAYLOADS = 1_000;
-
-const Base64 = z
-  .string()
-  .max(16 * 1024 * 1024)
-  .regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'must be base64');
-const JsonPayloadSchema = z
-  .object({ metadata: z.record(z.string().max(200), Base64).optional(), data: Base64.optional() })
-  .meta({ id: 'CodecPayload' });
-const Payloads = z
-  .object({ payloads: z.array(JsonPayloadSchema).max(MAX_CODEC_PAYLOADS) })
-  .meta({ description: 'Temporal remote codec protocol: payloads as proto3 JSON, every bytes value base64.' });
 
 export interface CodecRouteOptions {
   codec: PayloadCodec;
@@ -69,9 +54,9 @@ export const codecRoutes =
                 : 'Encrypt payloads for the Temporal UI and CLI',
             description:
               "Temporal's remote codec protocol. Configure the UI's codec endpoint as `<api>/codec`. Payloads that are not encrypted are returned unchanged by decode.",
-            headers: z.object({ 'x-namespace': z.string().max(200).optional() }),
-            body: Payloads,
-            response: { 200: Payloads, 400: Problem, 401: Problem, 413: Problem, 429: Problem },
+            headers: CodecHeaders,
+            body: CodecPayloads,
+            response: { 200: CodecPayloads, 400: Problem, 401: Problem, 413: Problem, 429: Problem },
           },
         },
         async (request) => {

@@ -2,45 +2,22 @@ import {
   ActivityVersion,
   ActivityVersionPage,
   DefinitionDiff,
-  integerRangePattern,
-  MAX_DEFINITION_VERSION,
+  DiffQuery,
+  IdParams,
   Problem,
+  VersionListQuery,
+  VersionNumber,
 } from '@activity-core/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import type { DefinitionHistoryService } from '../services/definition-history-service';
 
-const VERSION_MESSAGE = `must be a version number: a whole number from 1 to ${MAX_DEFINITION_VERSION}`;
-
-/**
- * A version number in a path or query: digits only (no sign, exponent, hex
- * or leading zero, which a numeric coercion would let through), at most the
- * largest version Postgres stores.
- */
-const VersionNumber = z
-  .string()
-  .regex(/^[1-9][0-9]{0,9}$/, VERSION_MESSAGE)
-  .transform(Number)
-  .refine((version) => version <= MAX_DEFINITION_VERSION, VERSION_MESSAGE)
-  .meta({
-    description: `A version number, 1 to ${MAX_DEFINITION_VERSION}.`,
-    example: '3',
-    pattern: `^(?:${integerRangePattern(1, MAX_DEFINITION_VERSION)})$`,
-  });
-
-const IdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
 const VersionParams = IdParams.extend({ version: VersionNumber });
-const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(100, 'a cursor is at most 100 characters').optional(),
-});
-const DiffQuery = z.object({
-  from: VersionNumber.optional().meta({
-    description: 'The version the patch starts from. Default: the version before `to`.',
-  }),
-  to: VersionNumber.optional().meta({ description: 'The version the patch leads to. Default: the current version.' }),
-});
 const errors = { 400: Problem, 401: Problem, 404: Problem, 503: Problem };
+
+/** The history outlives the activity: what ran, and which version, stays answerable. */
+const DELETED_STAY_READABLE =
+  'The versions of a deleted activity stay readable, by design: runs name the version they ran, so its history answers 200 ' +
+  'while `GET /v1/activities/{id}` answers 404. A 404 here means the id never named an activity (or the version does not exist).';
 
 export const definitionHistoryRoutes =
   (service: DefinitionHistoryService): FastifyPluginAsyncZod =>
@@ -55,8 +32,9 @@ export const definitionHistoryRoutes =
         schema: {
           tags,
           summary: 'Versions of an activity, newest first, with who wrote each and when (deleted activities too)',
+          description: DELETED_STAY_READABLE,
           params: IdParams,
-          querystring: ListQuery,
+          querystring: VersionListQuery,
           response: { 200: ActivityVersionPage, ...errors },
         },
       },
@@ -70,6 +48,7 @@ export const definitionHistoryRoutes =
         schema: {
           tags,
           summary: 'One version of an activity with its definition, who wrote it and when',
+          description: DELETED_STAY_READABLE,
           params: VersionParams,
           response: { 200: ActivityVersion, ...errors },
         },
@@ -86,7 +65,8 @@ export const definitionHistoryRoutes =
           summary: 'What changed between two versions of an activity, as an RFC 6902 JSON Patch',
           description:
             'The patch turns the `from` definition into the `to` definition. Without `to`, the current version; without `from`, the version before `to` ' +
-            '(so a bare `GET …/diff` is the last change). `remove` and `replace` carry the value they take away in `old_value`.',
+            '(so a bare `GET …/diff` is the last change). `remove` and `replace` carry the value they take away in `old_value`. ' +
+            DELETED_STAY_READABLE,
           params: IdParams,
           querystring: DiffQuery,
           response: { 200: DefinitionDiff, ...errors },

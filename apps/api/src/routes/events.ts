@@ -1,8 +1,10 @@
 import {
   CloudEvent,
-  EventAcceptedResponse,
-  EventEnvelopeInput,
+  EventsBody,
+  EventsResponse,
+  IdempotencyKeyHeader,
   InvalidInputError,
+  MAX_EVENT_BATCH,
   parseIdempotencyKey,
   Problem,
   StoredEvent,
@@ -22,38 +24,33 @@ import {
   unsupportedEventMediaType,
 } from './cloudevents-http';
 
-/** Largest batch `POST /v1/events` takes. */
-export const MAX_BATCH = 100;
+const MAX_BATCH = MAX_EVENT_BATCH;
 
 /** `application/…+json` (parameters allowed), as fastify renders a parsed Content-Type: lowercase, `; ` before parameters. */
 const JSON_SUFFIX_MEDIA_TYPE = /^application\/[a-z0-9!#$&^_.-]+\+json(?:;|$)/;
 
-const EventsBody = z.union([
-  EventEnvelopeInput,
-  CloudEvent,
-  z
-    .array(z.unknown())
-    .min(1, 'a batch needs at least one event')
-    .max(MAX_BATCH, `a batch holds at most ${MAX_BATCH} events`),
-]);
-const Headers = z.object({ 'idempotency-key': z.string().min(1).max(200).optional() });
-/** The headers as documented: binary-mode attributes too (validated per event by the service, naming the header). */
-const DocumentedHeaders = Headers.extend({
+/**
+ * The headers as documented: binary-mode attributes too (validated per event
+ * by the service, naming the header). Their rules hold only in binary mode (a
+ * rule across headers, which a schema cannot state), so they are stated in
+ * words; outside binary mode `ce-*` headers are not read.
+ */
+const DocumentedHeaders = IdempotencyKeyHeader.extend({
   'ce-specversion': z.literal('1.0').optional().meta({
     description:
       "CloudEvents binary mode: its presence makes the headers the event's attributes and the JSON body its `data`.",
   }),
-  'ce-id': z
-    .string()
-    .optional()
-    .meta({ description: 'Binary mode: the event id (required). Header values are percent-encoded UTF-8.' }),
-  'ce-source': z.string().optional().meta({ description: 'Binary mode: the source (required).' }),
-  'ce-type': z.string().optional().meta({ description: 'Binary mode: the event type (required).' }),
+  'ce-id': z.string().optional().meta({
+    description:
+      'Binary mode: the event id (required, not empty; decoded, it follows the CloudEvent `id` rules). Header values are percent-encoded UTF-8. Not read outside binary mode.',
+  }),
+  'ce-source': z.string().optional().meta({ description: 'Binary mode: the source (required, not empty).' }),
+  'ce-type': z.string().optional().meta({ description: 'Binary mode: the event type (required, not empty).' }),
   'ce-time': z
     .string()
     .optional()
     .meta({ description: 'Binary mode: RFC 3339 time of the occurrence; the receive time when absent.' }),
-  'ce-subject': z.string().optional().meta({ description: 'Binary mode: the subject.' }),
+  'ce-subject': z.string().optional().meta({ description: 'Binary mode: the subject (not empty when sent).' }),
   'ce-dataschema': z
     .string()
     .optional()
@@ -74,22 +71,6 @@ const CloudEventBatch = z
     }),
   )
   .max(MAX_BATCH, `a batch holds at most ${MAX_BATCH} events`);
-
-const BatchItem = z.union([
-  EventAcceptedResponse.extend({ index: z.number().int(), ok: z.literal(true) }),
-  z.object({
-    index: z.number().int(),
-    ok: z.literal(false),
-    status: z.number().int(),
-    title: z.string(),
-    detail: z.string(),
-    errors: z.array(z.object({ path: z.string(), message: z.string(), code: z.string().optional() })).optional(),
-    event_id: z.string().optional().meta({
-      description:
-        'The id the item has (given, derived from Idempotency-Key, or assigned): resend the item with it so a retry cannot double it.',
-    }),
-  }),
-]);
 
 const credentialOf = (request: FastifyRequest) =>
   request.credential === undefined ? {} : { credential: request.credential };
@@ -129,7 +110,7 @@ export const eventRoutes =
           ({ httpPart }) =>
           (data) =>
             httpPart === 'headers'
-              ? Headers.safeParse(data).success
+              ? IdempotencyKeyHeader.safeParse(data).success
                 ? { value: data }
                 : { error: new Error('invalid Idempotency-Key header (1 to 200 characters)') }
               : { value: data },
@@ -153,7 +134,7 @@ export const eventRoutes =
             },
           },
           response: {
-            202: z.union([EventAcceptedResponse, z.object({ results: z.array(BatchItem) })]),
+            202: EventsResponse,
             400: Problem,
             401: Problem,
             403: Problem,

@@ -1,26 +1,17 @@
+import { Liveness, NotReady, Ready, type ReadinessCheck } from '@activity-core/contracts';
 import { classifyFailure } from '@activity-core/router';
 import type { FastifyBaseLogger } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 
 export interface ReadinessProbe {
   name: string;
   check(): Promise<void>;
 }
 
-/**
- * One dependency's verdict, public: `reason` is a fixed class, never the
- * driver's message (which names hosts, ports, users). The detail is logged.
- */
-const Check = z.object({
-  status: z.enum(['ok', 'failing']),
-  reason: z.enum(['unreachable', 'timeout', 'error']).optional(),
-});
-
 /** A probe slower than this fails as `timeout` (a load balancer's own probe timeout is usually 5 s or more). */
 const PROBE_TIMEOUT_MS = 3_000;
 
-type CheckResult = z.infer<typeof Check>;
+type CheckResult = ReadinessCheck;
 type ProbeResults = ReadonlyArray<readonly [string, CheckResult]>;
 
 /** How long a readiness answer is reused: a load balancer probes every few seconds, an attacker as often as it likes. */
@@ -99,7 +90,7 @@ export const healthRoutes =
         schema: {
           tags: ['health'],
           summary: 'The process is up',
-          response: { 200: z.object({ status: z.literal('ok') }) },
+          response: { 200: Liveness },
         },
       },
       async () => ({ status: 'ok' as const }),
@@ -115,8 +106,8 @@ export const healthRoutes =
           description:
             'Each check is `ok` or `failing` with a coarse `reason` (unreachable, timeout, error); the underlying error is in the API log.',
           response: {
-            200: z.object({ status: z.literal('ready'), checks: z.record(z.string(), Check) }),
-            503: z.object({ status: z.literal('not_ready'), checks: z.record(z.string(), Check) }),
+            200: Ready,
+            503: NotReady,
           },
         },
       },

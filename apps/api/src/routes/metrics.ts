@@ -1,5 +1,5 @@
+import { MetricsText } from '@activity-core/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import type { ApiMetrics } from '../metrics';
 
 /** Prometheus scrape endpoint. Management keys only: it describes the whole installation. */
@@ -20,7 +20,7 @@ export const metricsRoutes =
           response: {
             200: {
               description: 'The Prometheus text exposition format (version 0.0.4).',
-              content: { 'text/plain': { schema: z.string() } },
+              content: { 'text/plain': { schema: MetricsText } },
             },
           },
         },

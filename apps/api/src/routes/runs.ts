@@ -2,53 +2,24 @@ import {
   BulkRerunDryRun,
   BulkRerunRecord,
   BulkRerunRequest,
-  Page,
+  CancelResponse,
+  IdParams,
+  KeyHeaders,
+  OptionalRerunRequest,
+  PathUuid,
   Problem,
-  RerunLink,
-  RerunRequest,
   RerunResponse,
-  RunRecord,
-  RunStatus,
-  RunWithTasks,
-  TriggerType,
+  RunDetail,
+  RunListQuery,
+  RunPage,
 } from '@activity-core/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { RunService } from '../services/run-service';
 
-const RunParams = z.object({ run_id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
-const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().optional(),
-  activity_id: z
-    .uuid()
-    .transform((id) => id.toLowerCase())
-    .optional(),
-  status: RunStatus.optional(),
-  trigger_type: TriggerType.optional(),
-  event_id: z.string().min(1).optional(),
-});
+const RunParams = z.object({ run_id: PathUuid });
 const errors = { 400: Problem, 401: Problem, 404: Problem };
 const rerunErrors = { ...errors, 409: Problem, 503: Problem };
-const BulkParams = z.object({ id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
-const KeyHeaders = z.object({
-  'idempotency-key': z
-    .string()
-    .min(1)
-    .max(200)
-    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
-    .optional(),
-});
-/** The body is optional: none at all is a re-run from the start. */
-const OptionalRerunRequest = RerunRequest.nullish().transform((body) => body ?? { from: 'start' as const });
-const RunWithChain = RunWithTasks.extend({
-  temporal_ui_url: z.string(),
-  /** The original run, when this run is a re-run. */
-  rerun_of: z.uuid().nullable(),
-  rerun_attempt: z.number().int().nullable(),
-  /** Every re-run of the original (this run's, or the one it re-runs), oldest first. */
-  reruns: z.array(RerunLink),
-});
 
 export const runRoutes =
   (service: RunService): FastifyPluginAsyncZod =>
@@ -63,8 +34,8 @@ export const runRoutes =
         schema: {
           tags,
           summary: 'List runs, newest first, with filters and cursor pagination',
-          querystring: ListQuery,
-          response: { 200: Page(RunRecord), ...errors },
+          querystring: RunListQuery,
+          response: { 200: RunPage, ...errors },
         },
       },
       async (request) => await service.list(request.query),
@@ -78,7 +49,7 @@ export const runRoutes =
           tags,
           summary: 'A run with its task instances and its re-run chain',
           params: RunParams,
-          response: { 200: RunWithChain, ...errors },
+          response: { 200: RunDetail, ...errors },
         },
       },
       async (request) => await service.get(request.params.run_id),
@@ -153,7 +124,7 @@ export const runRoutes =
         schema: {
           tags,
           summary: 'The progress of a bulk re-run',
-          params: BulkParams,
+          params: IdParams,
           response: { 200: BulkRerunRecord, ...errors },
         },
       },
@@ -176,7 +147,7 @@ export const runRoutes =
             "A run `waiting_for_slot` (behind a concurrency limit or its cron trigger's overlap policy) leaves the queue without starting a task. " +
             'Any other status, or a workflow Temporal has already closed, answers `cancel_requested: false` and sends nothing.',
           params: RunParams,
-          response: { 202: z.object({ run_id: z.string(), cancel_requested: z.boolean() }), ...errors },
+          response: { 202: CancelResponse, ...errors },
         },
       },
       async (request, reply) => reply.status(202).send(await service.cancel(request.params.run_id)),

@@ -4,42 +4,21 @@ import {
   BackfillRequest,
   BackfillResponse,
   FireExplanation,
-  FireRecord,
-  Page,
-  PauseScheduleRequest,
+  FirePage,
+  FiresQuery,
+  IdParams,
+  KeyHeaders,
+  OptionalNote,
   Problem,
   ReconcileResponse,
   ResumeResponse,
+  Rfc3339DateTime,
   TriggerNowResponse,
 } from '@activity-core/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import type { ScheduleService } from '../services/schedule-service';
 
-const IdParams = z.object({ id: z.uuid({ message: 'must be a UUID' }).transform((id) => id.toLowerCase()) });
-const Rfc3339 = z.iso.datetime({
-  offset: true,
-  message: 'must be an RFC 3339 date-time with a timezone, e.g. 2026-03-01T09:00:00Z',
-});
-const FireParams = IdParams.extend({ scheduled_for: Rfc3339 });
-const FiresQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(500).default(100),
-  /** Only fire times at or after this instant. */
-  from: Rfc3339.optional(),
-  /** Only fire times at or before this instant. */
-  to: Rfc3339.optional(),
-  cursor: z.string().optional(),
-});
-const TriggerHeaders = z.object({
-  'idempotency-key': z
-    .string()
-    .min(1)
-    .max(200)
-    .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')
-    .optional(),
-});
-/** Pause and resume take an optional JSON body; none at all is fine too. */
-const OptionalNote = PauseScheduleRequest.nullish().transform((body) => body ?? {});
+const FireParams = IdParams.extend({ scheduled_for: Rfc3339DateTime });
 const errors = { 400: Problem, 401: Problem, 404: Problem, 409: Problem, 503: Problem };
 
 export const scheduleRoutes =
@@ -102,7 +81,7 @@ export const scheduleRoutes =
           tags,
           summary: 'Trigger one run now: manual-{activity_id}:{Idempotency-Key} (a repeated key is the same run)',
           params: IdParams,
-          headers: TriggerHeaders,
+          headers: KeyHeaders,
           response: { 202: TriggerNowResponse, ...errors },
         },
       },
@@ -136,7 +115,7 @@ export const scheduleRoutes =
             "Every decision about the activity's cron fire times, newest first: which ran, which did not, and why",
           params: IdParams,
           querystring: FiresQuery,
-          response: { 200: Page(FireRecord), ...errors },
+          response: { 200: FirePage, ...errors },
         },
       },
       async (request) => await service.fires(request.params.id, request.query),

@@ -1,10 +1,16 @@
-import { type AuditAction, EventAcceptedResponse, InvalidInputError, Problem } from '@activity-core/contracts';
 import {
-  GithubSourceConfig,
-  HmacSha256SourceConfig,
-  REGISTRATION_SCHEMA_RULES,
-  StandardWebhooksSourceConfig,
+  type AuditAction,
+  EventAcceptedResponse,
+  InvalidInputError,
+  NoContent,
+  Problem,
+} from '@activity-core/contracts';
+import {
+  WebhookSourceBody,
+  WebhookSourceList,
   WebhookSourceName,
+  WebhookSourcePutBody,
+  WebhookSourceRecord,
 } from '@activity-core/webhooks';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -14,42 +20,6 @@ import { eventOutcomeStatus } from './event-answers';
 
 const NameParams = z.object({ name: WebhookSourceName });
 const SourceParams = z.object({ source: WebhookSourceName });
-
-const shown = {
-  secret_hint: z.string().nullable().meta({
-    description:
-      'The last four characters of the secret (null for secrets under 16 characters); the secret itself is never returned.',
-  }),
-  secret_encrypted: z.boolean().meta({ description: 'Whether the secret is stored encrypted (WEBHOOK_SECRET_KEYS).' }),
-  created_at: z.string(),
-  updated_at: z.string(),
-};
-
-/** A source as responses show it: the config without its secret. */
-const WebhookSourceRecord = z
-  .discriminatedUnion('scheme', [
-    StandardWebhooksSourceConfig.omit({ secret: true }).extend(shown),
-    GithubSourceConfig.omit({ secret: true }).extend(shown),
-    HmacSha256SourceConfig.omit({ secret: true }).extend(shown),
-  ])
-  .meta({ id: 'WebhookSource' });
-
-/** A source config as a write takes it: the registration rules (registrationIssues) stated in its schema. */
-const registering = <T extends z.ZodObject>(config: T, scheme: keyof typeof REGISTRATION_SCHEMA_RULES): T =>
-  config.meta({ allOf: REGISTRATION_SCHEMA_RULES[scheme] });
-const WebhookSourceBody = z.discriminatedUnion('scheme', [
-  registering(StandardWebhooksSourceConfig, 'standard_webhooks'),
-  registering(GithubSourceConfig, 'github'),
-  registering(HmacSha256SourceConfig, 'hmac_sha256'),
-]);
-
-/** PUT takes the name from the path; a name in the body must agree (a rule across body and path, which a schema cannot state). */
-const optionalName = { name: WebhookSourceName.optional().meta({ description: 'When given, the name in the path.' }) };
-const WebhookSourcePutBody = z.discriminatedUnion('scheme', [
-  registering(StandardWebhooksSourceConfig.extend(optionalName), 'standard_webhooks'),
-  registering(GithubSourceConfig.extend(optionalName), 'github'),
-  registering(HmacSha256SourceConfig.extend(optionalName), 'hmac_sha256'),
-]);
 
 const errors = { 400: Problem, 401: Problem, 404: Problem, 409: Problem, 429: Problem };
 
@@ -120,7 +90,7 @@ export const webhookSourceRoutes =
         schema: {
           tags,
           summary: 'List webhook sources',
-          response: { 200: z.object({ items: z.array(WebhookSourceRecord) }), ...errors },
+          response: { 200: WebhookSourceList, ...errors },
         },
       },
       async () => ({ items: await service.list() }),
@@ -148,7 +118,7 @@ export const webhookSourceRoutes =
           tags,
           summary: 'Remove a webhook source; its deliveries are refused from then on',
           params: NameParams,
-          response: { 204: z.null(), ...errors },
+          response: { 204: NoContent, ...errors },
         },
       },
       async (request, reply) => {

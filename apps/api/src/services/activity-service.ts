@@ -136,7 +136,7 @@ export function createActivityService(deps: {
 }) {
   const observers = deps.observers ?? [];
   const validate = async (definition: ActivityDefinition, selfId?: string): Promise<void> => {
-    // First every expression compiles, as a part of the schema (which bounds them; the CEL compiler is the server's).
+    // Expressions first, answered as the schema's refusals are: the schema bounds them, the server compiles them.
     const expressions = definitionExpressionIssues(definition).map(({ path, message, code }) => ({
       path,
       message,

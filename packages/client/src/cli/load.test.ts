@@ -117,6 +117,19 @@ describe('reading definitions', () => {
     ]);
   });
 
+  test('an expression that does not compile is refused as the server refuses it, at its file, line and field', async () => {
+    const root = await files({
+      'cel.yaml':
+        '- name: fine\n  tasks: [{ type: noop }]\n' +
+        '- name: bad-filter\n  triggers:\n    - type: event\n      event_type: order.paid\n      filter: amount > 1\n  tasks: [{ type: noop }]\n',
+    });
+    const loaded = await loadDefinitions(['cel.yaml'], root);
+    expect(loaded.definitions.map((definition) => definition.name)).toEqual(['fine']);
+    expect(loaded.issues.map(formatIssue)).toEqual([
+      expect.stringMatching(/^cel\.yaml:7:15: \[1\]\.triggers\[0\]\.filter: unknown variable 'amount'/),
+    ]);
+  });
+
   test('an unknown key is reported at the key, on the object that holds it', async () => {
     const root = await files({ 'extra.yaml': 'name: extra\ntasks:\n  - type: noop\nowner: team-a\n' });
     const loaded = await loadDefinitions(['extra.yaml'], root);

@@ -12,7 +12,7 @@ import {
 import { stringify } from 'yaml';
 import { collect } from '../../pagination';
 import { NotFoundProblem } from '../../problem';
-import type { StoredEvent } from '../../schemas';
+import type { StoredEvent } from '@activity-core/contracts';
 import { type CommandContext, UsageError } from '../context';
 import { EXIT } from '../help';
 import { duration, forTerminal, table, terminalSafe, terminalSafeJson, terminalSafeYaml, type Style } from '../output';
