@@ -27,7 +27,7 @@ export interface StackProcess {
   child: ChildProcess;
   /** What the process wrote to stdout and stderr, interleaved (the last `keepOutputChars` of it). */
   output: () => string;
-  /** Its exit code, or the signal that ended it. */
+  /** Its exit code, or the signal that ended it, once it has exited and its output has been read to the end. */
   exited: Promise<number | string | null>;
   /** True until the process has exited. */
   alive: () => boolean;
@@ -67,8 +67,9 @@ export function spawnStackProcess(options: SpawnStackProcessOptions): StackProce
   };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
+  // 'close', not 'exit': the streams are drained by then, so the output is complete.
   const exited = new Promise<number | string | null>((resolve) =>
-    child.once('exit', (code, signal) => resolve(code ?? signal)),
+    child.once('close', (code, signal) => resolve(code ?? signal)),
   );
   return {
     name: options.name,
