@@ -15,15 +15,16 @@ const EVENTS = 200;
 const WAVES = 10;
 /**
  * Between two waves. Longer than the availability gate's first retry window
- * (250 ms, doubling to 2 s), so later waves meet a gate that has backed off
- * and find no probe due.
+ * (250 ms, doubling to 2 s), so early waves find a probe due and later ones a
+ * gate backed off to its longest window.
  */
 const WAVE_GAP_MS = 500;
 /**
- * How long Temporal is down. It must exceed the time the waves take (the
- * first wave waits out the 5 s start deadline, then WAVES - 1 gaps), so every
- * event arrives while Temporal is away; the remainder is slack for a loaded
- * machine, not a behaviour.
+ * The shortest outage. Temporal comes back only after the last wave, so every
+ * event arrives while it is down however slow the machine; on an idle one the
+ * waves take about 12 s (the first waits out the 5 s start deadline, then
+ * WAVES - 1 gaps), and the outage outlasts them by more than one of the
+ * gate's 2 s probe windows with no traffic, as a real one would.
  */
 const OUTAGE_MS = 15_000;
 
@@ -133,9 +134,7 @@ describe('Temporal down during a burst', () => {
     );
     expect(pending.rows[0].n).toBe(EVENTS);
 
-    // Every wave arrived while Temporal was down.
-    expect(Date.now() - downAt).toBeLessThan(OUTAGE_MS);
-    // The outage lasts OUTAGE_MS in all; this models its length, it does not wait for a condition.
+    // The outage lasts OUTAGE_MS in all, or until the last wave; this models its length, it does not wait for a condition.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, OUTAGE_MS - (Date.now() - downAt))));
     await temporal.start();
     const upAt = Date.now();
