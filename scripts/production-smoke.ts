@@ -74,8 +74,10 @@ async function poll<T>(
   }
 }
 
+/** Stops the process and resolves once its output has been read to the end. */
 async function stop(proc: Started, graceMs: number): Promise<number | string | null> {
-  return await stopGracefully(proc.child, graceMs);
+  await stopGracefully(proc.child, graceMs);
+  return await proc.exited;
 }
 
 export async function runProductionSmoke(options: SmokeOptions): Promise<SmokeResult> {
