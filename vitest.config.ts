@@ -1,4 +1,6 @@
 import { defineConfig } from 'vitest/config';
+// With its extension: Vite may load this file with Node's own loader, which resolves no extensionless path.
+import TestSequencer from './test/sequencer.ts';
 
 /**
  * Integration files that spend most of their time waiting on modelled
@@ -36,7 +38,7 @@ const integration = {
  */
 export default defineConfig({
   test: {
-    sequence: { sequencer: (await import('./test/sequencer')).default },
+    sequence: { sequencer: TestSequencer },
     projects: [
       {
         test: {

@@ -35,7 +35,7 @@
  * `--cpu-prof` writes a CPU profile of this process over the sweeps at `--count`.
  * Every wait is bounded; everything it started is stopped when it ends or fails.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
@@ -52,11 +52,15 @@ import {
 } from '@activity-core/db';
 import {
   DEV_SERVER_DYNAMIC_CONFIG,
+  entryPointArgs,
   findTemporalCli,
   freePort,
+  spawnStackProcess,
   startEmbeddedPostgres,
   startTemporalDevServer,
+  stopGracefully,
   type RunningPostgres,
+  type StackProcess,
   type TemporalDevServer,
 } from '@activity-core/dev-services';
 import type { ReconcileResponse } from '@activity-core/contracts';
@@ -166,40 +170,25 @@ function countQueries(database: Database): void {
 
 // ---------------------------------------------------------------- processes
 
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<void>;
-}
+type Proc = StackProcess;
 const procs = new Set<Proc>();
-const alive = (proc: Proc): boolean => proc.child.exitCode === null && proc.child.signalCode === null;
+const alive = (proc: Proc): boolean => proc.alive();
 
 function startApi(env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['--import', 'tsx', join('apps', 'api', 'src', 'main.ts')], {
+  const proc = spawnStackProcess({
+    name: 'API',
+    args: entryPointArgs('api'),
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    keepOutputChars: 20_000,
   });
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-20_000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const proc: Proc = { name: 'API', child, output: () => output, exited };
   procs.add(proc);
-  void exited.then(() => procs.delete(proc));
+  void proc.exited.then(() => procs.delete(proc));
   return proc;
 }
 
 async function stopProc(proc: Proc, graceMs: number): Promise<void> {
-  if (!alive(proc)) return;
-  proc.child.kill('SIGTERM');
-  const timer = setTimeout(() => proc.child.kill('SIGKILL'), graceMs);
-  await proc.exited;
-  clearTimeout(timer);
+  await stopGracefully(proc.child, graceMs);
 }
 
 // ---------------------------------------------------------------- the run

@@ -38,7 +38,7 @@
  * Every loop and wait is bounded; everything it started is stopped when it ends or fails (on Ctrl-C
  * the processes stop, but a stopped Postgres scratch directory in /tmp may be left behind).
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -47,11 +47,15 @@ import { join } from 'node:path';
 import { runMigrations } from '@activity-core/db';
 import {
   DEV_SERVER_DYNAMIC_CONFIG,
+  entryPointArgs,
   findTemporalCli,
   freePort,
+  spawnStackProcess,
   startEmbeddedPostgres,
   startTemporalDevServer,
+  stopGracefully,
   type RunningPostgres,
+  type StackProcess,
   type TemporalDevServer,
 } from '@activity-core/dev-services';
 import { eventRunWorkflowId, type RunActivityInput } from '@activity-core/contracts';
@@ -100,8 +104,9 @@ const pinTemporal = process.argv.includes('--pin-temporal');
 if (pinTemporal && !/^0-([1-9]|\d\d+)$|^0,1(,|$)/.test(allowedCpus('/proc/self') ?? ''))
   throw new Error(`--pin-temporal needs CPUs 0 and 1; this process may use ${allowedCpus('/proc/self') ?? 'unknown'}`);
 const root = process.cwd();
-const distApi = join(root, 'dist', 'api', 'main.js');
-const distWorker = join(root, 'dist', 'worker', 'main.js');
+const distDir = join(root, 'dist');
+const distApi = join(distDir, 'api', 'main.js');
+const distWorker = join(distDir, 'worker', 'main.js');
 const built = process.argv.includes('--built');
 const pauseWorker = process.argv.includes('--pause-worker');
 if (built && (!existsSync(distApi) || !existsSync(distWorker)))
@@ -327,12 +332,7 @@ async function runTimeline(client: Client, workflowId: string): Promise<string[]
 
 // ---------------------------------------------------------------- processes
 
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<void>;
-}
+type Proc = StackProcess;
 
 const procs = new Set<Proc>();
 
@@ -345,42 +345,28 @@ function startNode(name: string, entry: 'api' | 'worker', env: Record<string, st
       : apiNodeDefaults
         ? { flags: [...cpuProfFlags], env: {} }
         : { flags: [...API_NODE_FLAGS, ...cpuProfFlags], env: API_PROCESS_ENV };
-  const args = [
-    ...runtime.flags,
-    ...(built
-      ? ['--enable-source-maps', entry === 'api' ? distApi : distWorker]
-      : ['--import', 'tsx', join('apps', entry, 'src', 'main.ts')]),
-  ];
+  const args = [...runtime.flags, ...entryPointArgs(entry, built ? distDir : undefined)];
   // process.execPath directly (no npx/tsx wrapper): the child's pid is the node process whose memory is read.
-  const child = spawn(process.execPath, args, {
+  const proc = spawnStackProcess({
+    name,
+    args,
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...runtime.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    keepOutputChars: 20_000,
   });
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-20_000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const proc: Proc = { name, child, output: () => output, exited };
   procs.add(proc);
-  void exited.then(() => procs.delete(proc));
+  void proc.exited.then(() => procs.delete(proc));
   return proc;
 }
 
 function alive(proc: Proc): boolean {
-  return proc.child.exitCode === null && proc.child.signalCode === null;
+  return proc.alive();
 }
 
 async function stopProc(proc: Proc, graceMs: number): Promise<void> {
   if (!alive(proc)) return;
   proc.child.kill('SIGCONT'); // in case --pause-worker froze it
-  proc.child.kill('SIGTERM');
-  const timer = setTimeout(() => proc.child.kill('SIGKILL'), graceMs);
-  await proc.exited;
-  clearTimeout(timer);
+  await stopGracefully(proc.child, graceMs);
 }
 
 // ---------------------------------------------------------------- the run

@@ -26,7 +26,7 @@
  * is stopped when it ends or fails (on Ctrl-C the processes stop, but a scratch directory
  * /tmp/activity-core-soak-* may be left behind: delete it). Exits 1 when a check fails.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -34,11 +34,15 @@ import { join } from 'node:path';
 import { runMigrations } from '@activity-core/db';
 import {
   DEV_SERVER_DYNAMIC_CONFIG,
+  entryPointArgs,
   findTemporalCli,
   freePort,
+  spawnStackProcess,
   startEmbeddedPostgres,
   startTemporalDevServer,
+  stopGracefully,
   type RunningPostgres,
+  type StackProcess,
   type TemporalDevServer,
 } from '@activity-core/dev-services';
 import pg from 'pg';
@@ -65,8 +69,9 @@ const concurrency = option('concurrency', 32)!;
 const timeoutMs = option('timeout-min', Math.ceil(minutes) + 20)! * 60_000;
 const MAX_IN_FLIGHT = 256;
 const root = process.cwd();
-const distApi = join(root, 'dist', 'api', 'main.js');
-const distWorker = join(root, 'dist', 'worker', 'main.js');
+const distDir = join(root, 'dist');
+const distApi = join(distDir, 'api', 'main.js');
+const distWorker = join(distDir, 'worker', 'main.js');
 const built = process.argv.includes('--built');
 if (built && (!existsSync(distApi) || !existsSync(distWorker)))
   throw new Error('--built needs dist/api/main.js and dist/worker/main.js: run `npm run build` first');
@@ -119,12 +124,7 @@ function gitCommit(): string {
 
 // ---------------------------------------------------------------- processes
 
-interface Proc {
-  name: string;
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<void>;
-}
+type Proc = StackProcess;
 const procs = new Set<Proc>();
 let cleaning: Promise<void> | undefined;
 
@@ -135,39 +135,25 @@ function startNode(name: string, entry: 'api' | 'worker', env: Record<string, st
     entry === 'worker'
       ? { flags: [...WORKER_NODE_FLAGS], env: WORKER_PROCESS_ENV }
       : { flags: [...API_NODE_FLAGS], env: API_PROCESS_ENV };
-  const args = [
-    ...runtime.flags,
-    ...(built
-      ? ['--enable-source-maps', entry === 'api' ? distApi : distWorker]
-      : ['--import', 'tsx', join('apps', entry, 'src', 'main.ts')]),
-  ];
+  const args = [...runtime.flags, ...entryPointArgs(entry, built ? distDir : undefined)];
   // process.execPath directly: the child's pid is the node process whose memory is read.
-  const child = spawn(process.execPath, args, {
+  const proc = spawnStackProcess({
+    name,
+    args,
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...runtime.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    keepOutputChars: 20_000,
   });
-  let output = '';
-  const keep = (chunk: Buffer) => {
-    output = (output + chunk.toString('utf8')).slice(-20_000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const proc: Proc = { name, child, output: () => output, exited };
   procs.add(proc);
-  void exited.then(() => procs.delete(proc));
+  void proc.exited.then(() => procs.delete(proc));
   return proc;
 }
 
-const alive = (proc: Proc): boolean => proc.child.exitCode === null && proc.child.signalCode === null;
+const alive = (proc: Proc): boolean => proc.alive();
 
 async function stopProc(proc: Proc, graceMs: number): Promise<void> {
   if (!alive(proc)) return;
-  proc.child.kill('SIGTERM');
-  const timer = setTimeout(() => proc.child.kill('SIGKILL'), graceMs);
-  await proc.exited;
-  clearTimeout(timer);
+  await stopGracefully(proc.child, graceMs);
 }
 
 let scratch: string | undefined;

@@ -5,17 +5,21 @@
  * child processes, and an echo endpoint on loopback (DEV_ECHO_PORT, 3001) for
  * http tasks to call. Ctrl-C stops everything; the data stays for next time.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runMigrations } from '@activity-core/db';
 import {
   DEV_SERVER_DYNAMIC_CONFIG,
   DEFAULT_ECHO_PORT,
+  entryPointArgs,
   findTemporalCli,
+  spawnStackProcess,
   startEchoServer,
   startEmbeddedPostgres,
   startTemporalDevServer,
+  stopGracefully,
+  type EntryPoint,
   type RunningPostgres,
 } from '@activity-core/dev-services';
 import { Connection } from '@temporalio/client';
@@ -44,17 +48,7 @@ async function stopAll(code: number): Promise<never> {
   if (!stopping) {
     stopping = true;
     log('stopping…');
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve) => {
-            if (child.exitCode !== null || child.signalCode !== null) return resolve();
-            child.once('exit', () => resolve());
-            child.kill('SIGTERM');
-            setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
-          }),
-      ),
-    );
+    await Promise.all(children.map((child) => stopGracefully(child, 15_000)));
     log('API and worker stopped; stopping Temporal and Postgres…');
     for (const stop of stops.reverse()) await stop().catch((error: unknown) => console.error(error));
     log('stopped; data kept in .data/');
@@ -75,11 +69,13 @@ function installSignalHandlers(): void {
 }
 installSignalHandlers();
 
-function startChild(name: string, script: string, childEnv: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+function startChild(name: string, entry: EntryPoint, childEnv: NodeJS.ProcessEnv): ChildProcess {
+  const { child } = spawnStackProcess({
+    name,
+    args: entryPointArgs(entry),
     cwd: root,
     env: childEnv,
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: 'inherit',
   });
   children.push(child);
   child.once('exit', (code, signal) => {
@@ -208,11 +204,11 @@ async function main(): Promise<void> {
     HTTP_TASK_EGRESS_ALLOW: egressAllow,
   };
   const startedAt = Date.now();
-  const worker = startChild('worker', 'apps/worker/src/main.ts', childEnv);
+  const worker = startChild('worker', 'worker', childEnv);
   // Task secrets are the worker's alone: the API never renders them.
   startChild(
     'api',
-    'apps/api/src/main.ts',
+    'api',
     Object.fromEntries(Object.entries(childEnv).filter(([key]) => !key.startsWith('TASK_SECRET_'))),
   );
 

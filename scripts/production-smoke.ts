@@ -6,9 +6,14 @@
  * tree's node_modules) and scripts/verify-production-install.ts (on a
  * production install, `npm ci --omit=dev`).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
+import {
+  entryPointArgs,
+  spawnStackProcess,
+  stopGracefully,
+  type EntryPoint,
+  type StackProcess,
+} from '@activity-core/dev-services';
 
 export interface SmokeOptions {
   /** The build output: holds api/main.js and worker/main.js. */
@@ -33,25 +38,15 @@ export interface SmokeResult {
   workerExitCode: number | string | null;
 }
 
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | string | null>;
-}
+type Started = StackProcess;
 
-function start(script: string, options: SmokeOptions, env: Record<string, string>): Started {
-  let output = '';
-  const child = spawn(process.execPath, ['--enable-source-maps', script], {
+function start(entry: EntryPoint, options: SmokeOptions, env: Record<string, string>): Started {
+  return spawnStackProcess({
+    name: entry === 'api' ? 'API' : 'worker',
+    args: entryPointArgs(entry, options.distDir),
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const exited = new Promise<number | string | null>((resolve) =>
-    child.once('exit', (code, signal) => resolve(code ?? signal)),
-  );
-  return { child, output: () => output, exited };
 }
 
 async function poll<T>(
@@ -79,13 +74,10 @@ async function poll<T>(
   }
 }
 
+/** Stops the process and resolves once its output has been read to the end. */
 async function stop(proc: Started, graceMs: number): Promise<number | string | null> {
-  if (proc.child.exitCode !== null || proc.child.signalCode !== null) return await proc.exited;
-  proc.child.kill('SIGTERM');
-  const timer = setTimeout(() => proc.child.kill('SIGKILL'), graceMs);
-  const code = await proc.exited;
-  clearTimeout(timer);
-  return code;
+  await stopGracefully(proc.child, graceMs);
+  return await proc.exited;
 }
 
 export async function runProductionSmoke(options: SmokeOptions): Promise<SmokeResult> {
@@ -101,8 +93,8 @@ export async function runProductionSmoke(options: SmokeOptions): Promise<SmokeRe
   };
   const base = `http://127.0.0.1:${options.apiPort}`;
   log('starting the compiled worker and API…');
-  const worker = start(join(options.distDir, 'worker', 'main.js'), options, env);
-  const api = start(join(options.distDir, 'api', 'main.js'), options, {
+  const worker = start('worker', options, env);
+  const api = start('api', options, {
     ...env,
     HOST: '127.0.0.1',
     PORT: String(options.apiPort),

@@ -20,6 +20,18 @@ async function runsOf(stack: TestStack, activityId: string): Promise<RunRow[]> {
   return result.rows as RunRow[];
 }
 
+/** The cron's period: a fire every CRON_PERIOD_S seconds keeps a next run waiting behind the running one. */
+const CRON_PERIOD_S = 2;
+/**
+ * Each run's durable timer. Longer than one cron period (so the next fire is
+ * buffered while the first run waits) plus the time to see the buffered run,
+ * disable the schedule and kill the worker (about 3.5 s from the run's
+ * start on an idle machine, with room here for one three times slower), so
+ * the kill lands while no request is in flight; `calls` being empty at the
+ * kill checks it.
+ */
+const RUN_DELAY = '10s';
+
 describe('cron overlap policies across a worker crash', () => {
   let stack: TestStack;
   beforeAll(async () => {
@@ -43,9 +55,9 @@ describe('cron overlap policies across a worker crash', () => {
       await first.ready;
       const activity = await registerActivity(stack, {
         name: 'overlap-crash',
-        triggers: [{ type: 'cron', cron: everySeconds(2), overlap: 'buffer_one' }],
+        triggers: [{ type: 'cron', cron: everySeconds(CRON_PERIOD_S), overlap: 'buffer_one' }],
         tasks: [
-          { type: 'delay', config: { duration: '15s' } },
+          { type: 'delay', config: { duration: RUN_DELAY } },
           { type: 'http', config: { url: `${target.url}/work?run={{run.run_id}}`, timeout: '30s' } },
         ],
       });

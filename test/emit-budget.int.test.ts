@@ -55,8 +55,17 @@ describe('the emit budget per root event', () => {
         )
       ).rows[0];
     await expect.poll(settled, { timeout: 60_000, interval: 250 }).toEqual({ total: 6, open: 0 });
-    // Nothing keeps growing afterwards.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Nothing keeps growing afterwards. Every run has ended, so every emit was made; once every event is routed
+    // and every route that started a run has its run recorded, no emitted event can still add one.
+    const unprocessed = async () =>
+      (
+        await stack.sql.query<{ pending: number; unrecorded: number }>(
+          `SELECT (SELECT count(*) FROM events WHERE routing_state = 'pending')::int AS pending,
+                  ((SELECT count(*) FROM event_routes WHERE outcome IN ('started', 'duplicate')) -
+                   (SELECT count(*) FROM activity_runs))::int AS unrecorded`,
+        )
+      ).rows[0];
+    await expect.poll(unprocessed, { timeout: 60_000, interval: 100 }).toEqual({ pending: 0, unrecorded: 0 });
     expect(await settled()).toEqual({ total: 6, open: 0 });
 
     const emitted = await stack.sql.query("SELECT count(*)::int AS n FROM events WHERE credential LIKE 'emit:%'");

@@ -15,6 +15,14 @@ import type { SpawnedProcess } from './worker-process';
  */
 const EVENT_TYPE = 'fault.pg';
 const TASKS = [{ type: 'delay', config: { duration: '1s' } }, { type: 'http', config: { url: '' } }, { type: 'noop' }];
+/**
+ * How long the clean restart keeps Postgres away. Longer than the pools' 5 s
+ * connect timeout (packages/db createDatabase), so requests that wait for a
+ * connection time out while it is down and the pools must recover on their own.
+ */
+const RESTART_OUTAGE_MS = 8_000;
+/** How long the crashed Postgres stays down: long enough for open transactions to fail, short like a failover. */
+const CRASH_OUTAGE_MS = 1_500;
 
 let postgres: RestartablePostgres;
 let stack: FaultStack;
@@ -98,8 +106,8 @@ describe('Postgres goes away under load', () => {
         await sleep(200);
       }
     })();
-    // Down for longer than the pool's 5 s connect timeout, with requests arriving all along.
-    await sleep(Math.max(0, 8_000 - (Date.now() - downAt)));
+    // Down for RESTART_OUTAGE_MS in all, with requests arriving all along.
+    await sleep(Math.max(0, RESTART_OUTAGE_MS - (Date.now() - downAt)));
     alive();
     await postgres.start();
     await until('the API to be ready again without a restart', async () => (await readiness()).status === 200, 60_000);
@@ -143,7 +151,7 @@ describe('Postgres goes away under load', () => {
     });
     await until('the first events to be acknowledged', async () => load.acked.size >= 10, 60_000);
     await postgres.crash();
-    await sleep(1_500);
+    await sleep(CRASH_OUTAGE_MS);
     alive();
     await postgres.start();
 

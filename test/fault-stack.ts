@@ -21,7 +21,7 @@ export interface FaultStack {
   call: ApiCall;
   /** The activity the load's events trigger; its http task calls `target` at /hook. */
   eventActivityId: string;
-  /** A cron activity firing every 5 s through the fault. */
+  /** A cron activity firing every CRON_PERIOD_S seconds through the fault. */
   cronActivityId: string;
   /** The Idempotency-Key of every request the http tasks sent. */
   httpKeys(): string[];
@@ -31,9 +31,17 @@ export interface FaultStack {
 }
 
 /**
+ * The fault stack's cron period. Shorter than the fault windows (8 s at the
+ * shortest), so schedule fires land inside every fault; long enough that its
+ * runs stay few beside the event load.
+ */
+export const CRON_PERIOD_S = 5;
+
+/**
  * What both fault suites run against: the real API and worker entry points as
  * separate processes (so "no process exited" can be checked), an http target,
- * an event activity with the given tasks and a 5-second cron activity.
+ * an event activity with the given tasks and a cron activity firing every
+ * CRON_PERIOD_S seconds.
  */
 export async function startFaultStack(options: {
   name: string;
@@ -67,7 +75,7 @@ export async function startFaultStack(options: {
   expect(created.status, JSON.stringify(created.json)).toBe(201);
   const cron = await call('POST', '/v1/activities', {
     name: `${options.name}-cron`,
-    triggers: [{ type: 'cron', cron: '*/5 * * * * *' }],
+    triggers: [{ type: 'cron', cron: `*/${CRON_PERIOD_S} * * * * *` }],
     tasks: [{ type: 'noop' }],
   });
   expect(cron.status, JSON.stringify(cron.json)).toBe(201);
@@ -89,7 +97,7 @@ export async function startFaultStack(options: {
     stop: async () => {
       await stopGracefully(api.child);
       await stopGracefully(worker.child);
-      // The 5-second cron must not outlive the file on a server other files share.
+      // The cron must not outlive the file on a server other files share.
       const connection = await Connection.connect({ address: options.config.temporal.address, connectTimeout: 5_000 });
       try {
         await deleteSchedulesOf(

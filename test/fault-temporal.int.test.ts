@@ -15,7 +15,13 @@ import type { SpawnedProcess } from './worker-process';
  * process exited and the promise holds.
  */
 const EVENT_TYPE = 'fault.temporal';
-const OUTAGE_MS = 15_000;
+/**
+ * How long Temporal stays down once the API reports it not ready. Longer than
+ * one round of the worker's dependency monitor (a check every 2 s with a
+ * 2.5 s deadline), so both processes have noticed and logged the loss, and
+ * than the 2 s delay tasks in flight, so runs are caught mid-task.
+ */
+const OUTAGE_MS = 8_000;
 const TASKS = [{ type: 'delay', config: { duration: '2s' } }, { type: 'http', config: { url: '' } }, { type: 'noop' }];
 
 let temporal: Awaited<ReturnType<typeof createRestartableTemporal>>;

@@ -121,8 +121,14 @@ describe('cancelling a run whose http request is in flight', () => {
       ]);
       expect(tasks.rows).toEqual([{ status: 'cancelled', attempt_count: 1 }]);
 
-      // One attempt, with the usual headers, and no retry after the cancellation.
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      // One attempt, with the usual headers, and no retry after the cancellation: once the task workflow
+      // (the run's only child) has closed, no attempt can follow.
+      const child = (await stack.client.workflow.getHandle(workflowId).fetchHistory()).events?.find(
+        (event) => event.startChildWorkflowExecutionInitiatedEventAttributes,
+      )?.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId;
+      await waitFor('the task workflow to close', async () =>
+        (await stack.client.workflow.getHandle(child!).describe()).status.name !== 'RUNNING' ? true : undefined,
+      );
       const requests = target.of(runId);
       expect(requests).toHaveLength(1);
       expect(requests[0]!.headers['idempotency-key']).toBe(`task-${runId}:http:0`);

@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { freePort } from '@activity-core/dev-services';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
@@ -10,8 +8,13 @@ import { runProductionSmoke } from '../scripts/production-smoke';
 import { postgresUrl } from './harness';
 
 const root = process.cwd();
-// Inside the project (gitignored): the compiled files resolve their packages from its node_modules.
-const distDir = join(root, '.data', `production-build-${randomUUID()}`);
+/**
+ * The run's production build: the global setup makes it once with
+ * `buildProduction` (scripts/build.ts, what `npm run build` runs), inside the
+ * project so the compiled files resolve their packages from its node_modules.
+ * Shared with every file that spawns the API or the worker: read, never changed.
+ */
+const distDir = inject('productionBuild');
 const database = `t_${randomUUID().replace(/-/g, '')}`;
 
 async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
@@ -25,18 +28,12 @@ async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
 }
 
 beforeAll(async () => {
-  // `npm run build`, into a directory of its own so that it never races a developer's dist/.
-  await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/build.ts', `--out=${distDir}`], {
-    cwd: root,
-    timeout: 240_000,
-  });
   // Empty, not the migrated template: the compiled processes must find and apply their migrations.
   await admin((client) => client.query(`CREATE DATABASE ${database}`));
-}, 300_000);
+});
 
 afterAll(async () => {
   await admin((client) => client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`));
-  await rm(distDir, { recursive: true, force: true });
 });
 
 describe('the production build', () => {

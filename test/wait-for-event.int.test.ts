@@ -248,7 +248,12 @@ describe('wait_for_event', () => {
     await register('await-payment-late', '1h', 'order.placed');
     expect((await post(order('evt_paid_early', 'order.paid', 'E'))).statusCode).toBe(202);
     const runE = await startWaitingRun('evt_placed_e', 'order.placed', 'E');
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // The earlier event is routed (its one look at the open waits is done) and resumed no wait of this run.
+    const early = await waitFor('the earlier event routed', async () => {
+      const log = await getJson('/v1/events/evt_paid_early');
+      return log.routing_state === 'routed' ? log : undefined;
+    });
+    expect(early.waits.resumed.filter((wait: { wait_id: string }) => wait.wait_id.includes(runE))).toEqual([]);
     expect((await getJson(`/v1/runs/${runE}`)).tasks[0].wait.status).toBe('waiting');
     await stack.api.server.inject({ method: 'POST', url: `/v1/runs/${runE}/cancel` });
     // Cancelling the run closes its wait.

@@ -1,7 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import type { Config } from '@activity-core/config';
+import { entryPointArgs, outputReady, spawnStackProcess, type EntryPoint } from '@activity-core/dev-services';
 import { inject } from 'vitest';
+
+export { killHard, stopGracefully } from '@activity-core/dev-services';
 
 export interface SpawnedProcess {
   child: ChildProcess;
@@ -27,42 +29,22 @@ function envFor(config: Config, env: Record<string, string>): NodeJS.ProcessEnv 
 }
 
 /**
- * How an entry point starts: from the run's production build when there is
- * one (compiled once by the global setup, with the prebuilt workflow bundle:
- * what `npm run start:*` runs), else from the sources with tsx.
+ * An entry point in its own process: from the run's production build when
+ * there is one (compiled once by the global setup, with the prebuilt workflow
+ * bundle: what `npm run start:*` runs), else from the sources with tsx.
  */
-function commandFor(source: string, built: string): string[] {
-  const build = inject('productionBuild');
-  return build ? ['--enable-source-maps', join(build, built)] : ['--import', 'tsx', source];
-}
-
 function spawnEntryPoint(
-  entry: string[],
+  entry: EntryPoint,
   env: NodeJS.ProcessEnv,
   readyWhen: (output: string) => boolean,
   what: string,
 ): SpawnedProcess {
-  let output = '';
-  const child = spawn(process.execPath, entry, {
-    cwd: process.cwd(),
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const ready = new Promise<void>((resolve, reject) => {
-    const onData = (chunk: Buffer): void => {
-      output += chunk.toString('utf8');
-      if (readyWhen(output)) resolve();
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`${what} exited early with ${code}:\n${output}`)));
-  });
-  ready.catch(() => undefined);
+  const proc = spawnStackProcess({ name: what, args: entryPointArgs(entry, inject('productionBuild')), env });
   return {
-    child,
-    output: () => output,
-    ready,
-    exited: () => child.exitCode ?? child.signalCode ?? null,
+    child: proc.child,
+    output: proc.output,
+    ready: outputReady(proc, readyWhen),
+    exited: () => proc.child.exitCode ?? proc.child.signalCode ?? null,
   };
 }
 
@@ -71,12 +53,7 @@ function spawnEntryPoint(
  * so a test can kill it with SIGKILL like a crashed host.
  */
 export function spawnWorkerProcess(config: Config, env: Record<string, string> = {}): SpawnedProcess {
-  return spawnEntryPoint(
-    commandFor('apps/worker/src/main.ts', 'worker/main.js'),
-    envFor(config, env),
-    (output) => output.includes('worker started'),
-    'worker',
-  );
+  return spawnEntryPoint('worker', envFor(config, env), (output) => output.includes('worker started'), 'worker');
 }
 
 /**
@@ -85,26 +62,9 @@ export function spawnWorkerProcess(config: Config, env: Record<string, string> =
  */
 export function spawnApiProcess(config: Config, port: number, env: Record<string, string> = {}): SpawnedProcess {
   return spawnEntryPoint(
-    commandFor('apps/api/src/main.ts', 'api/main.js'),
+    'api',
     envFor(config, { HOST: '127.0.0.1', PORT: String(port), RATE_LIMIT_MAX: '1000000', ...env }),
     (output) => output.includes('Server listening'),
     'API',
   );
-}
-
-export async function killHard(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGKILL');
-  await gone;
-}
-
-/** SIGTERM, then SIGKILL if it has not ended within `graceMs`. */
-export async function stopGracefully(child: ChildProcess, graceMs = 20_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-  await gone;
-  clearTimeout(timer);
 }

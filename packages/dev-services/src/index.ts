@@ -17,3 +17,13 @@ export {
   type EchoAnswer,
   type EchoServer,
 } from './echo-server';
+export {
+  entryPointArgs,
+  killHard,
+  outputReady,
+  spawnStackProcess,
+  stopGracefully,
+  type EntryPoint,
+  type SpawnStackProcessOptions,
+  type StackProcess,
+} from './stack-processes';

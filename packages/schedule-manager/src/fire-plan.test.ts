@@ -179,6 +179,62 @@ describe('after an outage (fires 02..08 missed, 10 due half a second ago, grace 
   });
 });
 
+describe('a resume after an operator pause (fires 02..08 passed while paused, resumed at 09.2 s, grace 1s)', () => {
+  // The resume's tick has no nominal time of its own (no tickScheduledFor): it decides what passed up to now.
+  const resume = (policy: MisfirePolicy, extra: Partial<CronTrigger> = {}, now = at(9, 200)) =>
+    planFires({ trigger: everyTwoSeconds(policy, extra), processedThrough: at(0), lastWindowEnd: at(0), now });
+
+  test('skip: every time that passed while paused is recorded as misfire_skip and nothing runs', () => {
+    const plan = resume('skip');
+    expect(summary(plan.fires)).toEqual([
+      [2, 'skip', 'misfire_skip'],
+      [4, 'skip', 'misfire_skip'],
+      [6, 'skip', 'misfire_skip'],
+      [8, 'skip', 'misfire_skip'],
+    ]);
+    expect(plan.lastWindowEnd).toEqual(at(0));
+  });
+
+  test('catchup: the max_catchup most recent paused times run in order with their own windows; older ones are catchup_limit', () => {
+    const plan = resume('catchup', { max_catchup: 2 });
+    expect(summary(plan.fires)).toEqual([
+      [2, 'skip', 'catchup_limit'],
+      [4, 'skip', 'catchup_limit'],
+      [6, 'run', 'misfire_catchup'],
+      [8, 'run', 'misfire_catchup'],
+    ]);
+    expect(windows(plan.fires)).toEqual([
+      [4, 6],
+      [6, 8],
+    ]);
+    expect(plan.lastWindowEnd).toEqual(at(8));
+  });
+
+  test('compress: one run for the latest paused time whose window reaches back to the last run before the pause', () => {
+    const plan = resume('compress');
+    expect(summary(plan.fires)).toEqual([
+      [2, 'skip', 'compressed'],
+      [4, 'skip', 'compressed'],
+      [6, 'skip', 'compressed'],
+      [8, 'run', 'misfire_compress'],
+    ]);
+    expect(windows(plan.fires)).toEqual([[0, 8]]);
+  });
+
+  test('decides up to the moment of the resume and no further: the next nominal time is left to its own tick', () => {
+    for (const policy of ['skip', 'catchup', 'compress'] as const) {
+      const plan = resume(policy);
+      expect(plan.processedThrough).toEqual(at(9, 200));
+      expect(plan.fires.map((fire) => fire.scheduledFor.getUTCSeconds())).not.toContain(10);
+    }
+  });
+
+  test('a time that passed within its grace before the resume runs on time, whatever the policy', () => {
+    const plan = resume('skip', {}, at(8, 500));
+    expect(summary(plan.fires).at(-1)).toEqual([8, 'run', 'on_time']);
+  });
+});
+
 describe('an outage longer than the listing limit', () => {
   const long = (policy: MisfirePolicy, lastWindowEnd: Date | null) =>
     planFires({
