@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { ActivityRecord } from '@activity-core/contracts';
+import { usesTaskGraph, type ActivityRecord } from '@activity-core/contracts';
 import { collect } from '../../pagination';
 import { ActivityCoreProblem } from '../../problem';
 import { describeError, type CommandContext, UsageError } from '../context';
 import { EXIT } from '../help';
 import { formatIssue, loadDefinitions, parsePath, type LoadedDefinition } from '../load';
-import { brief } from '../output';
+import { brief, terminalSafe } from '../output';
+import { graphText } from './inspect';
 import { hasChanges, planChanges, summarise, type Change, type FieldChange, type PlanSummary } from '../plan';
 
 export interface ApplyOptions {
@@ -101,7 +102,16 @@ export async function apply(options: ApplyOptions, context: CommandContext): Pro
     progress.clear();
   }
   const changes = planChanges(loaded.definitions, live, { prune: options.prune, prunePrefix: options.prunePrefix });
-  for (const change of changes) out.write(`${changeLines(change, context).join('\n')}\n`);
+  for (const change of changes) {
+    out.write(`${changeLines(change, context).join('\n')}\n`);
+    // A dry run of a created or changed graph shows the graph it would register.
+    if (
+      options.dryRun &&
+      (change.kind === 'create' || change.kind === 'update') &&
+      usesTaskGraph(change.desired.definition.tasks)
+    )
+      out.write(terminalSafe(graphText(change.desired.definition.tasks)));
+  }
   const summary = summarise(changes);
 
   if (options.dryRun) {
