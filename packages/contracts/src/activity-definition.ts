@@ -687,8 +687,9 @@ export const ActivityDefinition = ActivityDefinitionShape.superRefine((definitio
     id: 'ActivityDefinition',
     title: 'Activity definition',
     description:
-      'A registered unit of event-driven or scheduled work. Checked by the server beyond this schema: cron syntax and time zones, filter expressions (CEL), ' +
-      'and the form and place of `{{ secrets.NAME }}` placeholders.',
+      'A registered unit of event-driven or scheduled work. Checked by the server beyond this schema: cron syntax and time zones, CEL expressions (filters, matches, keys, task `if` and `for_each`), ' +
+      "the form and place of `{{ secrets.NAME }}` placeholders, the task graph (unique keys, `depends_on` naming other tasks without a cycle, templates and expressions reading only tasks the reader depends on, `max_parallel` on `for_each` tasks only and at most the definition's), " +
+      'and `run_activity` calls (no activity runs itself, directly or through the activities it calls; at most 5 calls deep).',
     [ON_WRITE]: { allOf: [DEDUPE_MATCHES_MISFIRE_POLICY] },
   });
 

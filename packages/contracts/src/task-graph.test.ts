@@ -17,7 +17,9 @@ describe('the task graph of a definition', () => {
   it('is a straight line when no task names its needs: each task needs the one before it', () => {
     const graph = buildTaskGraph([noop(), noop(), noop()]);
     expect(graph.nodes.map((node) => node.needs)).toEqual([[], [0], [1]]);
-    expect(usesTaskGraph([noop(), noop({ key: 'named' })])).toBe(false);
+    expect(usesTaskGraph([noop(), noop()])).toBe(false);
+    // A key is a graph field: `{{ tasks.<key>.result }}` reads a graph run's map of tasks.
+    expect(usesTaskGraph([noop(), noop({ key: 'named' })])).toBe(true);
   });
 
   it('starts every task with `depends_on: []` together and a join once all its needs settled', () => {

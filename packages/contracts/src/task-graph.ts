@@ -32,8 +32,12 @@ export const TASK_GRAPH_LIMITS = {
   maxParallel: 50,
   /** Items one `for_each` may produce at run time; more fails the task with a message naming the limit. */
   maxForEachItems: 1000,
-  /** Bytes of the JSON list of item results a `for_each` task passes on as its result. */
+  /** Characters of the JSON list of item results a `for_each` task passes on as its result (and of its list of items). */
   maxForEachResultBytes: 1024 * 1024,
+  /** Task workflows one run may start (tasks and `for_each` items together): each adds events to the run's history. */
+  maxTaskWorkflowsPerRun: 2000,
+  /** Characters of JSON the inputs of one run's task workflows may add up to: each input is in the run's history. */
+  maxChildInputBytes: 16 * 1024 * 1024,
 } as const;
 
 /** The pattern of a task `key`: how `depends_on`, templates and conditions name a task. */
@@ -63,6 +67,7 @@ export interface GraphTaskSpec {
 export function usesTaskGraph(tasks: readonly GraphTaskSpec[]): boolean {
   return tasks.some(
     (task) =>
+      task.key !== undefined ||
       task.depends_on !== undefined ||
       task.if !== undefined ||
       task.for_each !== undefined ||

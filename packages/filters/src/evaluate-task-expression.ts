@@ -47,12 +47,25 @@ export function evaluateTaskExpression(
 
 class NotJsonError extends Error {}
 
+/**
+ * Values one result may hold, nested ones included. CEL builds lists lazily
+ * within its cost budget, but converting a result walks every value: a
+ * cheap expression such as `l.map(x, l.map(y, l))` yields far more values
+ * than it cost, so the walk has a budget of its own.
+ */
+export const MAX_TASK_EXPRESSION_VALUES = 200_000;
+
 function toJson(value: CelValue): unknown {
+  let values = 0;
   const stack: Array<{ from: CelValue; put: (json: unknown) => void }> = [];
   let root: unknown;
   stack.push({ from: value, put: (json) => (root = json) });
   while (stack.length > 0) {
     const { from, put } = stack.pop()!;
+    if (++values > MAX_TASK_EXPRESSION_VALUES)
+      throw new NotJsonError(
+        `the expression's value holds more than ${MAX_TASK_EXPRESSION_VALUES} values; that is the limit`,
+      );
     if (from === null || typeof from === 'string' || typeof from === 'boolean') put(from);
     else if (typeof from === 'number') put(Number.isFinite(from) ? from : String(from));
     else if (typeof from === 'bigint') put(Number.isSafeInteger(Number(from)) ? Number(from) : String(from));

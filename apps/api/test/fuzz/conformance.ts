@@ -76,13 +76,27 @@ export const UNSTATED_RULES: readonly UnstatedRule[] = [
     matches: ({ path }) => /^triggers\[\d+\]\.timezone$/.test(path),
   },
   {
-    rule: 'the CEL expressions of a definition parse and type-check: trigger filters, cancel_on matches, wait_for_event matches, the concurrency key',
+    rule: 'the CEL expressions of a definition parse and type-check: trigger filters, cancel_on matches, wait_for_event matches, the concurrency key, task conditions (if) and fan-outs (for_each)',
     why: 'CEL is a grammar with types',
     operations: ACTIVITY_WRITES,
     matches: ({ path }) =>
       /^triggers\[\d+\]\.(?:filter|cancel_on\[\d+\]\.match)$/.test(path) ||
-      /^tasks\[\d+\]\.config\.match$/.test(path) ||
+      /^tasks\[\d+\]\.(?:config\.match|if|for_each)$/.test(path) ||
       path === 'concurrency.key',
+  },
+  {
+    rule: "a definition's tasks form a graph: keys are unique, depends_on names other tasks' keys without a cycle, templates and expressions read only tasks the reading task depends on, and max_parallel is set on for_each tasks only, at most the definition's",
+    why: 'rules across the elements of an array (references between them, cycles), and across the text of templates',
+    operations: ACTIVITY_WRITES,
+    matches: ({ path, message }) =>
+      /^tasks\[\d+\]\.(?:key|depends_on(?:\[\d+\])?|max_parallel)$/.test(path) ||
+      (/^tasks\[\d+\]\./.test(path) && /not a task this one depends on|no task has that key or index/.test(message)),
+  },
+  {
+    rule: 'an activity does not run itself with run_activity, directly or through the activities it calls, and its calls go at most 5 deep',
+    why: "it depends on the activity's own name and on the stored activities it calls",
+    operations: ACTIVITY_WRITES,
+    matches: ({ path }) => /^tasks\[\d+\]\.config\.activity$/.test(path),
   },
   {
     rule: 'text holds no character Postgres cannot store (U+0000)',
@@ -98,11 +112,19 @@ export const UNSTATED_RULES: readonly UnstatedRule[] = [
     matches: ({ path }) => path === 'querystring.cursor',
   },
   {
-    rule: 'a backfill range ends after it starts and in the past, and trigger_index names a cron trigger of the activity',
-    why: 'a comparison of two fields, the clock, and the stored activity',
+    rule: 'a backfill range ends after it starts and in the past, holds at most 1000 fire times of the trigger, and trigger_index names a cron trigger of the activity',
+    why: 'a comparison of two fields, the clock, the cron expression, and the stored activity',
     operations: ['POST /v1/activities/{id}/schedules/backfill'],
     matches: ({ message }, { detail }) =>
-      /end is before start|past fire times only|is not a cron trigger of this activity/.test(`${message} ${detail}`),
+      /end is before start|past fire times only|is not a cron trigger of this activity|at most 1000 fire times/.test(
+        `${message} ${detail}`,
+      ),
+  },
+  {
+    rule: 'a diff of version 1 names the version to compare it with in from (version 1 has no previous version)',
+    why: 'a rule across two query parameters and the stored versions',
+    operations: ['GET /v1/activities/{id}/diff'],
+    matches: ({ path, message }) => path === 'querystring.from' && /required when to is 1/.test(message),
   },
   {
     rule: "a bulk re-run filter's range ends after it starts, starts in the past, spans at most 31 days, and selects at most the bulk limit of runs",

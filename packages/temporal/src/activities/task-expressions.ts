@@ -5,6 +5,7 @@ import {
   type TaskExpressionBindings,
   type TaskExpressionOutcome,
 } from '@activity-core/filters';
+import { TASK_GRAPH_LIMITS } from '@activity-core/contracts/task-graph';
 
 export interface EvaluateTaskExpressionInput {
   /** `condition`: a task's `if` (a boolean); `list`: its `for_each` (a list). */
@@ -31,8 +32,22 @@ export function createTaskExpressionActivities() {
           outcome: 'error',
           message: `an if expression must evaluate to a boolean, but this one evaluated to ${JSON.stringify(outcome.value)?.slice(0, 100)}`,
         };
-      if (input.kind === 'list' && !Array.isArray(outcome.value))
-        return { outcome: 'error', message: 'a for_each expression must evaluate to a list' };
+      if (input.kind === 'list') {
+        if (!Array.isArray(outcome.value))
+          return { outcome: 'error', message: 'a for_each expression must evaluate to a list' };
+        // Bounded here, before the answer is recorded in the run's history.
+        if (outcome.value.length > TASK_GRAPH_LIMITS.maxForEachItems)
+          return {
+            outcome: 'error',
+            message: `the expression gave ${outcome.value.length} items; the limit is ${TASK_GRAPH_LIMITS.maxForEachItems}`,
+          };
+        const size = JSON.stringify(outcome.value).length;
+        if (size > TASK_GRAPH_LIMITS.maxForEachResultBytes)
+          return {
+            outcome: 'error',
+            message: `the list is ${size} characters of JSON; the limit is ${TASK_GRAPH_LIMITS.maxForEachResultBytes}`,
+          };
+      }
       return outcome;
     },
   };

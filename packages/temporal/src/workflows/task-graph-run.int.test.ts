@@ -28,6 +28,8 @@ import { RUN_ACTIVITY_WORKFLOW } from '../names';
 
 const records: RecordTaskInput[] = [];
 const statuses: Array<{ runId: string; status: string; error?: unknown }> = [];
+/** Every bookkeeping write in the order the workflows made them: `<run_id> task|run <status>`. */
+const writes: string[] = [];
 /** http calls per run: url, the context it was given, and how many calls of its run were in flight when it began. */
 const httpCalls: Array<{ runId: string; url: string; context: RunContext; inFlight: number }> = [];
 const inFlight = new Map<string, number>();
@@ -38,9 +40,11 @@ const activities = stubActivities({
   },
   async setRunStatus(input) {
     statuses.push(input);
+    writes.push(`${input.runId} run ${input.status}`);
   },
   async recordTask(input) {
     records.push(input);
+    writes.push(`${input.runId} task ${input.status}`);
   },
   async httpTask(input) {
     const now = (inFlight.get(input.runId) ?? 0) + 1;
@@ -226,5 +230,56 @@ describe('a graph run', () => {
     );
     expect(r.outcome!.status).toBe('succeeded');
     expect(Math.max(...r.calls.map((call) => call.inFlight))).toBe(2);
+  });
+});
+
+describe('a graph run, re-run and cancelled', () => {
+  test('a re-run that reuses the first task of a chain goes on to the task after it (nothing else is running to wake it)', async () => {
+    const started = newRun([http('a', 'a', { depends_on: [] }), http('b', 'b')]);
+    started.input.resume = {
+      from_index: 1,
+      prior: [{ index: 0, type: 'http', workflow_id: 'task-earlier', status: 'succeeded', result: { reused: true } }],
+    };
+    const handle = await testEnv.env.client.workflow.start(RUN_ACTIVITY_WORKFLOW, {
+      workflowId: started.workflowId,
+      taskQueue: testEnv.taskQueue,
+      args: [started.input],
+    });
+    const outcome: RunOutcome = await handle.result();
+    expect(outcome.tasks.map((task) => task.status)).toEqual(['succeeded', 'succeeded']);
+    expect(outcome.tasks[0]!.result).toEqual({ reused: true });
+    const calls = httpCalls.filter((call) => call.runId === started.runId);
+    expect(calls.map((call) => call.url)).toEqual(['https://stub.invalid/b']);
+    expect(calls[0]!.context.tasks).toMatchObject({ a: { status: 'succeeded', result: { reused: true } } });
+  });
+
+  test('a cancelled graph run records cancelled only after the task workflows it was running have stopped', async () => {
+    const started = newRun([
+      { type: 'delay', key: 'a', depends_on: [], config: { duration: '1h' } },
+      { type: 'delay', key: 'b', depends_on: [], config: { duration: '1h' } },
+    ]);
+    const handle = await testEnv.env.client.workflow.start(RUN_ACTIVITY_WORKFLOW, {
+      workflowId: started.workflowId,
+      taskQueue: testEnv.taskQueue,
+      args: [started.input],
+    });
+    const running = () => records.filter((r) => r.runId === started.runId && r.status === 'running').length;
+    for (let i = 0; i < 200 && running() < 2; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(running()).toBe(2);
+    await handle.cancel();
+    await handle.result().catch(() => undefined);
+    const ofRun = writes
+      .filter((write) => write.startsWith(started.runId))
+      .map((write) => write.slice(started.runId.length + 1));
+    // Both task workflows stopped (and recorded it) before the run recorded `cancelled`.
+    expect(ofRun.slice(-3)).toEqual(['task cancelled', 'task cancelled', 'run cancelled']);
+  });
+
+  test('a task after one skipped by its condition reads the skipped result as null', async () => {
+    const r = await run([
+      { type: 'noop', key: 'maybe', depends_on: [], if: 'false' },
+      { type: 'noop', key: 'after', depends_on: ['maybe'], if: 'tasks.maybe.result == null' },
+    ]);
+    expect(r.outcome!.tasks.map((task) => task.status)).toEqual(['skipped', 'succeeded']);
   });
 });

@@ -1,19 +1,44 @@
 import type { RunActivityInput, RunContext, RunContextTask, Task, TaskOutcome } from '@activity-core/contracts';
 import { taskInstanceIdFor, taskItemWorkflowId, taskWorkflowId } from '@activity-core/contracts/ids';
 import {
+  ancestorsOf,
   buildTaskGraph,
   decideReadyTasks,
   TASK_GRAPH_LIMITS,
   type TaskSettlement,
   type TaskSkipReason,
 } from '@activity-core/contracts/task-graph';
-import { condition, proxyLocalActivities, setCurrentDetails } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { LOCAL_BOOKKEEPING_OPTIONS } from './activity-options';
+import {
+  CancellationScope,
+  condition,
+  isCancellation,
+  proxyActivities,
+  proxyLocalActivities,
+  setCurrentDetails,
+} from '@temporalio/workflow';
+import type { Activities, EvaluateTaskExpressionInput } from '../activities';
+import { BOOKKEEPING_OPTIONS, LOCAL_BOOKKEEPING_OPTIONS } from './activity-options';
 import type { Bookkeeping } from './bookkeeping';
 
+type Expressions = Pick<Activities, 'evaluateTaskExpression'>;
 /** A task's `if` and `for_each` are evaluated by the worker, inside the workflow task, and recorded as markers. */
-const expressions = proxyLocalActivities<Pick<Activities, 'evaluateTaskExpression'>>(LOCAL_BOOKKEEPING_OPTIONS);
+const localExpressions = proxyLocalActivities<Expressions>(LOCAL_BOOKKEEPING_OPTIONS);
+const durableExpressions = proxyActivities<Expressions>(BOOKKEEPING_OPTIONS);
+
+/**
+ * An evaluation as a local activity, handed to an ordinary one when the local
+ * attempt did not answer: it timed out on a loaded worker, or the worker
+ * cancelled it (evicting the workflow). Only a cancellation of the run itself
+ * is the run's. The decision follows the recorded marker, so replay takes it alike.
+ */
+async function evaluate(input: EvaluateTaskExpressionInput) {
+  try {
+    return await localExpressions.evaluateTaskExpression(input);
+  } catch (error) {
+    if (isCancellation(error) && CancellationScope.current().consideredCancelled) throw error;
+    return await durableExpressions.evaluateTaskExpression(input);
+  }
+}
 
 /** Starts one task workflow (or one item of a `for_each` task) and waits for its outcome. */
 export type StartTaskWorkflow = (args: {
@@ -100,7 +125,12 @@ export async function runTaskGraph(args: TaskGraphRunArgs): Promise<TaskOutcome[
       index,
       type: task.type,
       status: outcome.status,
-      ...(outcome.result === undefined ? {} : { result: outcome.result }),
+      // A skipped task's result reads as null, so a task after it can test it rather than fail on it.
+      ...(outcome.result === undefined
+        ? outcome.status === 'skipped'
+          ? { result: null }
+          : {}
+        : { result: outcome.result }),
     };
     view[String(index)] = entry;
     if (task.key !== undefined) view[task.key] = entry;
@@ -148,29 +178,62 @@ export async function runTaskGraph(args: TaskGraphRunArgs): Promise<TaskOutcome[
     settle(index, { index, type: task.type, workflowId, status: 'failed', error });
   };
 
-  const bindings = () => ({
+  /**
+   * What task `index` reads: the entries of its ancestors only (by index, and
+   * by key), whatever else has settled by then — so what it sees never depends
+   * on which branch finished first, and no task carries results it cannot use.
+   */
+  const visibleTo = (index: number): Record<string, RunContextTask> => {
+    const visible: Record<string, RunContextTask> = {};
+    for (const ancestor of [...ancestorsOf(graph, index)].sort((a, b) => a - b)) {
+      const entry = view[String(ancestor)];
+      if (entry === undefined) continue;
+      visible[String(ancestor)] = { ...entry };
+      const key = tasks[ancestor]!.key;
+      if (key !== undefined) visible[key] = visible[String(ancestor)]!;
+    }
+    return visible;
+  };
+  const bindings = (index: number) => ({
     event: (context.event ?? {}) as Record<string, unknown>,
     run: context.run as unknown as Record<string, unknown>,
-    tasks: view as unknown as Record<string, unknown>,
+    tasks: visibleTo(index) as unknown as Record<string, unknown>,
     input: context.input ?? {},
   });
+
+  /**
+   * Every task workflow's input is recorded in this run's history: their
+   * bytes together are bounded (TASK_GRAPH_LIMITS.maxChildInputBytes), and so
+   * is the number of task workflows, so a fan-out cannot push the history past
+   * Temporal's limits. A start past either fails its task, saying which.
+   */
+  let childInputBytes = 0;
+  let childWorkflows = 0;
+  const admit = (childContext: RunContext): string | undefined => {
+    const bytes = JSON.stringify(childContext).length;
+    if (childWorkflows + 1 > TASK_GRAPH_LIMITS.maxTaskWorkflowsPerRun)
+      return `the run would start more than ${TASK_GRAPH_LIMITS.maxTaskWorkflowsPerRun} task workflows; that is the limit`;
+    if (childInputBytes + bytes > TASK_GRAPH_LIMITS.maxChildInputBytes)
+      return `the inputs of this run's task workflows would exceed ${TASK_GRAPH_LIMITS.maxChildInputBytes} characters of JSON together (this one is ${bytes}); that is the limit`;
+    childWorkflows += 1;
+    childInputBytes += bytes;
+    return undefined;
+  };
 
   const runNode = async (index: number): Promise<void> => {
     const task = tasks[index]!;
     const prior = reusable(input, index, task);
     if (prior !== undefined) return settle(index, prior);
     if (task.if !== undefined) {
-      const answer = await expressions.evaluateTaskExpression({
-        kind: 'condition',
-        expression: task.if,
-        bindings: bindings(),
-      });
+      const answer = await evaluate({ kind: 'condition', expression: task.if, bindings: bindings(index) });
       if (answer.outcome === 'error') return await failBeforeStart(index, `if: ${answer.message}`);
       if (answer.value !== true)
         return await skip(index, { reason: 'condition_false', expression: task.if, value: answer.value });
     }
     if (task.for_each !== undefined) return await runForEach(index, task, task.for_each);
-    const snapshot = snapshotOf(context);
+    const snapshot: RunContext = { ...context, tasks: visibleTo(index) };
+    const refused = admit(snapshot);
+    if (refused !== undefined) return await failBeforeStart(index, refused);
     const workflowId = taskWorkflowId(runId, task.type, index);
     const outcome = await slot(() =>
       args.startTask({
@@ -185,7 +248,7 @@ export async function runTaskGraph(args: TaskGraphRunArgs): Promise<TaskOutcome[
   };
 
   const runForEach = async (index: number, task: Task, expression: string): Promise<void> => {
-    const answer = await expressions.evaluateTaskExpression({ kind: 'list', expression, bindings: bindings() });
+    const answer = await evaluate({ kind: 'list', expression, bindings: bindings(index) });
     if (answer.outcome === 'error') return await failBeforeStart(index, `for_each: ${answer.message}`);
     const items = answer.value as unknown[];
     if (items.length > TASK_GRAPH_LIMITS.maxForEachItems)
@@ -197,7 +260,12 @@ export async function runTaskGraph(args: TaskGraphRunArgs): Promise<TaskOutcome[
     let inFlight = 0;
     const results: unknown[] = new Array<unknown>(items.length).fill(null);
     let firstFailure: { item: number; outcome: TaskOutcome } | undefined;
-    const base = snapshotOf(context);
+    const base: RunContext = { ...context, tasks: visibleTo(index) };
+    // Admitted together before any item starts: a fan-out runs whole or not at all.
+    const itemContexts = items.map((value, item): RunContext => ({ ...base, item: value, item_index: item }));
+    let refused: string | undefined;
+    for (const itemContext of itemContexts) refused ??= admit(itemContext);
+    if (refused !== undefined) return await failBeforeStart(index, `for_each: ${refused}`);
     const runItem = async (item: number): Promise<void> => {
       while (inFlight >= limit) await condition(() => inFlight < limit);
       inFlight += 1;
@@ -207,7 +275,7 @@ export async function runTaskGraph(args: TaskGraphRunArgs): Promise<TaskOutcome[
             index,
             itemIndex: item,
             workflowId: taskItemWorkflowId(runId, task.type, index, item),
-            context: { ...base, item: items[item], item_index: item },
+            context: itemContexts[item]!,
             graph: true,
             ...(task.key === undefined ? {} : { taskKey: task.key }),
           }),
@@ -251,24 +319,34 @@ export async function runTaskGraph(args: TaskGraphRunArgs): Promise<TaskOutcome[
     settle(index, { index, type: task.type, workflowId, status: 'succeeded', result: results });
   };
 
-  while (settled.size < tasks.length) {
-    if (fatal !== undefined) throw fatal.error;
-    const decisions = decideReadyTasks(graph, settled, started);
-    for (const decision of decisions) {
-      started.add(decision.index);
-      if (decision.decision === 'skip') await skip(decision.index, decision.why);
-      else
-        runNode(decision.index).catch((error: unknown) => {
-          // Cancellation of the run, or a bug: the loop below rethrows it in the run's own flow.
-          fatal ??= { error };
-          changes += 1;
-        });
+  const inFlight: Array<Promise<void>> = [];
+  try {
+    while (settled.size < tasks.length) {
+      if (fatal !== undefined) throw fatal.error;
+      // Read before anything is launched: a task settled during the launch (a reused one) is a change.
+      const seen = changes;
+      const decisions = decideReadyTasks(graph, settled, started);
+      for (const decision of decisions) {
+        started.add(decision.index);
+        if (decision.decision === 'skip') await skip(decision.index, decision.why);
+        else
+          inFlight.push(
+            runNode(decision.index).catch((error: unknown) => {
+              // Cancellation of the run, or a bug: the loop rethrows it in the run's own flow.
+              fatal ??= { error };
+              changes += 1;
+            }),
+          );
+      }
+      if (decisions.length > 0) showProgress();
+      if (settled.size === tasks.length) break;
+      await condition(() => changes !== seen);
     }
-    if (decisions.length > 0) showProgress();
-    if (decisions.some((decision) => decision.decision === 'skip')) continue;
-    if (settled.size === tasks.length) break;
-    const seen = changes;
-    await condition(() => changes !== seen);
+  } catch (error) {
+    // A cancelled run ends once its task workflows have: each is cancelled with it and waited for,
+    // so no task of this run is still at work when the run records `cancelled` and frees its slots.
+    if (isCancellation(error)) await Promise.allSettled(inFlight);
+    throw error;
   }
   if (fatal !== undefined) throw fatal.error;
   return tasks.map((_, index) => outcomes.get(index)!);
@@ -284,12 +362,4 @@ function reusable(input: RunActivityInput, index: number, task: Task): TaskOutco
   const prior = input.resume.prior.find((entry) => entry.index === index);
   if (prior?.status !== 'succeeded') return undefined;
   return { index, type: task.type, workflowId: prior.workflow_id, status: 'succeeded', result: prior.result };
-}
-
-/** What a task workflow is given: a copy, so later settlements do not change what it was started with. */
-function snapshotOf(context: RunContext): RunContext {
-  const tasks = Array.isArray(context.tasks)
-    ? context.tasks.map((entry) => ({ ...entry }))
-    : Object.fromEntries(Object.entries(context.tasks).map(([name, entry]) => [name, { ...entry }]));
-  return { ...context, tasks };
 }

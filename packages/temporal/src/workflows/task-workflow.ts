@@ -212,7 +212,13 @@ async function runCalledActivity(
     });
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) {
-      const existing = await calls.awaitTaskWorkflow({ workflowId: childId });
+      // A called run may take as long as it likes: waited for with a heartbeat, like a task workflow found running.
+      const waiting = proxyActivities<Activities>({
+        startToCloseTimeout: '7 days',
+        heartbeatTimeout: '30 seconds',
+        retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+      });
+      const existing = await waiting.awaitTaskWorkflow({ workflowId: childId });
       if (existing.status === 'failed')
         throw ApplicationFailure.nonRetryable(
           `the called run failed: ${existing.error?.message ?? 'unknown error'}`,
