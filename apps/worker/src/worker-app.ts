@@ -195,8 +195,9 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     logger,
     // wait_for_event tasks record their waits here; the ingest matches events against them.
     eventWaits,
-    // run_activity tasks look up the activity they run here.
+    // run_activity tasks look up the activity they run here, and count the runs they start per root run.
     definitions: createDefinitionsRepository(database.db),
+    callBudget: { claim: emitBudgets.claim },
   });
   const worker = await createWorker({
     connection: nativeConnection,

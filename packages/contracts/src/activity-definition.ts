@@ -406,6 +406,9 @@ export type RunActivityTaskConfig = z.infer<typeof RunActivityTaskConfig>;
 /** How many calls deep one chain of `run_activity` tasks may go (A calls B calls C: 2). */
 export const MAX_CALL_DEPTH = 5;
 
+/** How many runs `run_activity` tasks may start, at every depth together, below one run that no call started. */
+export const MAX_CALLS_PER_ROOT = 1000;
+
 /** A CEL expression of a task (`if`, `for_each`): compiled by the server at registration (DEFINITION_EXPRESSION_SITES). */
 const taskExpression = (noun: string, description: string) => expressionString(noun).min(1).meta({ description });
 

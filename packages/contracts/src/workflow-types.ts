@@ -48,6 +48,8 @@ export type RunTrigger =
       input: Record<string, unknown>;
       /** The activity ids of the calling runs, outermost first: refused again (a cycle) and bounded (depth). */
       chain: string[];
+      /** The outermost calling run: the runs its chain of calls starts are counted against it (MAX_CALLS_PER_ROOT). */
+      root_run_id: string;
     };
 
 export interface RunActivityInput {
@@ -83,6 +85,8 @@ export interface RunContext {
     parent_run_id?: string;
     /** Only in a run started by a `run_activity` task: the activity ids of the calling runs, outermost first. */
     call_chain?: string[];
+    /** Only in a run started by a `run_activity` task: the outermost calling run. */
+    call_root_run_id?: string;
   };
   activity: { id: string; name: string; version: number };
   event?: EventEnvelope;

@@ -38,6 +38,8 @@ export interface ActivityDeps {
   eventWaits?: Pick<EventWaitsRepository, 'register' | 'close'>;
   /** Where `run_activity` tasks look up the activity they run (absent: such a task fails, saying so). */
   definitions?: Pick<DefinitionsRepository, 'findByName' | 'get'>;
+  /** Counts the runs `run_activity` tasks start per root run (MAX_CALLS_PER_ROOT); absent: no breadth bound (unit tests only). */
+  callBudget?: Pick<EmitBudget, 'claim'>;
 }
 
 /** Every activity the worker registers, built from its dependencies. */

@@ -44,6 +44,7 @@ function contextFor(input: RunActivityInput, runId: string, workflowId: string):
   if (trigger.type === 'call') {
     run.parent_run_id = trigger.parent.run_id;
     run.call_chain = trigger.chain;
+    run.call_root_run_id = trigger.root_run_id;
   }
   return {
     run,

@@ -176,6 +176,8 @@ async function runCalledActivity(
     activity: config.activity,
     input: config.input,
     context: input.context,
+    taskIndex: input.index,
+    ...(input.itemIndex === undefined ? {} : { itemIndex: input.itemIndex }),
   });
   if (!prepared.ok) throw ApplicationFailure.nonRetryable(prepared.message, 'run_activity_refused');
   const { activity } = prepared;
@@ -192,6 +194,7 @@ async function runCalledActivity(
     },
     input: prepared.input,
     chain: prepared.chain,
+    root_run_id: prepared.rootRunId,
   };
   let outcome: RunOutcome;
   try {
