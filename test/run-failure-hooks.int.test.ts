@@ -12,7 +12,7 @@ import { createRunReconciler, createRunStarter } from '@activity-core/temporal/c
 import { createRunOutcomeAnnouncer } from '@activity-core/temporal/worker';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiApp } from '../apps/api/src/app';
-import { createRunRecordActivities } from '../packages/temporal/src/activities/run-records';
+import { createRunRecordEffects } from '../packages/temporal/src/effects/run-records';
 import { startHttpTarget } from './http-target';
 import { silentLogger, startStack, waitFor, type TestStack } from './harness';
 
@@ -272,7 +272,7 @@ describe('run failure hooks', () => {
     const alerterId = await register(alerter('hooks-crash-alert', ['hooks-crashed'], '/alert-crash'));
     const { database, runs, announcer } = workerWiring();
     try {
-      const records = createRunRecordActivities({ runs, announcer });
+      const records = createRunRecordEffects({ runs, announcer });
 
       const workflowId = `manual-${failingId}:crash-1`;
       const runId = runIdFor(workflowId);

@@ -27,7 +27,7 @@ import {
   type Tracing,
 } from '@activity-core/temporal/client';
 import {
-  createActivities,
+  createEffects,
   createRunOutcomeAnnouncer,
   createWorker,
   EgressPolicy,
@@ -175,7 +175,7 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     logger,
   });
   const emitBudgets = createEmitBudgetsRepository(database.db);
-  const activities = createActivities({
+  const effects = createEffects({
     runs,
     announcer,
     client,
@@ -200,7 +200,7 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     connection: nativeConnection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    activities,
+    effects,
     ...(payloadCodecs === undefined ? {} : { payloadCodecs }),
     ...(options.workflowBundle === undefined ? {} : { workflowBundle: options.workflowBundle }),
     overrides: {

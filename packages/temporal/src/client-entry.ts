@@ -53,4 +53,4 @@ export type {
   ProcessScheduleTickInput,
   ProcessScheduleTickResult,
   ScheduleTickInput,
-} from './activities/schedule-tick';
+} from './effects/schedule-tick';

@@ -1,6 +1,6 @@
 /**
  * One Temporal time-skipping test server and one worker running the real
- * workflow bundle with stub activities, shared by the tests of one file
+ * workflow bundle with stub effects (Temporal activities), shared by the tests of one file
  * (packages/temporal/src/workflows/*.int.test.ts; ADR 0032).
  *
  * The stubs are plain functions: the workflow logic is tested in isolation
@@ -15,7 +15,7 @@ import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
-import type { Activities } from '../src/activities';
+import type { Effects } from '../src/effects';
 import { SEARCH_ATTRIBUTE_KEYS } from '../src/search-attributes';
 
 export interface WorkflowTestEnvironment {
@@ -27,7 +27,7 @@ export interface WorkflowTestEnvironment {
 }
 
 /** Every activity throws "not expected" unless the test gives its own. */
-export function stubActivities(stubs: Partial<Activities>): Activities {
+export function stubEffects(stubs: Partial<Effects>): Effects {
   const unexpected = (name: string) => async (): Promise<never> => {
     throw ApplicationFailure.nonRetryable(`the activity ${name} is not expected in this test`);
   };
@@ -55,7 +55,7 @@ const INDEXED_TYPE: Record<string, temporal.api.enums.v1.IndexedValueType> = {
   DATETIME: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
 };
 
-export async function startWorkflowTestEnvironment(activities: Activities): Promise<WorkflowTestEnvironment> {
+export async function startWorkflowTestEnvironment(effects: Effects): Promise<WorkflowTestEnvironment> {
   const server = inject('temporalTestServer');
   if (server === '') {
     throw new Error(
@@ -88,7 +88,7 @@ export async function startWorkflowTestEnvironment(activities: Activities): Prom
       taskQueue,
       // The bundle test/global-setup.ts built from the workflow sources, as production runs them.
       workflowBundle: { code: await readFile(inject('workflowBundlePath'), 'utf8') },
-      activities,
+      activities: effects,
     });
     const running = worker.run();
     return {

@@ -1,4 +1,4 @@
-/** The workflow bundle's entry point (`workflowsPath`). Workflows only: no activities, no Node modules. */
+/** The workflow bundle's entry point (`workflowsPath`). Workflows only: no effects (Temporal activities), no Node modules. */
 export { RunActivityWorkflow } from './run-activity-workflow';
 export { TaskWorkflow } from './task-workflow';
 export { ScheduleTickWorkflow } from './schedule-tick-workflow';

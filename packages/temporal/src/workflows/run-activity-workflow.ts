@@ -12,7 +12,7 @@ import {
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { Activities } from '../activities';
+import type { Effects } from '../effects';
 import { bookkeepingForThisWorkflow } from './bookkeeping';
 import { withConcurrencySlot } from './concurrency';
 import { describeFailure } from './failures';
@@ -20,7 +20,7 @@ import { overlapOf } from './concurrency-slots';
 import { withOverlapSlot } from './overlap';
 import { TaskWorkflow } from './task-workflow';
 
-const waitForExisting = proxyActivities<Activities>({
+const waitForExisting = proxyActivities<Effects>({
   startToCloseTimeout: '7 days',
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },

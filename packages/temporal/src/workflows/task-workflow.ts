@@ -17,7 +17,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { RetryState } from '@temporalio/common';
-import type { Activities, EventWaitAnswer } from '../activities';
+import type { Effects, EventWaitAnswer } from '../effects';
 import type { EventWaitMatchedSignal } from '../client/wait-signaller';
 import { EVENT_WAIT_MATCHED_SIGNAL } from '../names';
 import {
@@ -25,7 +25,7 @@ import {
   HTTP_TASK_CANCEL_OPTIONS,
   HTTP_WAIT_FOR_CANCELLED_ATTEMPT_PATCH,
   toTemporalRetry,
-} from './activity-options';
+} from './effect-options';
 import { bookkeepingForThisWorkflow } from './bookkeeping';
 import { describeFailure } from './failures';
 
@@ -100,7 +100,7 @@ async function runTask(input: TaskWorkflowInput, taskInstanceId: string, workflo
       // Tasks recorded before the patch keep the default TRY_CANCEL (no heartbeat timeout): a cancellation
       // ended them at once, whatever their attempt was doing. Only http tasks get the marker.
       const waitsForAttempt = patched(HTTP_WAIT_FOR_CANCELLED_ATTEMPT_PATCH);
-      const http = proxyActivities<Activities>(waitsForAttempt ? { ...options, ...HTTP_TASK_CANCEL_OPTIONS } : options);
+      const http = proxyActivities<Effects>(waitsForAttempt ? { ...options, ...HTTP_TASK_CANCEL_OPTIONS } : options);
       const attempt = http.httpTask({
         taskInstanceId,
         taskWorkflowId: workflowId,
@@ -127,7 +127,7 @@ async function runTask(input: TaskWorkflowInput, taskInstanceId: string, workflo
     case 'emit_event': {
       // Retried until the event is stored (it has a derived id, so retrying is safe); only
       // permanent errors (bad template, bad content) fail the task.
-      const emit = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
+      const emit = proxyActivities<Effects>(BOOKKEEPING_OPTIONS);
       const envelope: EventEnvelope = {
         event_id: emittedEventId(input.runId, input.index),
         event_type: task.config.event_type,
@@ -184,7 +184,7 @@ async function waitForEvent(
   setHandler(eventWaitMatchedSignal, (signal) => {
     if (received === undefined && signal.waitId === workflowId) received = signal;
   });
-  const waits = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
+  const waits = proxyActivities<Effects>(BOOKKEEPING_OPTIONS);
   const timeoutMs = parseDurationMs(config.timeout);
   const registered = await CancellationScope.nonCancellable(() =>
     waits.registerEventWait({

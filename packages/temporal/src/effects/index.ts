@@ -2,16 +2,16 @@ import type { Logger } from '@activity-core/contracts';
 import type { EventWaitsRepository, RunsRepository } from '@activity-core/db';
 import type { Client } from '@temporalio/client';
 import type { EgressPolicy } from './egress';
-import { createConcurrencyActivities } from './concurrency';
-import { createEventWaitActivities } from './event-waits';
-import { createHttpTaskActivities, type HttpFetch } from './http-task';
-import { createRunRecordActivities } from './run-records';
+import { createConcurrencyEffects } from './concurrency';
+import { createEventWaitEffects } from './event-waits';
+import { createHttpTaskEffects, type HttpFetch } from './http-task';
+import { createRunRecordEffects } from './run-records';
 import type { RunOutcomeAnnouncer } from './run-outcome-events';
-import { createScheduleTickActivities, type ProcessScheduleTick } from './schedule-tick';
-import { createTaskControlActivities, type EmitBudget, type EmitEvent } from './task-control';
+import { createScheduleTickEffects, type ProcessScheduleTick } from './schedule-tick';
+import { createTaskControlEffects, type EmitBudget, type EmitEvent } from './task-control';
 import type { TaskSecretSource } from './task-secrets';
 
-export interface ActivityDeps {
+export interface EffectDeps {
   runs: RunsRepository;
   client: Client;
   emitEvent: EmitEvent;
@@ -37,18 +37,18 @@ export interface ActivityDeps {
 }
 
 /** Every activity the worker registers, built from its dependencies. */
-export function createActivities(deps: ActivityDeps) {
+export function createEffects(deps: EffectDeps) {
   return {
-    ...createRunRecordActivities(deps),
-    ...createHttpTaskActivities(deps),
-    ...createTaskControlActivities(deps),
-    ...createScheduleTickActivities(deps),
-    ...createConcurrencyActivities(deps),
-    ...createEventWaitActivities(deps),
+    ...createRunRecordEffects(deps),
+    ...createHttpTaskEffects(deps),
+    ...createTaskControlEffects(deps),
+    ...createScheduleTickEffects(deps),
+    ...createConcurrencyEffects(deps),
+    ...createEventWaitEffects(deps),
   };
 }
 
-export type Activities = ReturnType<typeof createActivities>;
+export type Effects = ReturnType<typeof createEffects>;
 export {
   ATTEMPT_ID_HEADER,
   HTTP_TASK_RESULT_BODY_MAX_BYTES,

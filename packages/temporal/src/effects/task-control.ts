@@ -49,9 +49,9 @@ export function emittedHops(context: Pick<RunContext, 'run'>): number {
 }
 
 /**
- * Activities the task layer needs besides the task handlers themselves.
+ * Effects the task layer needs besides the task handlers themselves.
  */
-export function createTaskControlActivities(deps: {
+export function createTaskControlEffects(deps: {
   client: Client;
   emitEvent: EmitEvent;
   emitMaxHops?: number;

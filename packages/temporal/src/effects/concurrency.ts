@@ -65,7 +65,7 @@ export function concurrencyKeyFor(
 }
 
 /** The run side and the coordinator's watchdog of concurrency limits (docs/concurrency.md). */
-export function createConcurrencyActivities(deps: {
+export function createConcurrencyEffects(deps: {
   runs: Pick<RunsRepository, 'insertRun' | 'setRunWaiting' | 'markCancelledByRun'>;
   client: Client;
   /** The byte bound of a concurrency queue (CONCURRENCY_QUEUE_MAX_BYTES); absent: the coordinator's default. */
