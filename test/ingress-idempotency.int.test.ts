@@ -108,7 +108,7 @@ describe('how long event ids are remembered', () => {
       `UPDATE events SET routing_state = 'pending', routed_at = NULL WHERE event_id = 'old-pending'`,
     );
 
-    expect(await retention().sweep()).toBe(1);
+    expect(await retention().purge()).toBe(1);
 
     const left = await stack.sql.query(
       `SELECT event_id FROM events WHERE event_type = 'retention.test' ORDER BY event_id`,
@@ -132,7 +132,7 @@ describe('how long event ids are remembered', () => {
     const ids = Array.from({ length: 60 }, (_, i) => `bulk-${i}`);
     for (const id of ids) expect((await post(event(id, 'retention.bulk'))).statusCode).toBe(202);
     await age(ids, 40);
-    const removed = await Promise.all([retention(7).sweep(), retention(7).sweep(), retention(7).sweep()]);
+    const removed = await Promise.all([retention(7).purge(), retention(7).purge(), retention(7).purge()]);
     expect(removed.reduce((a, b) => a + b, 0)).toBe(60);
     const left = await stack.sql.query(`SELECT count(*)::int AS n FROM events WHERE event_type = 'retention.bulk'`);
     expect(left.rows[0].n).toBe(0);

@@ -8,7 +8,7 @@ import {
   type Database,
 } from '@activity-core/db';
 import { createEventIngest } from '@activity-core/router';
-import { createRunReconciler, createRunStarter } from '@activity-core/temporal/client';
+import { createRunOutcomeRecovery, createRunStarter } from '@activity-core/temporal/client';
 import { createRunOutcomeAnnouncer } from '@activity-core/temporal/worker';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiApp } from '../apps/api/src/app';
@@ -103,7 +103,7 @@ async function storedEvent(eventId: string) {
   return shown.statusCode === 200 ? shown.json() : undefined;
 }
 
-/** The worker's own wiring, on the same database and Temporal: the announcer behind setRunStatus and the run reconciler. */
+/** The worker's own wiring, on the same database and Temporal: the announcer behind setRunStatus and the run outcome recovery. */
 function workerWiring() {
   const database: Database = createDatabase({ url: stack.config.databaseUrl, max: 2 });
   const runs = createRunsRepository(database.db);
@@ -301,7 +301,7 @@ describe('run failure hooks', () => {
     }
   });
 
-  test('a run terminated in Temporal is announced as cancelled by the run reconciler that records its end', async () => {
+  test('a run terminated in Temporal is announced as cancelled by the run outcome recovery that records its end', async () => {
     const slowId = await register({
       name: 'hooks-terminated',
       triggers: [{ type: 'event', event_type: 'hooks.terminate' }],
@@ -317,11 +317,11 @@ describe('run failure hooks', () => {
         { timeout: 30_000, interval: 250 },
       )
       .toBe('running');
-    // Terminate skips the workflow's own bookkeeping: the row stays `running` until the reconciler reads the outcome.
+    // Terminate skips the workflow's own bookkeeping: the row stays `running` until the run outcome recovery reads the outcome.
     await stack.client.workflow.getHandle(workflowId).terminate('test: terminated by an operator');
     const { database, runs, announcer } = workerWiring();
     try {
-      const reconciler = createRunReconciler({
+      const recovery = createRunOutcomeRecovery({
         client: stack.client,
         runs,
         logger: silentLogger,
@@ -329,7 +329,7 @@ describe('run failure hooks', () => {
         minAgeMs: 0,
         recheckAfterMs: 60_000,
       });
-      const settled = await reconciler.reconcileOnce();
+      const settled = await recovery.recoverOnce();
       expect(settled).toEqual(expect.arrayContaining([expect.objectContaining({ runId, status: 'cancelled' })]));
     } finally {
       await database.close();

@@ -293,7 +293,7 @@ export function createEventService(deps: {
    * again on the sources as they are now before the refusal stands. Returns
    * the sources the event passed on.
    */
-  async function checkSources(
+  async function checkReservedSources(
     sources: VersionedReservedSources,
     check: (reserved: ReadonlyMap<string, string>) => void,
   ): Promise<VersionedReservedSources> {
@@ -312,7 +312,7 @@ export function createEventService(deps: {
    * What the accept checks `check`'s reserved-source decision against, and
    * how to make it again; `onFresh` hears of the sources a re-check read.
    */
-  function sourcesCheck(
+  function recheckOnAccept(
     checked: VersionedReservedSources,
     check: (reserved: ReadonlyMap<string, string>) => void,
     onFresh: (fresh: VersionedReservedSources) => void = () => undefined,
@@ -386,10 +386,10 @@ export function createEventService(deps: {
     ): Promise<EventAcceptedResponse> {
       const { envelope, idOrigin } = normaliseEvent(body, options);
       const check = (reserved: ReadonlyMap<string, string>) => authorise(envelope, options, reserved, '', options);
-      const sources = await checkSources(await webhookEventSources(), check);
+      const sources = await checkReservedSources(await webhookEventSources(), check);
       return await ingestAs(envelope, idOrigin, options, {
         credential: credentialLabel(options.credential),
-        ...sourcesCheck(sources, check),
+        ...recheckOnAccept(sources, check),
       });
     },
 
@@ -447,12 +447,15 @@ export function createEventService(deps: {
           });
           eventId = envelope.event_id;
           const check = (reserved: ReadonlyMap<string, string>) => authorise(envelope, options, reserved, `[${index}]`);
-          const passed = await checkSources(sources, check);
+          const passed = await checkReservedSources(sources, check);
           fresher(passed);
           results.push({
             index,
             ok: true,
-            ...(await ingestAs(envelope, idOrigin, options, { credential, ...sourcesCheck(passed, check, fresher) })),
+            ...(await ingestAs(envelope, idOrigin, options, {
+              credential,
+              ...recheckOnAccept(passed, check, fresher),
+            })),
           });
           mayHaveStored = true;
         } catch (error) {

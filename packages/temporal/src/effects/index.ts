@@ -2,7 +2,7 @@ import type { Logger } from '@activity-core/contracts';
 import type { EventWaitsRepository, RunsRepository } from '@activity-core/db';
 import type { Client } from '@temporalio/client';
 import type { EgressPolicy } from './egress';
-import { createConcurrencyEffects } from './concurrency';
+import { createConcurrencyEffects } from './slot-requests';
 import { createEventWaitEffects } from './event-waits';
 import { createHttpTaskEffects, type HttpFetch } from './http-task';
 import { createRunRecordEffects } from './run-records';
@@ -62,7 +62,11 @@ export { EgressDeniedError, EgressPolicy, parseEgressAllowEntry } from './egress
 export type { LogRunInput, RecordTaskInput } from './run-records';
 export { EMIT_BUDGET_EXCEEDED, type EmitBudget, type EmitEvent } from './task-control';
 export type { EventWaitAnswer, RegisterEventWaitInput } from './event-waits';
-export type { RequestConcurrencySlotInput, RequestConcurrencySlotResult, RequestOverlapSlotInput } from './concurrency';
+export type {
+  RequestConcurrencySlotInput,
+  RequestConcurrencySlotResult,
+  RequestOverlapSlotInput,
+} from './slot-requests';
 export {
   createRunOutcomeAnnouncer,
   runOutcomeEvent,

@@ -2,4 +2,4 @@
 export { RunActivityWorkflow } from './run-activity-workflow';
 export { TaskWorkflow } from './task-workflow';
 export { ScheduleTickWorkflow } from './schedule-tick-workflow';
-export { ConcurrencyCoordinatorWorkflow } from './concurrency';
+export { ConcurrencyCoordinatorWorkflow } from './concurrency-coordinator';

@@ -3,7 +3,7 @@ import { runIdFor } from '@activity-core/contracts/ids';
 import { proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Effects } from '../effects';
 import { BOOKKEEPING_OPTIONS } from './effect-options';
-import { holdSlot, overlapSlotAnswerSignal } from './concurrency';
+import { holdSlot, overlapSlotAnswerSignal } from './concurrency-coordinator';
 import type { OverlapMode, SlotAnswer } from './concurrency-slots';
 
 const slots = proxyActivities<Effects>(BOOKKEEPING_OPTIONS);

@@ -355,14 +355,14 @@ describe('RunActivityWorkflow', () => {
     const history = await historyOf(run.workflowId);
     expect(Number(history[0]?.workflowExecutionStartedEventAttributes?.workflowExecutionTimeout?.seconds)).toBe(3600);
     expect(history.at(-1)?.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT);
-    // A timed-out workflow runs no more code: the run reconciler records the outcome (packages/temporal/test/run-reconciler.int.test.ts).
+    // A timed-out workflow runs no more code: the run outcome recovery records the outcome (packages/temporal/test/run-outcome-recovery.int.test.ts).
     expect(runStatuses(run.runId)).toEqual([]);
     // The first task began; the second never did. (What the abandoned first task records later is
     // the test server's doing, which skips time on to its timer once the run is over.)
     expect(taskRecords(run.runId)[0]).toBe('0:running');
     expect(taskRecords(run.runId).filter((record) => !record.startsWith('0:'))).toEqual([]);
     // Temporal cancels the abandoned task because the run asked it to when it started the task
-    // (the test server does not enforce parent close policies; the reconciler test sees it done on a real one).
+    // (the test server does not enforce parent close policies; the run outcome recovery test sees it done on a real one).
     const children = history.filter(
       (e) => e.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED,
     );

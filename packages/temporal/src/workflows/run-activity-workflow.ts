@@ -14,7 +14,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Effects } from '../effects';
 import { bookkeepingForThisWorkflow } from './bookkeeping';
-import { withConcurrencySlot } from './concurrency';
+import { withConcurrencySlot } from './concurrency-coordinator';
 import { describeFailure } from './failures';
 import { overlapOf } from './concurrency-slots';
 import { withOverlapSlot } from './overlap';

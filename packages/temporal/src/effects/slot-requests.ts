@@ -12,7 +12,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { CONCURRENCY_COORDINATOR_WORKFLOW } from '../names';
 import type { LogRunInput } from './run-records';
 
-/** Signal names shared with workflows/concurrency.ts (workflow code cannot import this file). */
+/** Signal names shared with workflows/concurrency-coordinator.ts (workflow code cannot import this file). */
 export const SLOT_REQUEST_SIGNAL = 'concurrencySlotRequest';
 
 export interface RequestConcurrencySlotInput {
