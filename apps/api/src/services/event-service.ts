@@ -10,6 +10,7 @@ import {
   EventEnvelopeInput,
   EventIdReusedError,
   ForbiddenError,
+  formatCredentialLabel,
   InvalidInputError,
   isCloudEvent,
   NotFoundError,
@@ -96,7 +97,9 @@ export function scopePatternMatches(pattern: string, value: string): boolean {
  * key's set and id, never the key; `anonymous` while authentication is off.
  */
 export function credentialLabel(credential: RequestCredential | undefined): string {
-  return credential === undefined ? 'anonymous' : `${credential.kind}:${credential.id}`;
+  return formatCredentialLabel(
+    credential === undefined ? { kind: 'anonymous' } : { kind: credential.kind, id: credential.id },
+  );
 }
 
 /** Who posts: the request's credential. Absent while authentication is off. */

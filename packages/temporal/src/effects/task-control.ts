@@ -1,4 +1,4 @@
-import { DomainError, type EventEnvelope, type RunContext } from '@activity-core/contracts';
+import { DomainError, formatCredentialLabel, type EventEnvelope, type RunContext } from '@activity-core/contracts';
 import { renderValue, TemplateError } from './templating';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
@@ -129,7 +129,7 @@ export function createTaskControlEffects(deps: {
       try {
         const outcome = await deps.emitEvent(
           { ...input.envelope, data },
-          { credential: `emit:${input.context.run.run_id}`, hops },
+          { credential: formatCredentialLabel({ kind: 'emit', runId: input.context.run.run_id }), hops },
         );
         return { event_id: input.envelope.event_id, ...outcome };
       } catch (error) {
