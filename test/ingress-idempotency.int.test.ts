@@ -2,6 +2,7 @@ import { createDatabase, createEventsRepository, type Database } from '@activity
 import { createEventRetention } from '@activity-core/router';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { silentLogger, startStack, type TestStack } from './harness';
+import { eventRunWorkflowId } from '@activity-core/contracts/ids';
 
 let stack: TestStack;
 let database: Database;
@@ -124,7 +125,7 @@ describe('how long event ids are remembered', () => {
     const again = (await post(event('old-routed'))).json();
     expect(again.status).toBe('accepted');
     expect(again.runs).toEqual([
-      expect.objectContaining({ workflow_id: `activity-${activity.id}:old-routed`, status: 'duplicate' }),
+      expect.objectContaining({ workflow_id: eventRunWorkflowId(activity.id, 'old-routed'), status: 'duplicate' }),
     ]);
   });
 

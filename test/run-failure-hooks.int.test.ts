@@ -1,4 +1,10 @@
-import { runIdFor } from '@activity-core/contracts';
+import {
+  eventRunWorkflowId,
+  manualRunWorkflowId,
+  runIdFor,
+  runOutcomeEventId,
+  taskWorkflowId,
+} from '@activity-core/contracts';
 import {
   createDatabase,
   createDefinitionsRepository,
@@ -131,7 +137,7 @@ describe('run failure hooks', () => {
     });
     const alerterId = await register(alerter('hooks-alert', ['hooks-failing'], '/alert'));
     await post('hooks-1', 'hooks.go');
-    const workflowId = `activity-${failingId}:hooks-1`;
+    const workflowId = eventRunWorkflowId(failingId, 'hooks-1');
     const runId = runIdFor(workflowId);
     await closed(workflowId);
 
@@ -160,7 +166,7 @@ describe('run failure hooks', () => {
       failed_task: {
         index: 1,
         type: 'http',
-        workflow_id: `task-${runId}:http:1`,
+        workflow_id: taskWorkflowId(runId, 'http', 1),
         error: { message: expect.any(String), type: 'http_status_500' },
       },
       started_at: new Date(run.started_at).toISOString(),
@@ -172,7 +178,7 @@ describe('run failure hooks', () => {
       expect.objectContaining({ activity_id: alerterId, outcome: expect.stringMatching(/^(started|pending)$/) }),
     ]);
 
-    const alertWorkflow = `activity-${alerterId}:${eventId}`;
+    const alertWorkflow = eventRunWorkflowId(alerterId, eventId);
     await closed(alertWorkflow);
     expect((await inject({ method: 'GET', url: `/v1/runs/${runIdFor(alertWorkflow)}` })).json().status).toBe(
       'succeeded',
@@ -200,9 +206,9 @@ describe('run failure hooks', () => {
       alerter('hooks-broken-alert', ['hooks-doomed', 'hooks-broken-alert'], '/fail/alert'),
     );
     await post('hooks-doom-1', 'hooks.doom');
-    const doomedRun = runIdFor(`activity-${doomedId}:hooks-doom-1`);
-    await closed(`activity-${doomedId}:hooks-doom-1`);
-    const alertWorkflow = `activity-${brokenAlerterId}:run-failed:${doomedRun}`;
+    const doomedRun = runIdFor(eventRunWorkflowId(doomedId, 'hooks-doom-1'));
+    await closed(eventRunWorkflowId(doomedId, 'hooks-doom-1'));
+    const alertWorkflow = eventRunWorkflowId(brokenAlerterId, runOutcomeEventId(doomedRun, 'failed'));
     await expect
       .poll(
         async () =>
@@ -233,7 +239,7 @@ describe('run failure hooks', () => {
       tasks: [{ type: 'delay', config: { duration: '1h' } }],
     });
     await post('hooks-slow-1', 'hooks.slow');
-    const workflowId = `activity-${slowId}:hooks-slow-1`;
+    const workflowId = eventRunWorkflowId(slowId, 'hooks-slow-1');
     const runId = runIdFor(workflowId);
     await expect
       .poll(
@@ -274,10 +280,14 @@ describe('run failure hooks', () => {
     try {
       const records = createRunRecordEffects({ runs, announcer });
 
-      const workflowId = `manual-${failingId}:crash-1`;
+      const workflowId = manualRunWorkflowId(failingId, 'crash-1');
       const runId = runIdFor(workflowId);
       await records.logRun({ runId, workflowId, activityId: failingId, activityVersion: 1, triggerType: 'manual' });
-      const error = { message: 'task 0 (noop) failed: boom', task_index: 0, task_workflow_id: `task-${runId}:noop:0` };
+      const error = {
+        message: 'task 0 (noop) failed: boom',
+        task_index: 0,
+        task_workflow_id: taskWorkflowId(runId, 'noop', 0),
+      };
       // The first attempt: the status is written, then the worker is SIGKILLed before it announces.
       await runs.setRunStatus(runId, 'failed', error);
       expect(await storedEvent(`run-failed:${runId}`)).toBeUndefined();
@@ -291,7 +301,7 @@ describe('run failure hooks', () => {
         [runId],
       );
       expect(rows.rows).toEqual([{ event_id: `run-failed:${runId}`, credential: `system:${runId}`, hops: 1 }]);
-      const alertWorkflow = `activity-${alerterId}:run-failed:${runId}`;
+      const alertWorkflow = eventRunWorkflowId(alerterId, runOutcomeEventId(runId, 'failed'));
       await closed(alertWorkflow);
       const alertRuns = await stack.sql.query('SELECT status FROM activity_runs WHERE activity_id = $1', [alerterId]);
       expect(alertRuns.rows).toEqual([{ status: 'succeeded' }]);
@@ -308,7 +318,7 @@ describe('run failure hooks', () => {
       tasks: [{ type: 'delay', config: { duration: '1h' } }],
     });
     await post('hooks-terminate-1', 'hooks.terminate');
-    const workflowId = `activity-${slowId}:hooks-terminate-1`;
+    const workflowId = eventRunWorkflowId(slowId, 'hooks-terminate-1');
     const runId = runIdFor(workflowId);
     await expect
       .poll(
@@ -436,8 +446,8 @@ describe('run outcome metrics', () => {
     });
     for (const id of ['meter-1', 'meter-2', 'meter-3']) await post(id, 'hooks.meter');
     for (const id of ['meter-1', 'meter-2', 'meter-3']) {
-      await closed(`activity-${meteredId}:${id}`);
-      await closed(`activity-${brokenId}:${id}`);
+      await closed(eventRunWorkflowId(meteredId, id));
+      await closed(eventRunWorkflowId(brokenId, id));
     }
     const expected = await stack.sql.query(
       `SELECT activity_id::text AS activity, status, count(*)::int AS n, sum(extract(epoch FROM finished_at - started_at))::float8 AS total

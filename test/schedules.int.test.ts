@@ -12,6 +12,7 @@ import {
   utc,
   waitForRun,
 } from './schedule-helpers';
+import { temporalScheduleId } from '@activity-core/contracts/ids';
 
 let stack: TestStack;
 
@@ -38,7 +39,7 @@ describe('registering a cron activity', () => {
       schedule_id: string;
       next_fire_times: Array<{ utc: string; local: string }>;
     }>;
-    expect(schedule?.schedule_id).toBe(`schedule-${activity.id}-0`);
+    expect(schedule?.schedule_id).toBe(temporalScheduleId(activity.id, 0));
     const times = schedule!.next_fire_times;
     expect(times).toHaveLength(5);
     for (const time of times) {
@@ -70,7 +71,7 @@ describe('registering a cron activity', () => {
   test('editing the trigger updates the schedule, disabling pauses it, enabling resumes it, deleting removes it', async () => {
     const body = { name: 'lifecycle', triggers: [{ type: 'cron', cron: '0 6 * * *', timezone: 'UTC' }], tasks: noop };
     const activity = await registerActivity(stack, body);
-    const handle = stack.client.schedule.getHandle(`schedule-${activity.id}-0`);
+    const handle = stack.client.schedule.getHandle(temporalScheduleId(activity.id, 0));
 
     const put = await stack.api.server.inject({
       method: 'PUT',

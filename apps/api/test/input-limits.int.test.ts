@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, runIdFor } from '@activity-core/contracts';
 import { signStandardWebhook } from '@activity-core/webhooks';
 import { startStack, type TestStack } from '../../../test/harness';
 
@@ -144,7 +144,7 @@ describe('event data limits', () => {
       event_type: 'limits.amplify',
     });
     expect(accepted.statusCode, accepted.body).toBe(202);
-    const runId = runIdFor(`activity-${created.json().id}:evt_amplify`);
+    const runId = runIdFor(eventRunWorkflowId(created.json().id, 'evt_amplify'));
     await expect
       .poll(
         async () =>

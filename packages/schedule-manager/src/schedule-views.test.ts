@@ -13,6 +13,7 @@ import {
   temporalView,
   toFireRecord,
 } from './schedule-views';
+import { temporalScheduleId } from '@activity-core/contracts/ids';
 
 const ACTIVITY = '550e8400-e29b-41d4-a716-446655440000';
 const at = (seconds: number): Date => new Date(Date.UTC(2026, 2, 1, 9, 0, seconds));
@@ -56,7 +57,7 @@ function state(extra: Partial<ScheduleStateRow> = {}): ScheduleStateRow {
   return {
     activityId: ACTIVITY,
     triggerIndex: 0,
-    scheduleId: `schedule-${ACTIVITY}-0`,
+    scheduleId: temporalScheduleId(ACTIVITY, 0),
     trigger: everyTwoSeconds,
     processedThrough: at(10),
     lastWindowEnd: at(10),
@@ -96,7 +97,7 @@ describe('fire times for people', () => {
     );
     expect(summary).toMatchObject({
       trigger_index: 0,
-      schedule_id: `schedule-${ACTIVITY}-0`,
+      schedule_id: temporalScheduleId(ACTIVITY, 0),
       cron: '0 9 * * MON-FRI',
       timezone: 'Europe/Paris',
       misfire_policy: 'catchup',
@@ -120,7 +121,7 @@ describe('fire times for people', () => {
       at(0),
     );
     expect(summaries.map((summary) => [summary.trigger_index, summary.schedule_id])).toEqual([
-      [1, `schedule-${ACTIVITY}-1`],
+      [1, temporalScheduleId(ACTIVITY, 1)],
     ]);
   });
 });
@@ -139,7 +140,7 @@ describe('the view of one schedule', () => {
   test("shows the trigger, Postgres' state, the next fire times and a link to the schedule in the Temporal UI", () => {
     expect(scheduleView({ ...base, state: state() })).toEqual({
       trigger_index: 0,
-      schedule_id: `schedule-${ACTIVITY}-0`,
+      schedule_id: temporalScheduleId(ACTIVITY, 0),
       cron: '*/2 * * * * *',
       timezone: 'UTC',
       misfire_policy: 'catchup',

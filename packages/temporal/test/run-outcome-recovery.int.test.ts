@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, runIdFor } from '@activity-core/contracts';
 import { createDatabase, createRunsRepository, type Database } from '@activity-core/db';
 import { createRunOutcomeRecovery } from '@activity-core/temporal/client';
 import { silentLogger, startStack, type TestStack } from '../../../test/harness';
@@ -49,7 +49,7 @@ async function fire(name: string, extra: object): Promise<{ workflowId: string; 
       data: {},
     },
   });
-  const workflowId = `activity-${created.json().id}:evt_${name}`;
+  const workflowId = eventRunWorkflowId(created.json().id, `evt_${name}`);
   return { workflowId, runId: runIdFor(workflowId) };
 }
 

@@ -6,7 +6,13 @@
  * the real stack.
  */
 import { randomUUID } from 'node:crypto';
-import { runIdFor, taskWorkflowId, type RunContext, type TaskWorkflowInput } from '@activity-core/contracts';
+import {
+  eventRunWorkflowId,
+  type RunContext,
+  runIdFor,
+  taskWorkflowId,
+  type TaskWorkflowInput,
+} from '@activity-core/contracts';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Effects, EventWaitAnswer, RegisterEventWaitInput } from '../src/effects';
@@ -57,7 +63,7 @@ afterAll(async () => {
 });
 
 function waitTask(timeout: string): { waitId: string; input: TaskWorkflowInput } {
-  const runWorkflowId = `activity-${randomUUID()}:evt-created-42`;
+  const runWorkflowId = eventRunWorkflowId(randomUUID(), 'evt-created-42');
   const runId = runIdFor(runWorkflowId);
   const context: RunContext = {
     run: { run_id: runId, workflow_id: runWorkflowId, trigger_type: 'event' },
