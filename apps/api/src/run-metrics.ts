@@ -18,7 +18,7 @@ export const RUN_DURATION_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
  * a runaway number of definitions cannot blow up the scrape: at most
  * (MAX + 1) × terminal statuses × (buckets + 3) series.
  */
-export const RUN_METRICS_MAX_ACTIVITIES = 500;
+const RUN_METRICS_MAX_ACTIVITIES = 500;
 
 /** The label value activities beyond RUN_METRICS_MAX_ACTIVITIES are summed under. */
 export const OTHER_ACTIVITIES_LABEL = '_other';
@@ -36,7 +36,7 @@ SELECT activity_id::text AS activity,
  GROUP BY activity_id, status
 `;
 
-export interface RunOutcomeRow {
+interface RunOutcomeRow {
   activity: string;
   status: string;
   count: number;

@@ -57,7 +57,7 @@ export interface ServerDeps {
   codec?: CodecRouteOptions;
 }
 
-export interface ServerOptions {
+interface ServerOptions {
   auth: AuthOptions;
   bodyLimitBytes: number;
   logger: FastifyServerOptions['logger'];

@@ -44,7 +44,7 @@ export interface WorkerApp {
   close(): Promise<void>;
 }
 
-export interface WorkerAppOptions {
+interface WorkerAppOptions {
   logger: Logger;
   /** The workflow code, prebuilt (tests, `npm run build`); bundled from the sources at start when absent. */
   workflowBundle?: PrebuiltWorkflowBundle;

@@ -93,5 +93,3 @@ export function createScheduleTicks(deps: {
     },
   };
 }
-
-export type ScheduleTicks = ReturnType<typeof createScheduleTicks>;

@@ -15,7 +15,7 @@ import { applyDefinitionToState } from './fire-processor';
 import { MANAGED_BY, type DesiredSchedule } from './schedule-options';
 
 /** What Temporal's description of a schedule says about the desired one. */
-export type DescriptionVerdict = 'as_desired' | 'newer' | 'differs';
+type DescriptionVerdict = 'as_desired' | 'newer' | 'differs';
 
 /**
  * `newer`: the schedule was written from a later definition version than the

@@ -68,7 +68,7 @@ export const HTTP_TASK_RESULT_BODY_MAX_DEPTH = DEFINITION_JSON_MAX_DEPTH;
  * cancellation of the run reaches the attempt (HTTP_TASK_CANCEL_OPTIONS in
  * workflows/effect-options.ts).
  */
-export const HTTP_TASK_HEARTBEAT_EVERY_MS = 2_000;
+const HTTP_TASK_HEARTBEAT_EVERY_MS = 2_000;
 
 /**
  * Heartbeats for the attempt until the returned function is called: every

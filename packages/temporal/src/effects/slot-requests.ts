@@ -13,7 +13,7 @@ import { CONCURRENCY_COORDINATOR_WORKFLOW } from '../names';
 import type { LogRunInput } from './run-records';
 
 /** Signal names shared with workflows/concurrency-coordinator.ts (workflow code cannot import this file). */
-export const SLOT_REQUEST_SIGNAL = 'concurrencySlotRequest';
+const SLOT_REQUEST_SIGNAL = 'concurrencySlotRequest';
 
 export interface RequestConcurrencySlotInput {
   /** The run's record: inserted first (idempotently), so it can say `waiting_for_slot`. */
@@ -53,7 +53,7 @@ function compiledKey(expression: string): CompiledFilter | string {
  * The key of one run: the key expression over the triggering event, or the
  * activity-wide key `''` when the definition has no key or the run has no event.
  */
-export function concurrencyKeyFor(
+function concurrencyKeyFor(
   concurrency: Concurrency,
   event: EventEnvelope | undefined,
 ): { key: string } | { error: string } {

@@ -23,7 +23,7 @@ export const EMIT_HOPS_EXCEEDED = 'emit_hops_exceeded';
 export const EMIT_BUDGET_EXCEEDED = 'emit_budget_exceeded';
 
 /** Source of the root of a chain that began with a cron or manual run (reserved: no sender may use it). */
-export const RUN_ROOT_SOURCE = 'activity-core:run';
+const RUN_ROOT_SOURCE = 'activity-core:run';
 
 /**
  * Counts an emitted event against its chain's root (`@activity-core/db`'s
