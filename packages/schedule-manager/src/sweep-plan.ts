@@ -81,7 +81,7 @@ export function stateInStep(
  * decided, or a decided run whose start is not confirmed. When it has not,
  * processing it would only move `processed_through` to `now` — over no fire
  * time — so the sweep skips it. Paused, inactive and orphaned triggers are
- * skipped as before (processing them decides nothing).
+ * skipped too (processing them decides nothing).
  */
 export function needsProcessing(input: {
   state: ScheduleStateRow;

@@ -191,7 +191,7 @@ export async function ConcurrencyCoordinatorWorkflow(input: ConcurrencyCoordinat
   for (;;) {
     if (outbox.length > 0) {
       const batch = outbox.splice(0);
-      // Overlap coordinators answer on their own signal; concurrency coordinators exactly as they always did.
+      // Overlap coordinators answer on their own signal, concurrency coordinators on slotAnswerSignal.
       const answerSignal = state.overlap === undefined ? slotAnswerSignal : overlapSlotAnswerSignal;
       const delivered = await Promise.allSettled(
         batch.map((answer) =>
