@@ -1,5 +1,4 @@
 import type { Registry } from 'prom-client';
-import type { Queryable } from './metrics';
 
 /**
  * Run outcome metrics, computed at scrape time from the `activity_runs` rows
@@ -97,6 +96,11 @@ export function foldRunOutcomes(
 }
 
 type MetricValue = { value: number; labels: Record<string, string | number>; metricName?: string };
+
+/** The part of a pg pool the gauges need. */
+export interface Queryable {
+  query(text: string): Promise<{ rows: unknown[] }>;
+}
 
 /**
  * Registers `activity_core_runs_finished_total{activity,status}` and
