@@ -11,7 +11,12 @@ import {
   type FireView,
   type RunView,
 } from './schedule-helpers';
-import { manualRunWorkflowId, temporalScheduleId } from '@activity-core/contracts/ids';
+import {
+  cronRunWorkflowId,
+  manualRunWorkflowId,
+  parseScheduledFor,
+  temporalScheduleId,
+} from '@activity-core/contracts/ids';
 
 let stack: TestStack;
 
@@ -61,7 +66,7 @@ describe('backfill', () => {
     expect(body.fires.map((fire: { scheduled_for: string }) => fire.scheduled_for)).toEqual(expected);
     const existingTimes = new Set(existing.map((run) => run.scheduled_for));
     for (const fire of body.fires) {
-      expect(fire.workflow_id).toBe(`activity-${activity.id}:${fire.scheduled_for}`);
+      expect(fire.workflow_id).toBe(cronRunWorkflowId(activity.id, parseScheduledFor(fire.scheduled_for)));
       expect(fire.status).toBe(existingTimes.has(fire.scheduled_for) ? 'duplicate' : 'started');
     }
     expect(body.duplicate).toBe(existing.filter((run) => run.scheduled_for! <= utc(end)).length);

@@ -12,7 +12,7 @@ import {
   utc,
   waitForRun,
 } from './schedule-helpers';
-import { temporalScheduleId } from '@activity-core/contracts/ids';
+import { cronRunWorkflowId, parseScheduledFor, temporalScheduleId } from '@activity-core/contracts/ids';
 
 let stack: TestStack;
 
@@ -145,7 +145,7 @@ describe('run ids of cron fires', () => {
     await disable(stack, activity.id);
 
     expect(run.scheduled_for).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d[02468]\+00:00$/);
-    expect(run.workflow_id).toBe(`activity-${activity.id}:${run.scheduled_for}`);
+    expect(run.workflow_id).toBe(cronRunWorkflowId(activity.id, parseScheduledFor(run.scheduled_for)));
     expect(run.trigger_type).toBe('cron');
     expect(run.window_end).toBe(isoOf(run.scheduled_for!));
     expect(run.window_start).toBe(new Date(new Date(run.scheduled_for!).getTime() - 2000).toISOString());
@@ -178,7 +178,7 @@ describe('run ids of cron fires', () => {
 
     const run = await waitForRun(stack, activity.id, () => true);
     await disable(stack, activity.id);
-    expect(run.workflow_id).toBe(`activity-${activity.id}:${utc(target)}`);
+    expect(run.workflow_id).toBe(cronRunWorkflowId(activity.id, target));
     expect(run.scheduled_for).toBe(utc(target));
     expect(local.slice(11, 19)).not.toBe(utc(target).slice(11, 19)); // Paris is never at UTC+0
     // The window reaches back to the previous Paris fire of the same wall-clock time (a day earlier).

@@ -13,12 +13,11 @@ import {
   temporalView,
   toFireRecord,
 } from './schedule-views';
-import { temporalScheduleId } from '@activity-core/contracts/ids';
+import { cronRunWorkflowId, temporalScheduleId } from '@activity-core/contracts/ids';
 
 const ACTIVITY = '550e8400-e29b-41d4-a716-446655440000';
 const at = (seconds: number): Date => new Date(Date.UTC(2026, 2, 1, 9, 0, seconds));
-const runOf = (seconds: number): string =>
-  `activity-${ACTIVITY}:2026-03-01T09:00:${String(seconds).padStart(2, '0')}+00:00`;
+const runOf = (seconds: number): string => cronRunWorkflowId(ACTIVITY, at(seconds));
 
 const trigger = (extra: Partial<CronTrigger> = {}): CronTrigger => ({
   type: 'cron',
