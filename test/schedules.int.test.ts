@@ -145,7 +145,7 @@ describe('run ids of cron fires', () => {
     await disable(stack, activity.id);
 
     expect(run.scheduled_for).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d[02468]\+00:00$/);
-    expect(run.workflow_id).toBe(cronRunWorkflowId(activity.id, parseScheduledFor(run.scheduled_for)));
+    expect(run.workflow_id).toBe(cronRunWorkflowId(activity.id, parseScheduledFor(run.scheduled_for ?? '')));
     expect(run.trigger_type).toBe('cron');
     expect(run.window_end).toBe(isoOf(run.scheduled_for!));
     expect(run.window_start).toBe(new Date(new Date(run.scheduled_for!).getTime() - 2000).toISOString());
