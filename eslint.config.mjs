@@ -67,9 +67,9 @@ export default tseslint.config(
           ],
           patterns: [
             {
-              group: ['../activities', '../activities/*'],
+              group: ['../effects', '../effects/*'],
               allowTypeImports: true,
-              message: 'Workflows import activity types only.',
+              message: 'Workflows import effect (Temporal activity) types only.',
             },
           ],
         },

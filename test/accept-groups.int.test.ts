@@ -1,6 +1,7 @@
 import { createEventsRepository, type NewRoute } from '@activity-core/db';
 import { describe, expect, test } from 'vitest';
 import { databasePerTest } from './harness';
+import { eventRunWorkflowId } from '@activity-core/contracts/ids';
 
 /**
  * Accepts asked for in the same turn of the event loop share one statement
@@ -72,7 +73,7 @@ const route = (id: string): NewRoute => ({
   activityId: '00000000-0000-4000-8000-000000000001',
   activityVersion: 1,
   activityName: 'grouped',
-  workflowId: `activity-00000000-0000-4000-8000-000000000001:${id}`,
+  workflowId: eventRunWorkflowId('00000000-0000-4000-8000-000000000001', id),
   runId: '00000000-0000-5000-8000-' + Buffer.from(id).toString('hex').slice(-12).padStart(12, '0'),
 });
 
@@ -114,7 +115,7 @@ describe('accepts grouped into one statement', () => {
       activityId: '00000000-0000-4000-8000-000000000002',
       activityVersion: 1,
       activityName: 'filtered-out',
-      workflowId: 'activity-00000000-0000-4000-8000-000000000002:settled',
+      workflowId: eventRunWorkflowId('00000000-0000-4000-8000-000000000002', 'settled'),
       runId: '00000000-0000-5000-8000-000000000002',
       outcome: 'filtered',
       detail: 'the filter was false',

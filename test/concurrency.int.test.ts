@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { concurrencyCoordinatorWorkflowId, runIdFor } from '@activity-core/contracts';
+import {
+  concurrencyCoordinatorWorkflowId,
+  eventRunWorkflowId,
+  runIdFor,
+  taskWorkflowId,
+} from '@activity-core/contracts';
 import { recordGoldenHistory } from './golden-histories';
 import { startHttpTarget, type RecordedRequest } from './http-target';
 import { startStack, waitFor, type TestStack } from './harness';
@@ -78,7 +83,7 @@ async function post(stack: TestStack, name: string, eventId: string, customer = 
 
 async function statusOf(stack: TestStack, activityId: string, eventId: string): Promise<string | undefined> {
   const rows = await stack.sql.query('SELECT status FROM activity_runs WHERE workflow_id = $1', [
-    `activity-${activityId}:${eventId}`,
+    eventRunWorkflowId(activityId, eventId),
   ]);
   return rows.rows[0]?.status as string | undefined;
 }
@@ -89,7 +94,7 @@ const untilStatus = (stack: TestStack, activityId: string, eventId: string, stat
   );
 
 const resultOf = (stack: TestStack, activityId: string, eventId: string) =>
-  stack.client.workflow.getHandle(`activity-${activityId}:${eventId}`).result();
+  stack.client.workflow.getHandle(eventRunWorkflowId(activityId, eventId)).result();
 
 describe('concurrency limits on one worker', () => {
   let stack: TestStack;
@@ -125,7 +130,7 @@ describe('concurrency limits on one worker', () => {
       for (const eventId of ['fifo-1', 'fifo-2', 'fifo-3'])
         expect(await statusOf(stack, id, eventId)).toBe('succeeded');
       // Golden histories of the queued shape (see recordGoldenHistory): a run that waited, and its coordinator.
-      const waited = stack.client.workflow.getHandle(`activity-${id}:fifo-2`);
+      const waited = stack.client.workflow.getHandle(eventRunWorkflowId(id, 'fifo-2'));
       await recordGoldenHistory('run-activity-workflow-queued', await waited.fetchHistory(), waited.workflowId);
       const coordinator = stack.client.workflow.getHandle(concurrencyCoordinatorWorkflowId(id, ''));
       await recordGoldenHistory('concurrency-coordinator', await coordinator.fetchHistory(), coordinator.workflowId);
@@ -174,7 +179,7 @@ describe('concurrency limits on one worker', () => {
       expect(await resultOf(stack, id, 'skip-2')).toMatchObject({ status: 'skipped', tasks: [] });
       const run = await stack.api.server.inject({
         method: 'GET',
-        url: `/v1/runs/${runIdFor(`activity-${id}:skip-2`)}`,
+        url: `/v1/runs/${runIdFor(eventRunWorkflowId(id, 'skip-2'))}`,
       });
       expect(run.statusCode).toBe(200);
       expect(run.json()).toMatchObject({
@@ -203,7 +208,7 @@ describe('concurrency limits on one worker', () => {
       );
       await post(stack, 'conc-terminate', 'term-2');
       await untilStatus(stack, id, 'term-2', 'waiting_for_slot');
-      await stack.client.workflow.getHandle(`activity-${id}:term-1`).terminate('operator stopped it');
+      await stack.client.workflow.getHandle(eventRunWorkflowId(id, 'term-1')).terminate('operator stopped it');
       // The holder never releases; the coordinator's watchdog (every 10 s) finds it closed.
       await waitFor(
         'the second run to start',
@@ -211,11 +216,13 @@ describe('concurrency limits on one worker', () => {
         45_000,
       );
       expect(await statusOf(stack, id, 'term-2')).toBe('running');
-      await stack.client.workflow.getHandle(`activity-${id}:term-2`).terminate('test over');
+      await stack.client.workflow.getHandle(eventRunWorkflowId(id, 'term-2')).terminate('test over');
       // Leave nothing in flight: the terminated runs' task workflows are cancelled and record it.
       gated.open();
       for (const eventId of ['term-1', 'term-2']) {
-        const task = stack.client.workflow.getHandle(`task-${runIdFor(`activity-${id}:${eventId}`)}:http:0`);
+        const task = stack.client.workflow.getHandle(
+          taskWorkflowId(runIdFor(eventRunWorkflowId(id, eventId)), 'http', 0),
+        );
         await waitFor(`the task of ${eventId} to close`, async () =>
           (await task.describe()).status.name === 'RUNNING' ? undefined : true,
         );
@@ -244,7 +251,7 @@ describe('concurrency limits on one worker', () => {
       await expect(resultOf(stack, id, 'key-error-1')).rejects.toThrow();
       const run = await stack.api.server.inject({
         method: 'GET',
-        url: `/v1/runs/${runIdFor(`activity-${id}:key-error-1`)}`,
+        url: `/v1/runs/${runIdFor(eventRunWorkflowId(id, 'key-error-1'))}`,
       });
       expect(run.json()).toMatchObject({
         status: 'failed',
@@ -345,7 +352,7 @@ describe('a concurrency queue with a byte bound', () => {
       expect(await resultOf(stack, id, 'bound-4')).toMatchObject({ status: 'skipped', tasks: [] });
       const run = await stack.api.server.inject({
         method: 'GET',
-        url: `/v1/runs/${runIdFor(`activity-${id}:bound-4`)}`,
+        url: `/v1/runs/${runIdFor(eventRunWorkflowId(id, 'bound-4'))}`,
       });
       expect(run.json()).toMatchObject({
         status: 'skipped',

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, runIdFor, taskWorkflowId } from '@activity-core/contracts';
 import { startHttpTarget } from './http-target';
 import { startStack, waitFor, type TestStack } from './harness';
 
@@ -49,7 +49,7 @@ describe('the core path', () => {
       payload: envelope('evt_core_1'),
     });
     expect(posted.statusCode).toBe(202);
-    const workflowId = `activity-${activity.id}:evt_core_1`;
+    const workflowId = eventRunWorkflowId(activity.id, 'evt_core_1');
     const runId = runIdFor(workflowId);
     expect(posted.json()).toEqual({
       event_id: 'evt_core_1',
@@ -91,8 +91,8 @@ describe('the core path', () => {
         t.status,
       ]),
     ).toEqual([
-      [`task-${runId}:http:0`, 'http', 'succeeded'],
-      [`task-${runId}:noop:1`, 'noop', 'succeeded'],
+      [taskWorkflowId(runId, 'http', 0), 'http', 'succeeded'],
+      [taskWorkflowId(runId, 'noop', 1), 'noop', 'succeeded'],
     ]);
     expect(body.tasks[0].attempt_count).toBe(1);
     expect(body.tasks[0].result).toEqual({ status: 200, body: { ok: true } });
@@ -101,7 +101,7 @@ describe('the core path', () => {
     expect(target.requests).toHaveLength(1);
     expect(target.requests[0]?.url).toBe('/orders/o-42');
     expect(JSON.parse(target.requests[0]?.body ?? '{}')).toEqual({ amount: 150 });
-    expect(target.requests[0]?.headers['idempotency-key']).toBe(`task-${runId}:http:0`);
+    expect(target.requests[0]?.headers['idempotency-key']).toBe(taskWorkflowId(runId, 'http', 0));
 
     const listed = await stack.api.server.inject({ method: 'GET', url: `/v1/runs?activity_id=${activity.id}` });
     expect(listed.json().items.map((r: { run_id: string }) => r.run_id)).toEqual([runId]);
@@ -114,7 +114,7 @@ describe('the core path', () => {
       tasks: [{ type: 'noop' }],
     });
     await stack.api.server.inject({ method: 'POST', url: '/v1/events', payload: envelope('evt_sa_1', 'sa.created') });
-    const workflowId = `activity-${activity.id}:evt_sa_1`;
+    const workflowId = eventRunWorkflowId(activity.id, 'evt_sa_1');
     const handle = stack.client.workflow.getHandle(workflowId);
     await handle.result();
     const description = await handle.describe();

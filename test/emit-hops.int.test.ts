@@ -1,4 +1,4 @@
-import { runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, runIdFor } from '@activity-core/contracts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startStack, type TestStack } from './harness';
 
@@ -61,11 +61,11 @@ describe('emit_event chains', () => {
     expect(posted.statusCode, posted.body).toBe(202);
 
     // Hop 0 (posted) → run 1 emits hop 1 → run 2 emits hop 2 → run 3's emit (hop 3) is refused.
-    const run1 = runIdFor(`activity-${activityId}:hops-origin`);
+    const run1 = runIdFor(eventRunWorkflowId(activityId, 'hops-origin'));
     const hop1 = `emit-${run1}:1`;
-    const run2 = runIdFor(`activity-${activityId}:${hop1}`);
+    const run2 = runIdFor(eventRunWorkflowId(activityId, hop1));
     const hop2 = `emit-${run2}:1`;
-    const run3 = runIdFor(`activity-${activityId}:${hop2}`);
+    const run3 = runIdFor(eventRunWorkflowId(activityId, hop2));
     await expect
       .poll(async () => (await stack.api.server.inject({ method: 'GET', url: `/v1/runs/${run3}` })).json().status, {
         timeout: 60_000,
@@ -114,7 +114,7 @@ describe('emit_event chains', () => {
       occurred_at: '2026-03-01T09:00:00Z',
       data: {},
     };
-    const workflowId = `activity-${activityId}:hops-pending`;
+    const workflowId = eventRunWorkflowId(activityId, 'hops-pending');
     await stack.sql.query(
       `INSERT INTO events (event_id, source, event_type, occurred_at, payload, fingerprint, id_origin, credential, hops, routing_state, next_attempt_at)
        VALUES ($1, 'tests', 'hops-dispatch.tick', '2026-03-01T09:00:00Z', $2, 'sha256:test', 'body', 'emit:test', 1, 'pending', now())`,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startStack, type TestStack } from './harness';
+import { eventRunWorkflowId } from '@activity-core/contracts/ids';
 
 let stack: TestStack;
 
@@ -100,9 +101,9 @@ describe('event trigger filters', () => {
     });
 
     // Only the matching activity has a run.
-    expect(await executionExists(`activity-${matching}:evt_filters_1`)).toBe(true);
-    expect(await executionExists(`activity-${notMatching}:evt_filters_1`)).toBe(false);
-    expect(await executionExists(`activity-${failing}:evt_filters_1`)).toBe(false);
+    expect(await executionExists(eventRunWorkflowId(matching, 'evt_filters_1'))).toBe(true);
+    expect(await executionExists(eventRunWorkflowId(notMatching, 'evt_filters_1'))).toBe(false);
+    expect(await executionExists(eventRunWorkflowId(failing, 'evt_filters_1'))).toBe(false);
 
     // A redelivery answers with the first decision.
     const again = (await post(order('evt_filters_1', { amount: 250 }))).json();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, runIdFor } from '@activity-core/contracts';
 import { startStack, waitFor, type TestStack } from './harness';
 
 let stack: TestStack;
@@ -51,7 +51,7 @@ describe('exactly one run per trigger', () => {
     expect(runStatuses.filter((s: string) => s === 'started')).toHaveLength(1);
     expect(runStatuses.filter((s: string) => s === 'duplicate')).toHaveLength(19);
 
-    const workflowId = `activity-${activity.id}:evt_burst`;
+    const workflowId = eventRunWorkflowId(activity.id, 'evt_burst');
     await stack.client.workflow.getHandle(workflowId).result();
     await waitFor('the execution to be visible', async () =>
       (await countExecutions(workflowId)) >= 1 ? true : undefined,
@@ -88,7 +88,7 @@ describe('exactly one run per trigger', () => {
       payload: { ...event('evt_later'), event_type: 'dup.later' },
     });
     expect(first.json().runs[0].status).toBe('started');
-    const workflowId = `activity-${activity.id}:evt_later`;
+    const workflowId = eventRunWorkflowId(activity.id, 'evt_later');
     const handle = stack.client.workflow.getHandle(workflowId);
     await handle.result();
     const execution = (await handle.describe()).runId;
@@ -139,7 +139,7 @@ describe('exactly one run per trigger', () => {
       triggers: [{ type: 'event', event_type: 'dup.recorded' }],
       tasks: [{ type: 'noop' }],
     });
-    const workflowId = `activity-${activity.id}:evt_recorded`;
+    const workflowId = eventRunWorkflowId(activity.id, 'evt_recorded');
     // As if Temporal's retention had dropped a run that ran long ago: the row is all that is left.
     await stack.sql.query(
       `INSERT INTO activity_runs (run_id, workflow_id, activity_id, activity_version, trigger_type, event_id, status)
@@ -223,7 +223,7 @@ describe('exactly one run per trigger', () => {
     expect(first.json()).toMatchObject({
       event_id: 'key-123',
       event_id_assigned: false,
-      runs: [{ workflow_id: `activity-${activity.id}:key-123`, status: 'started' }],
+      runs: [{ workflow_id: eventRunWorkflowId(activity.id, 'key-123'), status: 'started' }],
     });
     const again = await stack.api.server.inject({
       method: 'POST',
@@ -266,7 +266,7 @@ describe('exactly one run per trigger', () => {
     });
     expect(response.statusCode).toBe(202);
     expect(response.json().runs).toEqual([
-      expect.objectContaining({ workflow_id: `activity-${activity.id}:ce-1`, status: 'started' }),
+      expect.objectContaining({ workflow_id: eventRunWorkflowId(activity.id, 'ce-1'), status: 'started' }),
     ]);
   });
 

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, runIdFor } from '@activity-core/contracts';
 import { freePort } from '@activity-core/dev-services';
 import { createWorkerApp } from '../apps/worker/src/worker-app';
 import { startHttpTarget } from './http-target';
@@ -90,7 +90,7 @@ describe('an orderly stop', () => {
       });
       void next.run();
       try {
-        const runId = runIdFor(`activity-${activityId}:evt_drain_1`);
+        const runId = runIdFor(eventRunWorkflowId(activityId, 'evt_drain_1'));
         const run = await waitFor(
           'the run to succeed on the next worker',
           async () => {

@@ -6,7 +6,7 @@ import { describe, expect, test } from 'vitest';
 import {
   HTTP_WAIT_FOR_CANCELLED_ATTEMPT_PATCH,
   LOCAL_BOOKKEEPING_PATCH,
-} from '../packages/temporal/src/workflows/activity-options';
+} from '../packages/temporal/src/workflows/effect-options';
 import { workflowBundle } from './harness';
 
 const dir = join(process.cwd(), 'test', 'histories');

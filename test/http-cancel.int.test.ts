@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, httpTaskAttemptId, runIdFor, taskWorkflowId } from '@activity-core/contracts';
 import { recordGoldenHistory } from './golden-histories';
 import { startStack, waitFor, type TestStack } from './harness';
 import { disable, everySeconds, registerActivity } from './schedule-helpers';
@@ -93,7 +93,7 @@ describe('cancelling a run whose http request is in flight', () => {
           data: {},
         },
       });
-      const workflowId = `activity-${activity.id}:evt_http_cancel`;
+      const workflowId = eventRunWorkflowId(activity.id, 'evt_http_cancel');
       const runId = runIdFor(workflowId);
       await waitFor('the request to be held by the target', async () =>
         target.of(runId).length > 0 ? true : undefined,
@@ -131,12 +131,14 @@ describe('cancelling a run whose http request is in flight', () => {
       );
       const requests = target.of(runId);
       expect(requests).toHaveLength(1);
-      expect(requests[0]!.headers['idempotency-key']).toBe(`task-${runId}:http:0`);
-      expect(requests[0]!.headers['x-activity-attempt-id']).toBe(`task-${runId}:http:0#1`);
+      expect(requests[0]!.headers['idempotency-key']).toBe(taskWorkflowId(runId, 'http', 0));
+      expect(requests[0]!.headers['x-activity-attempt-id']).toBe(
+        httpTaskAttemptId(taskWorkflowId(runId, 'http', 0), 1),
+      );
       expect(target.open()).toBe(0);
 
       // A golden history of the task whose http attempt was cancelled and waited for (see recordGoldenHistory).
-      const task = stack.client.workflow.getHandle(`task-${runId}:http:0`);
+      const task = stack.client.workflow.getHandle(taskWorkflowId(runId, 'http', 0));
       await recordGoldenHistory('task-workflow-http-cancelled', await task.fetchHistory(), task.workflowId);
     } finally {
       await target.close();

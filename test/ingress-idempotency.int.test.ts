@@ -2,6 +2,7 @@ import { createDatabase, createEventsRepository, type Database } from '@activity
 import { createEventRetention } from '@activity-core/router';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { silentLogger, startStack, type TestStack } from './harness';
+import { eventRunWorkflowId } from '@activity-core/contracts/ids';
 
 let stack: TestStack;
 let database: Database;
@@ -108,7 +109,7 @@ describe('how long event ids are remembered', () => {
       `UPDATE events SET routing_state = 'pending', routed_at = NULL WHERE event_id = 'old-pending'`,
     );
 
-    expect(await retention().sweep()).toBe(1);
+    expect(await retention().purge()).toBe(1);
 
     const left = await stack.sql.query(
       `SELECT event_id FROM events WHERE event_type = 'retention.test' ORDER BY event_id`,
@@ -124,7 +125,7 @@ describe('how long event ids are remembered', () => {
     const again = (await post(event('old-routed'))).json();
     expect(again.status).toBe('accepted');
     expect(again.runs).toEqual([
-      expect.objectContaining({ workflow_id: `activity-${activity.id}:old-routed`, status: 'duplicate' }),
+      expect.objectContaining({ workflow_id: eventRunWorkflowId(activity.id, 'old-routed'), status: 'duplicate' }),
     ]);
   });
 
@@ -132,7 +133,7 @@ describe('how long event ids are remembered', () => {
     const ids = Array.from({ length: 60 }, (_, i) => `bulk-${i}`);
     for (const id of ids) expect((await post(event(id, 'retention.bulk'))).statusCode).toBe(202);
     await age(ids, 40);
-    const removed = await Promise.all([retention(7).sweep(), retention(7).sweep(), retention(7).sweep()]);
+    const removed = await Promise.all([retention(7).purge(), retention(7).purge(), retention(7).purge()]);
     expect(removed.reduce((a, b) => a + b, 0)).toBe(60);
     const left = await stack.sql.query(`SELECT count(*)::int AS n FROM events WHERE event_type = 'retention.bulk'`);
     expect(left.rows[0].n).toBe(0);

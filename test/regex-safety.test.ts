@@ -42,7 +42,7 @@ import { scopePatternMatches } from '../apps/api/src/services/event-service';
 import { formatPath } from '../apps/api/src/plugins/problem';
 import { parseRfc3339 } from '../packages/filters/src/envelope-variables';
 import { estimateRegexSize } from '../packages/filters/src/safe-regex';
-import { renderString, renderUrl } from '../packages/temporal/src/activities/templating';
+import { renderString, renderUrl } from '../packages/temporal/src/effects/templating';
 import { decodeHex } from '../packages/webhooks/src/digest';
 import { parseUnixSeconds, tryParseUnixSeconds } from '../packages/webhooks/src/timestamp';
 

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { rerunWorkflowId, runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, rerunWorkflowId, runIdFor, taskWorkflowId } from '@activity-core/contracts';
 import { createApiApp, type ApiApp } from '../apps/api/src/app';
 import { createWorkerApp, type WorkerApp } from '../apps/worker/src/worker-app';
 import { Client, Connection } from '@temporalio/client';
@@ -80,7 +80,7 @@ describe('re-running runs', () => {
 
   async function failedRun(activityId: string, eventType: string, eventId: string): Promise<string> {
     expect((await api('POST', '/v1/events', event(eventId, eventType))).status).toBe(202);
-    const runId = runIdFor(`activity-${activityId}:${eventId}`);
+    const runId = runIdFor(eventRunWorkflowId(activityId, eventId));
     await waitFor(`run ${eventId} failed`, async () =>
       (await api('GET', `/v1/runs/${runId}`)).json.status === 'failed' ? true : undefined,
     );
@@ -195,7 +195,7 @@ describe('re-running runs', () => {
       target.requests.filter((request) => request.url.startsWith('/flaky/resume/')).map((request) => request.url),
     ).toEqual(['/flaky/resume/tok-1', '/flaky/resume/tok-1']);
     expect(done.tasks.map((task: { task_index: number }) => task.task_index)).toEqual([1]);
-    expect(await countExecutions(stack.client, `task-${rerun.json.run_id}:http:0`)).toBe(0);
+    expect(await countExecutions(stack.client, taskWorkflowId(rerun.json.run_id, 'http', 0))).toBe(0);
     // A golden history of the resumed shape (see recordGoldenHistory), replayed by test/history-replay.int.test.ts.
     const handle = stack.client.workflow.getHandle(rerun.json.workflow_id);
     await recordGoldenHistory('run-activity-workflow-resumed-rerun', await handle.fetchHistory(), handle.workflowId);
@@ -204,7 +204,7 @@ describe('re-running runs', () => {
   test('a run that is still running cannot be re-run (409), and unknown runs are 404', async () => {
     const activityId = await activity('rerun-busy', 'rerun.busy', [{ type: 'delay', config: { duration: '10m' } }]);
     expect((await api('POST', '/v1/events', event('evt_rerun_busy', 'rerun.busy'))).status).toBe(202);
-    const runId = runIdFor(`activity-${activityId}:evt_rerun_busy`);
+    const runId = runIdFor(eventRunWorkflowId(activityId, 'evt_rerun_busy'));
     await waitFor('busy run recorded', async () =>
       (await api('GET', `/v1/runs/${runId}`)).status === 200 ? true : undefined,
     );
@@ -374,7 +374,7 @@ describe('a bulk re-run when the API that carries it out is killed', () => {
     const originals: string[] = [];
     for (let n = 0; n < 6; n++) {
       await inject('POST', '/v1/events', event(`evt_crash_${n}`, 'bulk.crash'));
-      originals.push(runIdFor(`activity-${activityId}:evt_crash_${n}`));
+      originals.push(runIdFor(eventRunWorkflowId(activityId, `evt_crash_${n}`)));
     }
     await waitFor('six failed runs', async () => {
       const { rows } = await sql.query(

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, runIdFor, taskWorkflowId } from '@activity-core/contracts';
 import { startHttpTarget } from './http-target';
 import { startStack, type TestStack } from './harness';
 
@@ -45,7 +45,7 @@ describe('a run reset from the Temporal UI', () => {
         data: {},
       },
     });
-    const workflowId = `activity-${activityId}:evt_reset`;
+    const workflowId = eventRunWorkflowId(activityId, 'evt_reset');
     const runId = runIdFor(workflowId);
     const handle = stack.client.workflow.getHandle(workflowId);
     await handle.result();
@@ -76,7 +76,8 @@ describe('a run reset from the Temporal UI', () => {
 
     // Same run id, same rows; the tasks' external work was not redone.
     expect(target.requests.map((r) => r.url)).toEqual(['/once']);
-    for (const child of [`task-${runId}:http:0`, `task-${runId}:noop:1`]) expect(await countExecutions(child)).toBe(1);
+    for (const child of [taskWorkflowId(runId, 'http', 0), taskWorkflowId(runId, 'noop', 1)])
+      expect(await countExecutions(child)).toBe(1);
     const runs = await stack.sql.query('SELECT run_id, status FROM activity_runs WHERE workflow_id = $1', [workflowId]);
     expect(runs.rows).toEqual([{ run_id: runId, status: 'succeeded' }]);
     const tasks = await stack.sql.query(

@@ -1,4 +1,10 @@
-import { runIdFor } from '@activity-core/contracts';
+import {
+  eventRunWorkflowId,
+  manualRunWorkflowId,
+  runIdFor,
+  runOutcomeEventId,
+  taskWorkflowId,
+} from '@activity-core/contracts';
 import {
   createDatabase,
   createDefinitionsRepository,
@@ -8,11 +14,11 @@ import {
   type Database,
 } from '@activity-core/db';
 import { createEventIngest } from '@activity-core/router';
-import { createRunReconciler, createRunStarter } from '@activity-core/temporal/client';
+import { createRunOutcomeRecovery, createRunStarter } from '@activity-core/temporal/client';
 import { createRunOutcomeAnnouncer } from '@activity-core/temporal/worker';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiApp } from '../apps/api/src/app';
-import { createRunRecordActivities } from '../packages/temporal/src/activities/run-records';
+import { createRunRecordEffects } from '../packages/temporal/src/effects/run-records';
 import { startHttpTarget } from './http-target';
 import { silentLogger, startStack, waitFor, type TestStack } from './harness';
 
@@ -103,7 +109,7 @@ async function storedEvent(eventId: string) {
   return shown.statusCode === 200 ? shown.json() : undefined;
 }
 
-/** The worker's own wiring, on the same database and Temporal: the announcer behind setRunStatus and the run reconciler. */
+/** The worker's own wiring, on the same database and Temporal: the announcer behind setRunStatus and the run outcome recovery. */
 function workerWiring() {
   const database: Database = createDatabase({ url: stack.config.databaseUrl, max: 2 });
   const runs = createRunsRepository(database.db);
@@ -131,7 +137,7 @@ describe('run failure hooks', () => {
     });
     const alerterId = await register(alerter('hooks-alert', ['hooks-failing'], '/alert'));
     await post('hooks-1', 'hooks.go');
-    const workflowId = `activity-${failingId}:hooks-1`;
+    const workflowId = eventRunWorkflowId(failingId, 'hooks-1');
     const runId = runIdFor(workflowId);
     await closed(workflowId);
 
@@ -160,7 +166,7 @@ describe('run failure hooks', () => {
       failed_task: {
         index: 1,
         type: 'http',
-        workflow_id: `task-${runId}:http:1`,
+        workflow_id: taskWorkflowId(runId, 'http', 1),
         error: { message: expect.any(String), type: 'http_status_500' },
       },
       started_at: new Date(run.started_at).toISOString(),
@@ -172,7 +178,7 @@ describe('run failure hooks', () => {
       expect.objectContaining({ activity_id: alerterId, outcome: expect.stringMatching(/^(started|pending)$/) }),
     ]);
 
-    const alertWorkflow = `activity-${alerterId}:${eventId}`;
+    const alertWorkflow = eventRunWorkflowId(alerterId, eventId);
     await closed(alertWorkflow);
     expect((await inject({ method: 'GET', url: `/v1/runs/${runIdFor(alertWorkflow)}` })).json().status).toBe(
       'succeeded',
@@ -200,9 +206,9 @@ describe('run failure hooks', () => {
       alerter('hooks-broken-alert', ['hooks-doomed', 'hooks-broken-alert'], '/fail/alert'),
     );
     await post('hooks-doom-1', 'hooks.doom');
-    const doomedRun = runIdFor(`activity-${doomedId}:hooks-doom-1`);
-    await closed(`activity-${doomedId}:hooks-doom-1`);
-    const alertWorkflow = `activity-${brokenAlerterId}:run-failed:${doomedRun}`;
+    const doomedRun = runIdFor(eventRunWorkflowId(doomedId, 'hooks-doom-1'));
+    await closed(eventRunWorkflowId(doomedId, 'hooks-doom-1'));
+    const alertWorkflow = eventRunWorkflowId(brokenAlerterId, runOutcomeEventId(doomedRun, 'failed'));
     await expect
       .poll(
         async () =>
@@ -233,7 +239,7 @@ describe('run failure hooks', () => {
       tasks: [{ type: 'delay', config: { duration: '1h' } }],
     });
     await post('hooks-slow-1', 'hooks.slow');
-    const workflowId = `activity-${slowId}:hooks-slow-1`;
+    const workflowId = eventRunWorkflowId(slowId, 'hooks-slow-1');
     const runId = runIdFor(workflowId);
     await expect
       .poll(
@@ -272,12 +278,16 @@ describe('run failure hooks', () => {
     const alerterId = await register(alerter('hooks-crash-alert', ['hooks-crashed'], '/alert-crash'));
     const { database, runs, announcer } = workerWiring();
     try {
-      const records = createRunRecordActivities({ runs, announcer });
+      const records = createRunRecordEffects({ runs, announcer });
 
-      const workflowId = `manual-${failingId}:crash-1`;
+      const workflowId = manualRunWorkflowId(failingId, 'crash-1');
       const runId = runIdFor(workflowId);
       await records.logRun({ runId, workflowId, activityId: failingId, activityVersion: 1, triggerType: 'manual' });
-      const error = { message: 'task 0 (noop) failed: boom', task_index: 0, task_workflow_id: `task-${runId}:noop:0` };
+      const error = {
+        message: 'task 0 (noop) failed: boom',
+        task_index: 0,
+        task_workflow_id: taskWorkflowId(runId, 'noop', 0),
+      };
       // The first attempt: the status is written, then the worker is SIGKILLed before it announces.
       await runs.setRunStatus(runId, 'failed', error);
       expect(await storedEvent(`run-failed:${runId}`)).toBeUndefined();
@@ -291,7 +301,7 @@ describe('run failure hooks', () => {
         [runId],
       );
       expect(rows.rows).toEqual([{ event_id: `run-failed:${runId}`, credential: `system:${runId}`, hops: 1 }]);
-      const alertWorkflow = `activity-${alerterId}:run-failed:${runId}`;
+      const alertWorkflow = eventRunWorkflowId(alerterId, runOutcomeEventId(runId, 'failed'));
       await closed(alertWorkflow);
       const alertRuns = await stack.sql.query('SELECT status FROM activity_runs WHERE activity_id = $1', [alerterId]);
       expect(alertRuns.rows).toEqual([{ status: 'succeeded' }]);
@@ -301,14 +311,14 @@ describe('run failure hooks', () => {
     }
   });
 
-  test('a run terminated in Temporal is announced as cancelled by the run reconciler that records its end', async () => {
+  test('a run terminated in Temporal is announced as cancelled by the run outcome recovery that records its end', async () => {
     const slowId = await register({
       name: 'hooks-terminated',
       triggers: [{ type: 'event', event_type: 'hooks.terminate' }],
       tasks: [{ type: 'delay', config: { duration: '1h' } }],
     });
     await post('hooks-terminate-1', 'hooks.terminate');
-    const workflowId = `activity-${slowId}:hooks-terminate-1`;
+    const workflowId = eventRunWorkflowId(slowId, 'hooks-terminate-1');
     const runId = runIdFor(workflowId);
     await expect
       .poll(
@@ -317,11 +327,11 @@ describe('run failure hooks', () => {
         { timeout: 30_000, interval: 250 },
       )
       .toBe('running');
-    // Terminate skips the workflow's own bookkeeping: the row stays `running` until the reconciler reads the outcome.
+    // Terminate skips the workflow's own bookkeeping: the row stays `running` until the run outcome recovery reads the outcome.
     await stack.client.workflow.getHandle(workflowId).terminate('test: terminated by an operator');
     const { database, runs, announcer } = workerWiring();
     try {
-      const reconciler = createRunReconciler({
+      const recovery = createRunOutcomeRecovery({
         client: stack.client,
         runs,
         logger: silentLogger,
@@ -329,7 +339,7 @@ describe('run failure hooks', () => {
         minAgeMs: 0,
         recheckAfterMs: 60_000,
       });
-      const settled = await reconciler.reconcileOnce();
+      const settled = await recovery.recoverOnce();
       expect(settled).toEqual(expect.arrayContaining([expect.objectContaining({ runId, status: 'cancelled' })]));
     } finally {
       await database.close();
@@ -436,8 +446,8 @@ describe('run outcome metrics', () => {
     });
     for (const id of ['meter-1', 'meter-2', 'meter-3']) await post(id, 'hooks.meter');
     for (const id of ['meter-1', 'meter-2', 'meter-3']) {
-      await closed(`activity-${meteredId}:${id}`);
-      await closed(`activity-${brokenId}:${id}`);
+      await closed(eventRunWorkflowId(meteredId, id));
+      await closed(eventRunWorkflowId(brokenId, id));
     }
     const expected = await stack.sql.query(
       `SELECT activity_id::text AS activity, status, count(*)::int AS n, sum(extract(epoch FROM finished_at - started_at))::float8 AS total

@@ -11,6 +11,12 @@ import {
   type FireView,
   type RunView,
 } from './schedule-helpers';
+import {
+  cronRunWorkflowId,
+  manualRunWorkflowId,
+  parseScheduledFor,
+  temporalScheduleId,
+} from '@activity-core/contracts/ids';
 
 let stack: TestStack;
 
@@ -60,7 +66,7 @@ describe('backfill', () => {
     expect(body.fires.map((fire: { scheduled_for: string }) => fire.scheduled_for)).toEqual(expected);
     const existingTimes = new Set(existing.map((run) => run.scheduled_for));
     for (const fire of body.fires) {
-      expect(fire.workflow_id).toBe(`activity-${activity.id}:${fire.scheduled_for}`);
+      expect(fire.workflow_id).toBe(cronRunWorkflowId(activity.id, parseScheduledFor(fire.scheduled_for)));
       expect(fire.status).toBe(existingTimes.has(fire.scheduled_for) ? 'duplicate' : 'started');
     }
     expect(body.duplicate).toBe(existing.filter((run) => run.scheduled_for! <= utc(end)).length);
@@ -152,7 +158,7 @@ describe('the same nominal time delivered twice', () => {
       (fire) => fire.scheduled_for <= second.scheduled_for!,
     );
 
-    const scheduleId = `schedule-${activity.id}-0`;
+    const scheduleId = temporalScheduleId(activity.id, 0);
     // Count only ticks started by this backfill, for the two nominal times: the schedule keeps firing every 2 s.
     // (A strict bound one second on: the dev server's SQLite visibility compares datetimes as text, so `<=` misses equal ones.)
     const since = new Date();
@@ -205,7 +211,7 @@ describe('trigger now', () => {
     const first = await trigger({ 'idempotency-key': 'ops-ticket-42' });
     expect(first.statusCode, first.body).toBe(202);
     expect(first.json()).toMatchObject({
-      workflow_id: `manual-${activity.id}:ops-ticket-42`,
+      workflow_id: manualRunWorkflowId(activity.id, 'ops-ticket-42'),
       key: 'ops-ticket-42',
       key_generated: false,
       status: 'started',
@@ -225,7 +231,7 @@ describe('trigger now', () => {
 
     const generated = await trigger();
     expect(generated.json()).toMatchObject({ key_generated: true, status: 'started' });
-    expect(generated.json().workflow_id).toBe(`manual-${activity.id}:${generated.json().key}`);
+    expect(generated.json().workflow_id).toBe(manualRunWorkflowId(activity.id, generated.json().key));
 
     const runs = await waitFor('both manual runs recorded', async () => {
       const all = await listRuns(stack, activity.id);

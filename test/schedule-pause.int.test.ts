@@ -11,6 +11,7 @@ import {
   utc,
   waitForRun,
 } from './schedule-helpers';
+import { temporalScheduleId } from '@activity-core/contracts/ids';
 
 /**
  * Every 5 s with a 1 s grace; resume / enable happen 1.5 s after a nominal
@@ -50,7 +51,7 @@ describe.concurrent('pausing and disabling', () => {
         pause_note: 'vendor maintenance',
         next_fire_times: [],
       });
-      const handle = stack.client.schedule.getHandle(`schedule-${activity.id}-0`);
+      const handle = stack.client.schedule.getHandle(temporalScheduleId(activity.id, 0));
       const description = await handle.describe();
       expect(description.state.paused).toBe(true);
       expect(description.state.note).toContain('vendor maintenance');

@@ -9,6 +9,7 @@ import { createApiApp } from '../apps/api/src/app';
 import { createWorkerApp } from '../apps/worker/src/worker-app';
 import { silentLogger, startStack, testConfig, waitFor, workflowBundle, type TestStack } from './harness';
 import { registerActivity } from './schedule-helpers';
+import { temporalScheduleId } from '@activity-core/contracts/ids';
 
 let stack: TestStack;
 
@@ -35,7 +36,7 @@ async function reconcile(): Promise<{ created: string[]; updated: string[]; dele
 /** A schedule shaped like ours but with no activity behind it, created through `client` (ours by default). */
 async function createStraySchedule(taskQueue: string, client: Client = stack.client): Promise<string> {
   const activityId = randomUUID();
-  const scheduleId = `schedule-${activityId}-0`;
+  const scheduleId = temporalScheduleId(activityId, 0);
   await client.schedule.create({
     scheduleId,
     spec: { cronExpressions: ['0 4 * * *'] },
@@ -68,7 +69,7 @@ describe('reconciliation', () => {
     const changed = await registerActivity(stack, daily('reconcile-changed'));
     const deleted = await registerActivity(stack, daily('reconcile-deleted'));
     const untouched = await registerActivity(stack, daily('reconcile-untouched'));
-    const id = (activity: { id: string }) => `schedule-${activity.id}-0`;
+    const id = (activity: { id: string }) => temporalScheduleId(activity.id, 0);
 
     // Drift behind the API's back: a schedule lost, a definition edited and one deleted directly in Postgres, a stray schedule.
     await stack.client.schedule.getHandle(id(missing)).delete();
@@ -156,7 +157,7 @@ describe('reconciliation', () => {
       expect(result.deleted).not.toContain(theirs);
       await expect(describeSchedule(stray)).rejects.toBeInstanceOf(ScheduleNotFoundError);
       await otherDeployment.schedule.getHandle(theirs).describe();
-      await describeSchedule(`schedule-${kept.id}-0`);
+      await describeSchedule(temporalScheduleId(kept.id, 0));
       // The workers' sweep compares by the listing itself: it trusts our entries and still removes our orphans.
       const strayAgain = await createStraySchedule(stack.config.temporal.taskQueue);
       const { createDatabase, createDefinitionsRepository, createRunsRepository, createSchedulesRepository } =
@@ -189,7 +190,7 @@ describe('reconciliation', () => {
 
   test('a worker reconciles when it starts', async () => {
     const activity = await registerActivity(stack, daily('reconcile-at-start'));
-    const scheduleId = `schedule-${activity.id}-0`;
+    const scheduleId = temporalScheduleId(activity.id, 0);
     await stack.client.schedule.getHandle(scheduleId).delete();
     // A worker's sweep reads Temporal's schedule listing, which is eventually consistent (ADR 0042).
     await waitFor('the deleted schedule to leave the listing', async () => {
@@ -215,7 +216,7 @@ describe('reconciliation', () => {
 
   test('a pause recorded in Postgres survives reconciliation, and a schedule unpaused behind its back is paused again', async () => {
     const activity = await registerActivity(stack, daily('reconcile-paused'));
-    const scheduleId = `schedule-${activity.id}-0`;
+    const scheduleId = temporalScheduleId(activity.id, 0);
     const paused = await stack.api.server.inject({
       method: 'POST',
       url: `/v1/activities/${activity.id}/schedules/pause`,
@@ -265,7 +266,7 @@ describe('a reconcile holding an old definition', () => {
       await manager.sync(staleRow!);
       const state = await stack.sql.query('SELECT trigger FROM schedule_states WHERE activity_id = $1', [activity.id]);
       expect(state.rows[0].trigger.cron).toBe('30 3 * * *');
-      const schedule = await stack.client.schedule.getHandle(`schedule-${activity.id}-0`).describe();
+      const schedule = await stack.client.schedule.getHandle(temporalScheduleId(activity.id, 0)).describe();
       expect(JSON.stringify(schedule.spec)).toContain('30');
     } finally {
       await database.close();

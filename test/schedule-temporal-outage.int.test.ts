@@ -13,6 +13,7 @@ import {
   testPool,
 } from './harness';
 import { everySeconds, isoOf, listRuns, settledFires, sleep, utc } from './schedule-helpers';
+import { cronRunWorkflowId, parseScheduledFor } from '@activity-core/contracts/ids';
 
 /**
  * The Temporal server itself goes down (not just the workers) while a
@@ -118,7 +119,7 @@ describe('a schedule while the Temporal server is down', () => {
         ),
       40_000,
     );
-    const compressedId = `activity-${activityId}:${after.scheduled_for}`;
+    const compressedId = cronRunWorkflowId(activityId, parseScheduledFor(after.scheduled_for ?? ''));
     expect(after).toMatchObject({
       workflow_id: compressedId,
       window_start: lastBefore.toISOString(),

@@ -12,6 +12,7 @@ import {
   utc,
   waitForRun,
 } from './schedule-helpers';
+import { cronRunWorkflowId, parseScheduledFor, temporalScheduleId } from '@activity-core/contracts/ids';
 
 let stack: TestStack;
 
@@ -38,7 +39,7 @@ describe('registering a cron activity', () => {
       schedule_id: string;
       next_fire_times: Array<{ utc: string; local: string }>;
     }>;
-    expect(schedule?.schedule_id).toBe(`schedule-${activity.id}-0`);
+    expect(schedule?.schedule_id).toBe(temporalScheduleId(activity.id, 0));
     const times = schedule!.next_fire_times;
     expect(times).toHaveLength(5);
     for (const time of times) {
@@ -70,7 +71,7 @@ describe('registering a cron activity', () => {
   test('editing the trigger updates the schedule, disabling pauses it, enabling resumes it, deleting removes it', async () => {
     const body = { name: 'lifecycle', triggers: [{ type: 'cron', cron: '0 6 * * *', timezone: 'UTC' }], tasks: noop };
     const activity = await registerActivity(stack, body);
-    const handle = stack.client.schedule.getHandle(`schedule-${activity.id}-0`);
+    const handle = stack.client.schedule.getHandle(temporalScheduleId(activity.id, 0));
 
     const put = await stack.api.server.inject({
       method: 'PUT',
@@ -144,7 +145,7 @@ describe('run ids of cron fires', () => {
     await disable(stack, activity.id);
 
     expect(run.scheduled_for).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d[02468]\+00:00$/);
-    expect(run.workflow_id).toBe(`activity-${activity.id}:${run.scheduled_for}`);
+    expect(run.workflow_id).toBe(cronRunWorkflowId(activity.id, parseScheduledFor(run.scheduled_for ?? '')));
     expect(run.trigger_type).toBe('cron');
     expect(run.window_end).toBe(isoOf(run.scheduled_for!));
     expect(run.window_start).toBe(new Date(new Date(run.scheduled_for!).getTime() - 2000).toISOString());
@@ -177,7 +178,7 @@ describe('run ids of cron fires', () => {
 
     const run = await waitForRun(stack, activity.id, () => true);
     await disable(stack, activity.id);
-    expect(run.workflow_id).toBe(`activity-${activity.id}:${utc(target)}`);
+    expect(run.workflow_id).toBe(cronRunWorkflowId(activity.id, target));
     expect(run.scheduled_for).toBe(utc(target));
     expect(local.slice(11, 19)).not.toBe(utc(target).slice(11, 19)); // Paris is never at UTC+0
     // The window reaches back to the previous Paris fire of the same wall-clock time (a day earlier).

@@ -1,6 +1,6 @@
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, httpTaskAttemptId, runIdFor, taskWorkflowId } from '@activity-core/contracts';
 import { recordGoldenHistory } from './golden-histories';
 import { startHttpTarget } from './http-target';
 import { startStack, workflowBundle, type TestStack } from './harness';
@@ -53,7 +53,7 @@ async function registerAndFire(
       data: {},
     },
   });
-  const workflowId = `activity-${activityId}:${eventId}`;
+  const workflowId = eventRunWorkflowId(activityId, eventId);
   return { activityId, workflowId, runId: runIdFor(workflowId) };
 }
 
@@ -77,9 +77,9 @@ describe('tasks', () => {
     const calls = target.requests.filter((r) => r.url === '/flaky');
     expect(calls).toHaveLength(3);
     const keys = new Set(calls.map((c) => c.headers['idempotency-key']));
-    expect([...keys]).toEqual([`task-${runId}:http:0`]);
+    expect([...keys]).toEqual([taskWorkflowId(runId, 'http', 0)]);
     expect(calls.map((c) => c.headers['x-activity-attempt-id'])).toEqual(
-      [1, 2, 3].map((n) => `task-${runId}:http:0#${n}`),
+      [1, 2, 3].map((n) => httpTaskAttemptId(taskWorkflowId(runId, 'http', 0), n)),
     );
     expect(calls.every((c) => c.headers['x-activity-run-id'] === runId)).toBe(true);
 
@@ -153,7 +153,7 @@ describe('tasks', () => {
     ]);
     await stack.client.workflow.getHandle(workflowId).result();
     const emittedId = `emit-${runId}:0`;
-    const followerWorkflowId = `activity-${follower.json().id}:${emittedId}`;
+    const followerWorkflowId = eventRunWorkflowId(follower.json().id, emittedId);
     await stack.client.workflow.getHandle(followerWorkflowId).result();
     const stored = await stack.sql.query('SELECT id_origin, payload FROM events WHERE event_id = $1', [emittedId]);
     expect(stored.rows[0]).toMatchObject({
@@ -176,7 +176,7 @@ describe('tasks', () => {
       Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, workflowId),
     ).resolves.toBeUndefined();
     const { runId } = { runId: runIdFor(workflowId) };
-    const child = stack.client.workflow.getHandle(`task-${runId}:http:2`);
+    const child = stack.client.workflow.getHandle(taskWorkflowId(runId, 'http', 2));
     const childHistory = await child.fetchHistory();
     await expect(
       Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, childHistory, child.workflowId),

@@ -5,7 +5,7 @@ import { workflowTracingSinks } from '@activity-core/temporal/worker';
 import { Client, Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, runIdFor } from '@activity-core/contracts';
 import { createApiApp, type ApiApp } from '../apps/api/src/app';
 import { createWorkerApp, type WorkerApp } from '../apps/worker/src/worker-app';
 import { createTestDatabase, silentLogger, testConfig, waitFor, workflowBundle } from './harness';
@@ -78,7 +78,7 @@ describe('traces', () => {
       },
     });
     expect(posted.statusCode, posted.body).toBe(202);
-    const workflowId = `activity-${activityId}:evt_traced`;
+    const workflowId = eventRunWorkflowId(activityId, 'evt_traced');
     await client.workflow.getHandle(workflowId).result();
 
     const request = await waitFor('the request span', async () =>

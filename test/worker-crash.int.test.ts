@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, httpTaskAttemptId, runIdFor, taskWorkflowId } from '@activity-core/contracts';
 import { startHttpTarget } from './http-target';
 import { startStack, waitFor, type TestStack } from './harness';
 import { killHard, spawnWorkerProcess } from './worker-process';
@@ -54,7 +54,7 @@ describe('a worker that dies mid-run', () => {
         data: {},
       },
     });
-    const workflowId = `activity-${activity.id}:evt_crash`;
+    const workflowId = eventRunWorkflowId(activity.id, 'evt_crash');
     const runId = runIdFor(workflowId);
 
     // Kill the worker between tasks: the first is done, the durable delay is running.
@@ -84,7 +84,11 @@ describe('a worker that dies mid-run', () => {
     const childStarts = (history.events ?? [])
       .filter((e) => e.startChildWorkflowExecutionInitiatedEventAttributes != null)
       .map((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId);
-    expect(childStarts).toEqual([`task-${runId}:http:0`, `task-${runId}:delay:1`, `task-${runId}:http:2`]);
+    expect(childStarts).toEqual([
+      taskWorkflowId(runId, 'http', 0),
+      taskWorkflowId(runId, 'delay', 1),
+      taskWorkflowId(runId, 'http', 2),
+    ]);
 
     const runs = await stack.sql.query('SELECT status FROM activity_runs WHERE workflow_id = $1', [workflowId]);
     expect(runs.rows).toEqual([{ status: 'succeeded' }]);
@@ -132,7 +136,7 @@ describe('a worker that dies while an http request is in flight', () => {
         data: {},
       },
     });
-    const workflowId = `activity-${activity.id}:evt_in_flight`;
+    const workflowId = eventRunWorkflowId(activity.id, 'evt_in_flight');
     const runId = runIdFor(workflowId);
     await waitFor('the request to be in flight', async () =>
       target.requests.some((r) => r.url === '/held') ? true : undefined,
@@ -148,10 +152,13 @@ describe('a worker that dies while an http request is in flight', () => {
     }
     const held = target.requests.filter((r) => r.url === '/held');
     expect(held).toHaveLength(2);
-    expect(held.map((r) => r.headers['idempotency-key'])).toEqual([`task-${runId}:http:0`, `task-${runId}:http:0`]);
+    expect(held.map((r) => r.headers['idempotency-key'])).toEqual([
+      taskWorkflowId(runId, 'http', 0),
+      taskWorkflowId(runId, 'http', 0),
+    ]);
     expect(held.map((r) => r.headers['x-activity-attempt-id'])).toEqual([
-      `task-${runId}:http:0#1`,
-      `task-${runId}:http:0#2`,
+      httpTaskAttemptId(taskWorkflowId(runId, 'http', 0), 1),
+      httpTaskAttemptId(taskWorkflowId(runId, 'http', 0), 2),
     ]);
     const tasks = await stack.sql.query('SELECT status, attempt_count FROM task_instances WHERE run_id = $1', [runId]);
     expect(tasks.rows).toEqual([{ status: 'succeeded', attempt_count: 2 }]);

@@ -1,6 +1,6 @@
 import type { EventIngest } from '@activity-core/router';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { registerRunOutcomeMetrics } from './run-metrics';
+import { registerRunOutcomeMetrics, type Queryable } from './run-metrics';
 
 /**
  * What `GET /metrics` exposes, in the Prometheus text format.
@@ -45,11 +45,6 @@ interface StateRow {
   schedule_fires_pending: number;
   schedules_paused: number;
   activities_enabled: number;
-}
-
-/** The part of a pg pool the gauges need. */
-export interface Queryable {
-  query(text: string): Promise<{ rows: unknown[] }>;
 }
 
 export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {

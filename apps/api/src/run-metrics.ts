@@ -1,5 +1,4 @@
 import type { Registry } from 'prom-client';
-import type { Queryable } from './metrics';
 
 /**
  * Run outcome metrics, computed at scrape time from the `activity_runs` rows
@@ -18,7 +17,7 @@ export const RUN_DURATION_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
  * a runaway number of definitions cannot blow up the scrape: at most
  * (MAX + 1) × terminal statuses × (buckets + 3) series.
  */
-export const RUN_METRICS_MAX_ACTIVITIES = 500;
+const RUN_METRICS_MAX_ACTIVITIES = 500;
 
 /** The label value activities beyond RUN_METRICS_MAX_ACTIVITIES are summed under. */
 export const OTHER_ACTIVITIES_LABEL = '_other';
@@ -36,7 +35,7 @@ SELECT activity_id::text AS activity,
  GROUP BY activity_id, status
 `;
 
-export interface RunOutcomeRow {
+interface RunOutcomeRow {
   activity: string;
   status: string;
   count: number;
@@ -97,6 +96,11 @@ export function foldRunOutcomes(
 }
 
 type MetricValue = { value: number; labels: Record<string, string | number>; metricName?: string };
+
+/** The part of a pg pool the gauges need. */
+export interface Queryable {
+  query(text: string): Promise<{ rows: unknown[] }>;
+}
 
 /**
  * Registers `activity_core_runs_finished_total{activity,status}` and

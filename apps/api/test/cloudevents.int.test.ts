@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { sourceScopedEventId } from '@activity-core/contracts';
+import { eventRunWorkflowId, sourceScopedEventId } from '@activity-core/contracts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startStack, waitFor, type TestStack } from '../../../test/harness';
 
@@ -155,7 +155,7 @@ describe('each content mode is the same event as its JSON form', () => {
       expect(answer, mode).toMatchObject({
         event_id: `ce-mode-${mode}`,
         status: 'accepted',
-        runs: [{ workflow_id: `activity-${activityId}:ce-mode-${mode}`, status: 'started' }],
+        runs: [{ workflow_id: eventRunWorkflowId(activityId, `ce-mode-${mode}`), status: 'started' }],
       });
       expect(await storedEnvelope(`ce-mode-${mode}`), mode).toEqual(envelope(`ce-mode-${mode}`));
       const runId = answer.runs[0].run_id as string;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, runIdFor } from '@activity-core/contracts';
 import { signStandardWebhook } from '@activity-core/webhooks';
 import { startStack, type TestStack } from '../../../test/harness';
 
@@ -58,7 +58,7 @@ const storedEvents = async (): Promise<number> =>
 describe('event data limits', () => {
   test('data nested thousands of levels deep is a 400 naming data and the depth limit, not a 500', async () => {
     const before = await storedEvents();
-    // About 30 KB of JSON; the recursive canonicaliser used to overflow the stack on it.
+    // About 30 KB of JSON: deep enough to overflow the stack of a recursive canonicaliser.
     expectProblem(await post(event('evt_deep', JSON.parse(DEEP)), '/v1/events', 5_000), 400, 'data', 'the limit is 32');
     expectProblem(await post(event('evt_deep33', nested(33))), 400, 'data', 'EVENT_DATA_MAX_DEPTH');
     expect(await storedEvents()).toBe(before);
@@ -144,7 +144,7 @@ describe('event data limits', () => {
       event_type: 'limits.amplify',
     });
     expect(accepted.statusCode, accepted.body).toBe(202);
-    const runId = runIdFor(`activity-${created.json().id}:evt_amplify`);
+    const runId = runIdFor(eventRunWorkflowId(created.json().id, 'evt_amplify'));
     await expect
       .poll(
         async () =>

@@ -4,6 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createApiApp } from '../src/app';
 import { AUTH, startStack, TEST_KEY, testConfig, type TestStack } from '../../../test/harness';
+import { eventRunWorkflowId } from '@activity-core/contracts/ids';
 
 let stack: TestStack;
 
@@ -324,7 +325,10 @@ describe('webhook deliveries', () => {
     expect(response.json()).toEqual({ event_id: `wh:github:${id}`, event_id_assigned: false, status: 'accepted' });
     const log = (await manage('GET', `/v1/events/wh:github:${id}`)).json();
     expect(log.routes).toEqual([
-      expect.objectContaining({ workflow_id: `activity-${activity.json().id}:wh:github:${id}`, outcome: 'started' }),
+      expect.objectContaining({
+        workflow_id: eventRunWorkflowId(activity.json().id, `wh:github:${id}`),
+        outcome: 'started',
+      }),
     ]);
   });
 

@@ -19,7 +19,7 @@ import {
   createEncryptionCodec,
   createRunCanceller,
   createWaitSignaller,
-  createRunReconciler,
+  createRunOutcomeRecovery,
   createRunStarter,
   diagnoseTemporalConnectFailure,
   temporalConnectionOptions,
@@ -27,7 +27,7 @@ import {
   type Tracing,
 } from '@activity-core/temporal/client';
 import {
-  createActivities,
+  createEffects,
   createRunOutcomeAnnouncer,
   createWorker,
   EgressPolicy,
@@ -44,7 +44,7 @@ export interface WorkerApp {
   close(): Promise<void>;
 }
 
-export interface WorkerAppOptions {
+interface WorkerAppOptions {
   logger: Logger;
   /** The workflow code, prebuilt (tests, `npm run build`); bundled from the sources at start when absent. */
   workflowBundle?: PrebuiltWorkflowBundle;
@@ -114,7 +114,7 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     logger,
   );
   // gRPC's reconnect backoff grows to 2 minutes by default; capped as in the API, so the worker's own calls
-  // (cron ticks, run reconciliation, emitted events) reach a Temporal that is back within seconds.
+  // (cron ticks, run outcome recovery, emitted events) reach a Temporal that is back within seconds.
   const channelArgs = { 'grpc.initial_reconnect_backoff_ms': 250, 'grpc.max_reconnect_backoff_ms': 2_000 };
   const clientConnection = await connectWithRetry(
     'Temporal',
@@ -175,7 +175,7 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     logger,
   });
   const emitBudgets = createEmitBudgetsRepository(database.db);
-  const activities = createActivities({
+  const effects = createEffects({
     runs,
     announcer,
     client,
@@ -203,7 +203,7 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     connection: nativeConnection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    activities,
+    effects,
     ...(payloadCodecs === undefined ? {} : { payloadCodecs }),
     ...(options.workflowBundle === undefined ? {} : { workflowBundle: options.workflowBundle }),
     overrides: {
@@ -217,7 +217,7 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
   });
 
-  const runReconciler = createRunReconciler({ client, runs, logger, announcer });
+  const runOutcomeRecovery = createRunOutcomeRecovery({ client, runs, logger, announcer });
 
   // Logs when Postgres or Temporal is lost and regained. The worker rides out both on its own:
   // activities fail and are retried by Temporal, and the SDK's pollers reconnect (within about 10 s).
@@ -256,9 +256,9 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
       }
       try {
         // Runs that could not record their own end (terminated, timed out) get it from Temporal.
-        await runReconciler.reconcileOnce();
+        await runOutcomeRecovery.recoverOnce();
       } catch (error) {
-        logger.warn({ err: error }, 'run reconciliation failed; retrying at the next interval');
+        logger.warn({ err: error }, 'run outcome recovery failed; retrying at the next interval');
       } finally {
         sweepRunning = false;
       }

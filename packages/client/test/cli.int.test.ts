@@ -10,7 +10,7 @@ import { mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { rerunWorkflowId, runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, rerunWorkflowId, runIdFor } from '@activity-core/contracts';
 import { ActivityCoreClient, collect } from '../src/index';
 import { runCli } from '../src/cli/run';
 import { startStack, TEST_KEY, waitFor, type TestStack } from '../../../test/harness';
@@ -428,7 +428,7 @@ describe('activity-core rerun', () => {
       data: {},
     });
     const runId = sent.runs![0]!.run_id;
-    expect(runId).toBe(runIdFor(`activity-${activity.id}:${eventId}`));
+    expect(runId).toBe(runIdFor(eventRunWorkflowId(activity.id, eventId)));
     await waitFor(`run ${eventId} failed`, async () =>
       (await client.runs.get(runId).catch(() => undefined))?.status === 'failed' ? true : undefined,
     );

@@ -14,6 +14,10 @@ import {
   isRunOutcomeEventId,
   runOutcomeEventId,
   cronRunWorkflowId,
+  CREDENTIAL_LABEL,
+  formatCredentialLabel,
+  parseCredentialLabel,
+  type Credential,
   emittedEventId,
   eventRunWorkflowId,
   formatScheduledFor,
@@ -288,5 +292,39 @@ describe('reading a manual run id', () => {
     expect(
       parseManualRunWorkflowId(manualRunWorkflowId(ACTIVITY, key), '550e8400-e29b-41d4-a716-446655440001'),
     ).toBeUndefined();
+  });
+});
+
+describe('credential labels', () => {
+  const RUN = 'aac514cc-a111-570e-9c6b-69b77fb14d00';
+  const credentials: Array<[Credential, string]> = [
+    [{ kind: 'api_key', id: '3f9a0c1b2d4e' }, 'api_key:3f9a0c1b2d4e'],
+    [{ kind: 'ingest_key', id: '3f9a0c1b2d4e' }, 'ingest_key:3f9a0c1b2d4e'],
+    [{ kind: 'webhook', source: 'github' }, 'webhook:github'],
+    [{ kind: 'emit', runId: RUN }, `emit:${RUN}`],
+    [{ kind: 'system', runId: RUN }, `system:${RUN}`],
+    [{ kind: 'anonymous' }, 'anonymous'],
+  ];
+
+  test.each(credentials)('%j is labelled %s and the label parses back to it', (credential, label) => {
+    expect(formatCredentialLabel(credential)).toBe(label);
+    expect(parseCredentialLabel(label)).toEqual(credential);
+  });
+
+  test('a webhook source with a colon keeps everything after the first colon', () => {
+    const label = formatCredentialLabel({ kind: 'webhook', source: 'shop:orders' });
+    expect(label).toBe('webhook:shop:orders');
+    expect(parseCredentialLabel(label)).toEqual({ kind: 'webhook', source: 'shop:orders' });
+  });
+
+  test('a string that names no credential parses to nothing', () => {
+    for (const label of ['', 'api_key', 'api_key:', ':3f9a0c1b2d4e', 'user:3f9a0c1b2d4e', 'Anonymous'])
+      expect(parseCredentialLabel(label)).toBeUndefined();
+  });
+
+  test('the labels of keys and anonymous are the actors the audit log accepts', () => {
+    expect(formatCredentialLabel({ kind: 'api_key', id: '3f9a0c1b2d4e' })).toMatch(CREDENTIAL_LABEL);
+    expect(formatCredentialLabel({ kind: 'ingest_key', id: '3f9a0c1b2d4e' })).toMatch(CREDENTIAL_LABEL);
+    expect(formatCredentialLabel({ kind: 'anonymous' })).toMatch(CREDENTIAL_LABEL);
   });
 });

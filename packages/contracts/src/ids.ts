@@ -489,3 +489,61 @@ export function bulkRerunKey(bulkId: string): string {
  * is off.
  */
 export const CREDENTIAL_LABEL = /^(?:(?:api_key|ingest_key):[0-9a-f]{12}|anonymous)$/;
+
+/** The credential an event or a change is recorded with, before it becomes a label. */
+export type Credential =
+  | { kind: 'api_key' | 'ingest_key'; id: string }
+  | { kind: 'webhook'; source: string }
+  | { kind: 'emit' | 'system'; runId: string }
+  | { kind: 'anonymous' };
+
+/** The label of an anonymous credential: what is recorded while authentication is off. */
+export const ANONYMOUS_CREDENTIAL = 'anonymous';
+
+/**
+ * A credential's label, the one form recorded in `events.credential`,
+ * definitions' `changed_by` and the audit log's `actor`: `api_key:<key id>`,
+ * `ingest_key:<key id>` (12 hex digits of the key's SHA-256, never the key),
+ * `webhook:<source>` (a webhook delivery), `emit:<run id>` (an `emit_event`
+ * task of that run), `system:<run id>` (the run-outcome system event of that
+ * run) or `anonymous`.
+ */
+export function formatCredentialLabel(credential: Credential): string {
+  switch (credential.kind) {
+    case 'api_key':
+    case 'ingest_key':
+      return `${credential.kind}:${credential.id}`;
+    case 'webhook':
+      return `webhook:${credential.source}`;
+    case 'emit':
+    case 'system':
+      return `${credential.kind}:${credential.runId}`;
+    case 'anonymous':
+      return ANONYMOUS_CREDENTIAL;
+  }
+}
+
+/**
+ * The credential a label names (the inverse of `formatCredentialLabel`), or
+ * undefined for a string that is no credential label. A webhook source may
+ * itself contain `:`; everything after the first `:` is the source.
+ */
+export function parseCredentialLabel(label: string): Credential | undefined {
+  if (label === ANONYMOUS_CREDENTIAL) return { kind: 'anonymous' };
+  const colon = label.indexOf(':');
+  if (colon <= 0 || colon === label.length - 1) return undefined;
+  const kind = label.slice(0, colon);
+  const rest = label.slice(colon + 1);
+  switch (kind) {
+    case 'api_key':
+    case 'ingest_key':
+      return { kind, id: rest };
+    case 'webhook':
+      return { kind, source: rest };
+    case 'emit':
+    case 'system':
+      return { kind, runId: rest };
+    default:
+      return undefined;
+  }
+}

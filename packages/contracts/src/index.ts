@@ -1,3 +1,5 @@
+/** Terms used across the project, one line each: ./vocabulary.ts. */
+
 export * from './ids';
 export * from './duration';
 export * from './date-time';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formatCredentialLabel } from './ids';
 
 /**
  * System events: events the service itself emits through the ordinary ingest,
@@ -25,7 +26,7 @@ export const RUN_OUTCOME_EVENT_TYPES = {
 
 /** The credential recorded with a run-outcome system event: `system:<run id>` (the run it reports on). */
 export function systemEventCredential(runId: string): string {
-  return `system:${runId}`;
+  return formatCredentialLabel({ kind: 'system', runId });
 }
 
 const Timestamp = z

@@ -34,8 +34,8 @@ export type RunTrigger =
       window_end: string;
       /**
        * Cron runs: the index of the trigger whose schedule started the run; its
-       * `overlap` policy applies. Absent on backfills and on runs started before
-       * overlap policies existed (they overlap freely, as they always did).
+       * `overlap` policy applies. Absent on backfills and on inputs written
+       * without it; such runs overlap freely.
        */
       trigger_index?: number;
     }

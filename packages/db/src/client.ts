@@ -1,9 +1,9 @@
-import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import * as schema from './schema';
-import { createStatementRunner, type StatementRunner } from './statements';
+import { createStatementRunner, type Db, type StatementRunner } from './statements';
 
-export type Db = NodePgDatabase<typeof schema>;
+export type { Db };
 
 export interface Database {
   db: Db;

@@ -1,9 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { SQL } from 'drizzle-orm';
+import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { QueryResult, QueryResultRow } from 'pg';
-import type { Db } from './client';
 import { findCode } from './errors';
+import type * as schema from './schema';
+
+/** The Drizzle database over activity-core's schema. */
+export type Db = NodePgDatabase<typeof schema>;
 
 /**
  * SQLSTATEs that say the server connection does not keep the session's named

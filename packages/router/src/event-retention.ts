@@ -6,9 +6,9 @@ export interface EventRetentionOptions {
   logger: Logger;
   /** How long an accepted event (and so its id) is remembered. */
   retentionMs: number;
-  /** Time between sweeps. @default 600000 (10 minutes) */
+  /** Time between purges. @default 600000 (10 minutes) */
   intervalMs?: number;
-  /** Events removed per statement; a sweep repeats until a batch comes back short. @default 1000 */
+  /** Events removed per statement; a purge repeats until a batch comes back short. @default 1000 */
   batchSize?: number;
   /** Clock, for tests. @default () => new Date() */
   now?: () => Date;
@@ -17,8 +17,8 @@ export interface EventRetentionOptions {
 /**
  * Forgets routed events older than the retention, so the events table (the
  * idempotency-key store) does not grow forever. Runs in every API process:
- * sweepers skip rows another sweeper holds, so several never fight or
- * delete twice, and a process that dies mid-sweep leaves nothing half done
+ * purgers skip rows another purger holds, so several never fight or
+ * delete twice, and a process that dies mid-purge leaves nothing half done
  * (each batch is one statement).
  */
 export function createEventRetention(options: EventRetentionOptions) {
@@ -30,8 +30,8 @@ export function createEventRetention(options: EventRetentionOptions) {
   let stopped = true;
   let closing = false;
 
-  /** One full sweep; returns how many events were forgotten. */
-  async function sweep(): Promise<number> {
+  /** One full purge; returns how many events were forgotten. */
+  async function purge(): Promise<number> {
     const cutoff = new Date(now().getTime() - options.retentionMs);
     let total = 0;
     for (;;) {
@@ -47,10 +47,10 @@ export function createEventRetention(options: EventRetentionOptions) {
   function schedule(delay: number): void {
     if (stopped) return;
     timer = setTimeout(() => {
-      running = sweep()
+      running = purge()
         .then(() => undefined)
         .catch((error: unknown) =>
-          options.logger.warn({ err: error }, 'event retention sweep failed; retrying next interval'),
+          options.logger.warn({ err: error }, 'event retention purge failed; retrying next interval'),
         )
         .finally(() => schedule(intervalMs));
     }, delay);
@@ -58,12 +58,12 @@ export function createEventRetention(options: EventRetentionOptions) {
   }
 
   return {
-    sweep,
+    purge,
     start(): void {
       if (!stopped) return;
       stopped = false;
       closing = false;
-      // Not at once: many processes starting together should not all sweep together.
+      // Not at once: many processes starting together should not all purge together.
       schedule(Math.floor(Math.random() * Math.min(intervalMs, 60_000)));
     },
     async stop(): Promise<void> {

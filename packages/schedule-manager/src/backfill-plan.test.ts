@@ -1,4 +1,4 @@
-import { ConflictError, InvalidInputError, type CronTrigger } from '@activity-core/contracts';
+import { ConflictError, cronRunWorkflowId, InvalidInputError, type CronTrigger } from '@activity-core/contracts';
 import { describe, expect, test } from 'vitest';
 import {
   MAX_BACKFILL_FIRES,
@@ -10,8 +10,7 @@ import {
 
 const ACTIVITY = '550e8400-e29b-41d4-a716-446655440000';
 const at = (seconds: number): Date => new Date(Date.UTC(2026, 2, 1, 9, 0, seconds));
-const runId = (seconds: number): string =>
-  `activity-${ACTIVITY}:2026-03-01T09:00:${String(seconds).padStart(2, '0')}+00:00`;
+const runId = (seconds: number): string => cronRunWorkflowId(ACTIVITY, at(seconds));
 
 const cron = (expression: string, extra: Partial<CronTrigger> = {}): CronTrigger => ({
   type: 'cron',

@@ -15,7 +15,7 @@
 import type { CronTrigger } from '@activity-core/contracts';
 import { fireTimesBetween, isLate, planMisfire, previousFireTime, type SkipReason } from '@activity-core/scheduling';
 
-export type RunReason = 'on_time' | 'misfire_catchup' | 'misfire_compress';
+type RunReason = 'on_time' | 'misfire_catchup' | 'misfire_compress';
 
 /** One decision for one nominal time (or, with `rangeEnd`, for a range too long to list). */
 export type PlannedFire =
@@ -31,7 +31,7 @@ export type PlannedFire =
       lateByMs: number;
     };
 
-export interface FirePlanInput {
+interface FirePlanInput {
   trigger: CronTrigger;
   processedThrough: Date;
   /** `scheduled_for` of the latest run this trigger started; where a compressed window starts. */
@@ -46,7 +46,7 @@ export interface FirePlanInput {
   listLimit?: number;
 }
 
-export interface FirePlan {
+interface FirePlan {
   /** Ascending by `scheduledFor`. */
   fires: PlannedFire[];
   processedThrough: Date;

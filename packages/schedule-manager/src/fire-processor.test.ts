@@ -1,4 +1,4 @@
-import { temporalScheduleId, type CronTrigger } from '@activity-core/contracts';
+import { cronRunWorkflowId, temporalScheduleId, type CronTrigger } from '@activity-core/contracts';
 import type { ScheduleStateRow } from '@activity-core/db';
 import { describe, expect, test } from 'vitest';
 import { planFires } from './fire-plan';
@@ -76,7 +76,7 @@ describe('fire records', () => {
   test('a run decision is pending with its deterministic ids and window; a compressed skip names the run covering it', () => {
     const plan = planFires({ trigger: trigger(), processedThrough: at(2), lastWindowEnd: at(2), now: at(8) });
     const rows = toFireRows(ACTIVITY, 0, trigger(), plan.fires);
-    const compressedRun = `activity-${ACTIVITY}:2026-03-01T09:00:06+00:00`;
+    const compressedRun = cronRunWorkflowId(ACTIVITY, at(6));
     expect(rows.map((row) => [row.scheduledFor.getUTCSeconds(), row.status, row.reason])).toEqual([
       [4, 'skipped', 'compressed'],
       [6, 'pending', 'misfire_compress'],

@@ -26,7 +26,7 @@ import type {
 import type { ProcessScheduleTickResult, RunStarter } from '@activity-core/temporal/client';
 import { fireRange, planFires, type PlannedFire } from './fire-plan';
 
-export interface FireProcessorDeps {
+interface FireProcessorDeps {
   schedules: SchedulesRepository;
   starter: RunStarter;
   logger: Logger;
@@ -34,7 +34,7 @@ export interface FireProcessorDeps {
   clock?: () => Date;
 }
 
-export interface ProcessDueInput {
+interface ProcessDueInput {
   activityId: string;
   triggerIndex: number;
   /** The `scheduledFor` Temporal fired the tick for; absent for a resume or a sweep. */

@@ -208,5 +208,3 @@ export function createScheduleCommands(
     },
   };
 }
-
-export type ScheduleCommands = ReturnType<typeof createScheduleCommands>;

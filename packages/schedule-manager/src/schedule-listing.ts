@@ -21,7 +21,7 @@ export interface ListedSchedule {
   state: { paused: boolean; note?: string | undefined };
 }
 
-export interface ListingStats {
+interface ListingStats {
   /** Entries whose memo could not be decoded (somebody else's). */
   undecodable: number;
 }

@@ -1,4 +1,4 @@
-import type { CronTrigger } from '@activity-core/contracts';
+import { temporalScheduleId, type CronTrigger } from '@activity-core/contracts';
 import { describe, expect, test } from 'vitest';
 import { catchupWindowMs, desiredSchedule, pauseCauseOf, scheduleNote } from './schedule-options';
 import { scheduleIssues } from './trigger-checks';
@@ -24,8 +24,8 @@ describe('the Temporal Schedule of a cron trigger', () => {
       taskQueue: 'q',
       cause: { kind: 'running' },
     });
-    expect(desired.scheduleId).toBe(`schedule-${ACTIVITY}-2`);
-    expect(desired.options.scheduleId).toBe(`schedule-${ACTIVITY}-2`);
+    expect(desired.scheduleId).toBe(temporalScheduleId(ACTIVITY, 2));
+    expect(desired.options.scheduleId).toBe(temporalScheduleId(ACTIVITY, 2));
     expect(desired.options.action.workflowId).toBe(`schedule-tick-${ACTIVITY}-2`);
   });
 

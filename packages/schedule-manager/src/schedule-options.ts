@@ -33,7 +33,7 @@ export function catchupWindowMs(trigger: CronTrigger): number {
 }
 
 /** Who keeps a schedule paused, for the note operators read in the Temporal UI. */
-export type PauseCause = { kind: 'running' } | { kind: 'disabled' } | { kind: 'operator'; note: string | null };
+type PauseCause = { kind: 'running' } | { kind: 'disabled' } | { kind: 'operator'; note: string | null };
 
 /** Why a trigger's schedule should be paused, if it should: a disabled activity first, then an operator's pause. */
 export function pauseCauseOf(

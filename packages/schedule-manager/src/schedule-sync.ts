@@ -14,7 +14,7 @@
 import { temporalScheduleId, type CronTrigger, type ReconcileResponse } from '@activity-core/contracts';
 import type { DefinitionRow, ScheduleStateRow } from '@activity-core/db';
 import { ScheduleAlreadyRunning, type ScheduleDescription } from '@temporalio/client';
-import { forEachConcurrently } from './concurrency';
+import { forEachConcurrently } from './bounded-parallel';
 import { applyDefinitionToState } from './fire-processor';
 import { isScheduleNotFound, type ScheduleManagerDeps } from './schedule-deps';
 import { cronTriggersOf, desiredSchedule, MANAGED_BY, pauseCauseOf, type DesiredSchedule } from './schedule-options';

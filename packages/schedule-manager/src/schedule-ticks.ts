@@ -7,7 +7,7 @@
 import { toScheduledFor, type Logger } from '@activity-core/contracts';
 import type { SchedulesRepository } from '@activity-core/db';
 import type { ProcessScheduleTickInput, ProcessScheduleTickResult } from '@activity-core/temporal/client';
-import { forEachConcurrently } from './concurrency';
+import { forEachConcurrently } from './bounded-parallel';
 import type { FireProcessor } from './fire-processor';
 import type { ScheduleSync } from './schedule-sync';
 import { SweepMemo, yieldToEventLoop } from './sweep-memo';
@@ -93,5 +93,3 @@ export function createScheduleTicks(deps: {
     },
   };
 }
-
-export type ScheduleTicks = ReturnType<typeof createScheduleTicks>;

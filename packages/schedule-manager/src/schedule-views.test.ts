@@ -13,11 +13,11 @@ import {
   temporalView,
   toFireRecord,
 } from './schedule-views';
+import { cronRunWorkflowId, temporalScheduleId } from '@activity-core/contracts/ids';
 
 const ACTIVITY = '550e8400-e29b-41d4-a716-446655440000';
 const at = (seconds: number): Date => new Date(Date.UTC(2026, 2, 1, 9, 0, seconds));
-const runOf = (seconds: number): string =>
-  `activity-${ACTIVITY}:2026-03-01T09:00:${String(seconds).padStart(2, '0')}+00:00`;
+const runOf = (seconds: number): string => cronRunWorkflowId(ACTIVITY, at(seconds));
 
 const trigger = (extra: Partial<CronTrigger> = {}): CronTrigger => ({
   type: 'cron',
@@ -56,7 +56,7 @@ function state(extra: Partial<ScheduleStateRow> = {}): ScheduleStateRow {
   return {
     activityId: ACTIVITY,
     triggerIndex: 0,
-    scheduleId: `schedule-${ACTIVITY}-0`,
+    scheduleId: temporalScheduleId(ACTIVITY, 0),
     trigger: everyTwoSeconds,
     processedThrough: at(10),
     lastWindowEnd: at(10),
@@ -96,7 +96,7 @@ describe('fire times for people', () => {
     );
     expect(summary).toMatchObject({
       trigger_index: 0,
-      schedule_id: `schedule-${ACTIVITY}-0`,
+      schedule_id: temporalScheduleId(ACTIVITY, 0),
       cron: '0 9 * * MON-FRI',
       timezone: 'Europe/Paris',
       misfire_policy: 'catchup',
@@ -120,7 +120,7 @@ describe('fire times for people', () => {
       at(0),
     );
     expect(summaries.map((summary) => [summary.trigger_index, summary.schedule_id])).toEqual([
-      [1, `schedule-${ACTIVITY}-1`],
+      [1, temporalScheduleId(ACTIVITY, 1)],
     ]);
   });
 });
@@ -139,7 +139,7 @@ describe('the view of one schedule', () => {
   test("shows the trigger, Postgres' state, the next fire times and a link to the schedule in the Temporal UI", () => {
     expect(scheduleView({ ...base, state: state() })).toEqual({
       trigger_index: 0,
-      schedule_id: `schedule-${ACTIVITY}-0`,
+      schedule_id: temporalScheduleId(ACTIVITY, 0),
       cron: '*/2 * * * * *',
       timezone: 'UTC',
       misfire_policy: 'catchup',

@@ -25,7 +25,7 @@ import type { ScheduleDescription } from '@temporalio/client';
 import { cronTriggersOf } from './schedule-options';
 
 /** How many upcoming fire times a schedule view (and an activity response) lists per cron trigger. */
-export const NEXT_FIRE_TIMES = 5;
+const NEXT_FIRE_TIMES = 5;
 
 const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
 
@@ -76,7 +76,7 @@ export function temporalView(description: ScheduleDescription): NonNullable<Sche
   };
 }
 
-export interface ScheduleViewInput {
+interface ScheduleViewInput {
   activity: Pick<DefinitionRow, 'id' | 'enabled'>;
   trigger: CronTrigger;
   triggerIndex: number;
@@ -195,7 +195,7 @@ export function explainFires(rows: ReadonlyArray<ScheduleFireRow | ScheduleFireW
   return rows.map(explainFire).join('; ');
 }
 
-export interface UnrecordedFireInput {
+interface UnrecordedFireInput {
   activity: Pick<DefinitionRow, 'enabled' | 'definition'>;
   /** The activity's trigger states. */
   states: readonly ScheduleStateRow[];

@@ -15,7 +15,7 @@ import { applyDefinitionToState } from './fire-processor';
 import { MANAGED_BY, type DesiredSchedule } from './schedule-options';
 
 /** What Temporal's description of a schedule says about the desired one. */
-export type DescriptionVerdict = 'as_desired' | 'newer' | 'differs';
+type DescriptionVerdict = 'as_desired' | 'newer' | 'differs';
 
 /**
  * `newer`: the schedule was written from a later definition version than the
@@ -81,7 +81,7 @@ export function stateInStep(
  * decided, or a decided run whose start is not confirmed. When it has not,
  * processing it would only move `processed_through` to `now` — over no fire
  * time — so the sweep skips it. Paused, inactive and orphaned triggers are
- * skipped as before (processing them decides nothing).
+ * skipped too (processing them decides nothing).
  */
 export function needsProcessing(input: {
   state: ScheduleStateRow;

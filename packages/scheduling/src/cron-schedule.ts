@@ -79,7 +79,7 @@ function literalSecondsField(field: string): string {
  * Longest cron expression read, as in the definition contract. Checked before
  * any parsing, so no length of text reaches the cron parser.
  */
-export const MAX_CRON_LENGTH = 200;
+const MAX_CRON_LENGTH = 200;
 
 function splitFields(expression: string): string[] {
   if (expression.length > MAX_CRON_LENGTH) {

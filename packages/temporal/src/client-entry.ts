@@ -20,11 +20,11 @@ export {
   type WaitSignalOutcome,
 } from './client/wait-signaller';
 export {
-  createRunReconciler,
-  type ReconciledOutcome,
-  type RunReconciler,
-  type RunReconcilerOptions,
-} from './client/run-reconciler';
+  createRunOutcomeRecovery,
+  type RecoveredOutcome,
+  type RunOutcomeRecovery,
+  type RunOutcomeRecoveryOptions,
+} from './client/run-outcome-recovery';
 export { checkSearchAttributes, MissingSearchAttributesError } from './client/search-attribute-check';
 export { isTemporalUnreachable, StartTimeoutError } from './client/errors';
 export {
@@ -53,4 +53,4 @@ export type {
   ProcessScheduleTickInput,
   ProcessScheduleTickResult,
   ScheduleTickInput,
-} from './activities/schedule-tick';
+} from './effects/schedule-tick';

@@ -5,12 +5,12 @@ import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair
  * (docs/operating.md, "The search-attribute check").
  */
 export const ActivityIdKey = defineSearchAttributeKey('ActivityId', SearchAttributeType.KEYWORD);
-export const ActivityNameKey = defineSearchAttributeKey('ActivityName', SearchAttributeType.KEYWORD);
-export const TriggerTypeKey = defineSearchAttributeKey('TriggerType', SearchAttributeType.KEYWORD);
-export const ScheduledForKey = defineSearchAttributeKey('ScheduledFor', SearchAttributeType.DATETIME);
-export const EventIdKey = defineSearchAttributeKey('EventId', SearchAttributeType.KEYWORD);
+const ActivityNameKey = defineSearchAttributeKey('ActivityName', SearchAttributeType.KEYWORD);
+const TriggerTypeKey = defineSearchAttributeKey('TriggerType', SearchAttributeType.KEYWORD);
+const ScheduledForKey = defineSearchAttributeKey('ScheduledFor', SearchAttributeType.DATETIME);
+const EventIdKey = defineSearchAttributeKey('EventId', SearchAttributeType.KEYWORD);
 /** On re-runs only: the run id of the original run they run again (`RerunOf = "<run_id>"` lists its re-runs). */
-export const RerunOfKey = defineSearchAttributeKey('RerunOf', SearchAttributeType.KEYWORD);
+const RerunOfKey = defineSearchAttributeKey('RerunOf', SearchAttributeType.KEYWORD);
 
 export const SEARCH_ATTRIBUTE_KEYS = [
   ActivityIdKey,
@@ -21,7 +21,7 @@ export const SEARCH_ATTRIBUTE_KEYS = [
   RerunOfKey,
 ];
 
-export interface RunSearchAttributeValues {
+interface RunSearchAttributeValues {
   activityId: string;
   activityName: string;
   triggerType: string;

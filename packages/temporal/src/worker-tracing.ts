@@ -13,7 +13,7 @@ import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/wor
 import type { Tracing } from './tracing';
 
 /** Traces each activity as a child of the span that scheduled it. */
-export function activityTracingInterceptors(): ActivityInterceptorsFactory {
+export function effectTracingInterceptors(): ActivityInterceptorsFactory {
   return (ctx) => ({
     inbound: new OpenTelemetryActivityInboundInterceptor(ctx),
     outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),

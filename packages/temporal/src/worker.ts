@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { PayloadCodec } from '@temporalio/common';
-import type { Activities } from './activities';
+import type { Effects } from './effects';
 import type { Tracing } from './tracing';
-import { activityTracingInterceptors, workflowTracingSinks } from './worker-tracing';
+import { effectTracingInterceptors, workflowTracingSinks } from './worker-tracing';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
 /** Workflow interceptors in every bundle: traces, for workflows started with a trace context (see tracing.ts). */
@@ -40,7 +40,7 @@ export interface CreateWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  activities: Activities;
+  effects: Effects;
   /** A prebuilt bundle (its code, or the file `npm run build` wrote); the workflows are bundled at start when omitted. */
   workflowBundle?: PrebuiltWorkflowBundle;
   /** Codecs for every payload the worker reads and writes (the encryption codec). */
@@ -62,14 +62,14 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    activities: options.activities,
+    activities: options.effects,
     ...(options.workflowBundle === undefined
       ? { workflowsPath: WORKFLOWS_PATH }
       : { workflowBundle: options.workflowBundle }),
     interceptors: {
       // A prebuilt bundle has them already (bundleWorkflows()).
       ...(options.workflowBundle === undefined ? { workflowModules: WORKFLOW_INTERCEPTOR_MODULES } : {}),
-      ...(options.tracing === undefined ? {} : { activity: [activityTracingInterceptors()] }),
+      ...(options.tracing === undefined ? {} : { activity: [effectTracingInterceptors()] }),
     },
     sinks: workflowTracingSinks(options.tracing),
     // Let in-flight activities finish on SIGTERM before giving up.

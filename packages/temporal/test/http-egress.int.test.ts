@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, runIdFor } from '@activity-core/contracts';
 import { startHttpTarget } from '../../../test/http-target';
 import { startStack, type TestStack } from '../../../test/harness';
 
@@ -51,7 +51,7 @@ async function runHttpTask(stack: TestStack, name: string, url: string) {
     },
   });
   expect(posted.statusCode, posted.body).toBeLessThan(300);
-  const workflowId = `activity-${created.json().id as string}:${eventId}`;
+  const workflowId = eventRunWorkflowId(created.json().id as string, eventId);
   await stack.client.workflow
     .getHandle(workflowId)
     .result()

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, runIdFor } from '@activity-core/contracts';
 import { createWorkerApp, type WorkerApp } from '../../../apps/worker/src/worker-app';
 import { startStack, workflowBundle, type TestStack } from '../../../test/harness';
 
@@ -60,7 +60,7 @@ async function runHttpTask(name: string, url: string) {
     },
   });
   expect(posted.statusCode, posted.body).toBe(202);
-  const workflowId = `activity-${created.json().id as string}:${eventId}`;
+  const workflowId = eventRunWorkflowId(created.json().id as string, eventId);
   await expect(stack.client.workflow.getHandle(workflowId).result()).rejects.toThrow();
   const run = (await stack.api.server.inject({ method: 'GET', url: `/v1/runs/${runIdFor(workflowId)}` })).json();
   return { run, workflowId };

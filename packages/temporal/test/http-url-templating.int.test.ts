@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, runIdFor } from '@activity-core/contracts';
 import { startHttpTarget } from '../../../test/http-target';
 import { startStack, type TestStack } from '../../../test/harness';
 
@@ -58,7 +58,7 @@ async function refund(
     },
   });
   expect(posted.statusCode, posted.body).toBeLessThan(300);
-  const workflowId = `activity-${activityId}:${eventId}`;
+  const workflowId = eventRunWorkflowId(activityId, eventId);
   await stack.client.workflow
     .getHandle(workflowId)
     .result()
@@ -152,7 +152,7 @@ describe('event data in an http task url', () => {
         },
       });
       expect(posted.statusCode, posted.body).toBeLessThan(300);
-      const workflowId = `activity-${created.json().id as string}:${eventId}`;
+      const workflowId = eventRunWorkflowId(created.json().id as string, eventId);
       await stack.client.workflow
         .getHandle(workflowId)
         .result()

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runIdFor, taskWorkflowId } from '@activity-core/contracts';
+import { eventRunWorkflowId, runIdFor, taskWorkflowId } from '@activity-core/contracts';
 import { createEncryptionCodec } from '@activity-core/temporal/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
@@ -73,7 +73,7 @@ describe('payload encryption', () => {
       },
     });
     expect(posted.statusCode, posted.body).toBe(202);
-    workflowId = `activity-${activityId}:evt_enc_1`;
+    workflowId = eventRunWorkflowId(activityId, 'evt_enc_1');
     const runId = runIdFor(workflowId);
 
     const run = await waitFor(

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, runIdFor, taskWorkflowId } from '@activity-core/contracts';
 import { startHttpTarget } from '../../../test/http-target';
 import { startStack, type TestStack } from '../../../test/harness';
 
@@ -50,7 +50,7 @@ async function register(
     },
   });
   expect(posted.statusCode, posted.body).toBeLessThan(300);
-  const workflowId = `activity-${activityId}:${eventId}`;
+  const workflowId = eventRunWorkflowId(activityId, eventId);
   return { activityId, workflowId, runId: runIdFor(workflowId) };
 }
 
@@ -135,13 +135,13 @@ describe('task secrets', () => {
     expectNoSecret(JSON.stringify(run), 'GET /v1/runs/:id');
 
     const runHistory = await historyText(workflowId);
-    const taskHistory = await historyText(`task-${runId}:http:0`);
+    const taskHistory = await historyText(taskWorkflowId(runId, 'http', 0));
     // Payloads were decoded: the templates are there, so the values would be too.
     expect(taskHistory).toContain('Bearer {{secrets.VENDOR_TOKEN}}');
     expect(taskHistory).toContain('[secret:VENDOR_TOKEN]');
     expectNoSecret(runHistory, 'the run workflow history');
     expectNoSecret(taskHistory, 'the task workflow history');
-    expectNoSecret(await historyText(`task-${runId}:http:1`), 'the second task workflow history');
+    expectNoSecret(await historyText(taskWorkflowId(runId, 'http', 1)), 'the second task workflow history');
     expectNoSecret(await recordsText(runId), 'activity_runs / task_instances');
   });
 
@@ -167,7 +167,7 @@ describe('task secrets', () => {
     expect(run.error.message).toContain('[secret:PATH_TOKEN]');
     expectNoSecret(JSON.stringify(run), 'GET /v1/runs/:id');
     expectNoSecret(await historyText(workflowId), 'the run workflow history');
-    expectNoSecret(await historyText(`task-${runId}:http:0`), 'the task workflow history');
+    expectNoSecret(await historyText(taskWorkflowId(runId, 'http', 0)), 'the task workflow history');
     expectNoSecret(await recordsText(runId), 'activity_runs / task_instances');
   });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { inject } from 'vitest';
-import { runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, runIdFor } from '@activity-core/contracts';
 import { TemporalConnectionSettingsError } from '@activity-core/temporal/client';
 import { createApiApp } from '../../../apps/api/src/app';
 import { createWorkerApp } from '../../../apps/worker/src/worker-app';
@@ -69,7 +69,7 @@ describe('a Temporal behind TLS that requires a client certificate', () => {
         },
       });
       expect(posted.statusCode, posted.body).toBe(202);
-      const runId = runIdFor(`activity-${activityId}:evt_tls_1`);
+      const runId = runIdFor(eventRunWorkflowId(activityId, 'evt_tls_1'));
 
       const run = await waitFor(
         'the run to succeed',

@@ -1,19 +1,25 @@
 /**
  * The `wait_for_event` path of the task workflow on Temporal's time-skipping
- * test server, with stub activities: what the workflow returns for a signal,
+ * test server, with stub effects: what the workflow returns for a signal,
  * a timeout, and a timeout that finds the wait already matched in Postgres
  * (the row decides). test/wait-for-event.int.test.ts proves the same against
  * the real stack.
  */
 import { randomUUID } from 'node:crypto';
-import { runIdFor, taskWorkflowId, type RunContext, type TaskWorkflowInput } from '@activity-core/contracts';
+import {
+  eventRunWorkflowId,
+  type RunContext,
+  runIdFor,
+  taskWorkflowId,
+  type TaskWorkflowInput,
+} from '@activity-core/contracts';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Activities, EventWaitAnswer, RegisterEventWaitInput } from '../src/activities';
+import type { Effects, EventWaitAnswer, RegisterEventWaitInput } from '../src/effects';
 import { EVENT_WAIT_MATCHED_SIGNAL, TASK_WORKFLOW } from '../src/names';
 import {
   startWorkflowTestEnvironment,
-  stubActivities,
+  stubEffects,
   until,
   type WorkflowTestEnvironment,
 } from './workflow-test-environment';
@@ -34,7 +40,7 @@ const closeAnswers = new Map<string, EventWaitAnswer>();
 /** Registrations held until the test lets them finish, by wait id. */
 const heldRegistrations = new Map<string, Promise<void>>();
 
-const activities: Activities = stubActivities({
+const effects: Effects = stubEffects({
   async recordTask() {},
   async registerEventWait(input) {
     registered.push(input);
@@ -50,14 +56,14 @@ const activities: Activities = stubActivities({
 let testEnv: WorkflowTestEnvironment;
 
 beforeAll(async () => {
-  testEnv = await startWorkflowTestEnvironment(activities);
+  testEnv = await startWorkflowTestEnvironment(effects);
 });
 afterAll(async () => {
   await testEnv?.close();
 });
 
 function waitTask(timeout: string): { waitId: string; input: TaskWorkflowInput } {
-  const runWorkflowId = `activity-${randomUUID()}:evt-created-42`;
+  const runWorkflowId = eventRunWorkflowId(randomUUID(), 'evt-created-42');
   const runId = runIdFor(runWorkflowId);
   const context: RunContext = {
     run: { run_id: runId, workflow_id: runWorkflowId, trigger_type: 'event' },

@@ -32,7 +32,7 @@ describe('the workflow sandbox is enforced by lint', () => {
   test('type-only imports of activities and contracts are allowed', async () => {
     expect(
       await lint(
-        "import type { Activities } from '../activities';\nimport type { Task } from '@activity-core/contracts';\nexport type X = [Activities, Task];\n",
+        "import type { Effects } from '../effects';\nimport type { Task } from '@activity-core/contracts';\nexport type X = [Effects, Task];\n",
       ),
     ).toEqual([]);
   });

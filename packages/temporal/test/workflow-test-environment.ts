@@ -1,6 +1,6 @@
 /**
  * One Temporal time-skipping test server and one worker running the real
- * workflow bundle with stub activities, shared by the tests of one file
+ * workflow bundle with stub effects (Temporal activities), shared by the tests of one file
  * (packages/temporal/src/workflows/*.int.test.ts; ADR 0032).
  *
  * The stubs are plain functions: the workflow logic is tested in isolation
@@ -15,8 +15,8 @@ import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
-import type { Activities } from '../src/activities';
-import { createTaskExpressionActivities } from '../src/activities/task-expressions';
+import type { Effects } from '../src/effects';
+import { createTaskExpressionEffects } from '../src/effects/task-expressions';
 import { SEARCH_ATTRIBUTE_KEYS } from '../src/search-attributes';
 
 export interface WorkflowTestEnvironment {
@@ -28,7 +28,7 @@ export interface WorkflowTestEnvironment {
 }
 
 /** Every activity throws "not expected" unless the test gives its own. */
-export function stubActivities(stubs: Partial<Activities>): Activities {
+export function stubEffects(stubs: Partial<Effects>): Effects {
   const unexpected = (name: string) => async (): Promise<never> => {
     throw ApplicationFailure.nonRetryable(`the activity ${name} is not expected in this test`);
   };
@@ -49,7 +49,7 @@ export function stubActivities(stubs: Partial<Activities>): Activities {
     closeEventWait: unexpected('closeEventWait'),
     prepareCalledRun: unexpected('prepareCalledRun'),
     // Pure (the CEL engine, no I/O): the real one.
-    ...createTaskExpressionActivities(),
+    ...createTaskExpressionEffects(),
     ...stubs,
   };
 }
@@ -59,7 +59,7 @@ const INDEXED_TYPE: Record<string, temporal.api.enums.v1.IndexedValueType> = {
   DATETIME: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
 };
 
-export async function startWorkflowTestEnvironment(activities: Activities): Promise<WorkflowTestEnvironment> {
+export async function startWorkflowTestEnvironment(effects: Effects): Promise<WorkflowTestEnvironment> {
   const server = inject('temporalTestServer');
   if (server === '') {
     throw new Error(
@@ -92,7 +92,7 @@ export async function startWorkflowTestEnvironment(activities: Activities): Prom
       taskQueue,
       // The bundle test/global-setup.ts built from the workflow sources, as production runs them.
       workflowBundle: { code: await readFile(inject('workflowBundlePath'), 'utf8') },
-      activities,
+      activities: effects,
     });
     const running = worker.run();
     return {

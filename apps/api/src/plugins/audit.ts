@@ -76,7 +76,7 @@ async function targetOf(
 }
 
 /** Longest an answer waits for its audit write; past it the write goes on without holding the answer. */
-export const AUDIT_WRITE_WAIT_MS = 2_000;
+const AUDIT_WRITE_WAIT_MS = 2_000;
 
 /**
  * Records every answer of an audited route (config.audit) before it is sent:

@@ -19,7 +19,7 @@ export type AuthScope = 'public' | 'management' | 'ingest' | 'webhook';
 export type OwnedTarget = 'activity' | 'run' | 'run_selection' | 'installation';
 
 /** One registered route, the key set it accepts and, for a keyed route, the least role it needs. */
-export interface RouteScope {
+interface RouteScope {
   method: string;
   url: string;
   scope: AuthScope;
@@ -85,15 +85,9 @@ const PREHASHED = /^sha256:([0-9a-fA-F]{64})$/;
  * Keys are kept only as SHA-256 digests and compared digest-to-digest with
  * timingSafeEqual: equal lengths always, and no early exit on the first
  * differing byte. A configured entry of the form `sha256:<hex>` is taken as
- * the digest itself.
+ * the digest itself. Answers the id (keyIdOf) of the matching key.
  */
-export function createKeyMatcher(keys: readonly string[]): (candidate: string) => boolean {
-  const identify = createKeyIdentifier(keys);
-  return (candidate) => identify(candidate) !== undefined;
-}
-
-/** Like createKeyMatcher, but answers the id (keyIdOf) of the matching key. */
-export function createKeyIdentifier(keys: readonly string[]): (candidate: string) => string | undefined {
+function createKeyIdentifier(keys: readonly string[]): (candidate: string) => string | undefined {
   const known = keys.map((key) => {
     const prehashed = PREHASHED.exec(key)?.[1];
     return { digest: prehashed === undefined ? digest(key) : Buffer.from(prehashed, 'hex'), id: keyIdOf(key) };

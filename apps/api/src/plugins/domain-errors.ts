@@ -10,7 +10,7 @@ import {
 import { problem, type ProblemBody, type ProblemKind } from './problem';
 
 /** How the HTTP edge answers one domain error code. */
-export interface DomainErrorAnswer {
+interface DomainErrorAnswer {
   status: number;
   /** The problem `type` (see PROBLEM_TYPES). */
   kind: ProblemKind;

@@ -13,7 +13,7 @@ export function routePathMatcher(url: string): RegExp {
 const isTemplated = (url: string): boolean => /[:*]/.test(url);
 
 /** Which methods the registered routes take, by route URL; answers the methods a request path has. */
-export function createMethodIndex() {
+function createMethodIndex() {
   const routes = new Map<string, { matcher: RegExp; methods: Set<string> }>();
   return {
     add(url: string, methods: string | readonly string[]): void {

@@ -115,8 +115,6 @@ export function createWindowCounter(options: RateLimitOptions & { now?: () => nu
   };
 }
 
-export type WindowCounter = ReturnType<typeof createWindowCounter>;
-
 /**
  * Limits on webhook ingress. New verified deliveries count against their
  * source (RATE_LIMIT_MAX per window, the budget an API key gets). Deliveries

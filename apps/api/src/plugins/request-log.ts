@@ -21,7 +21,7 @@ export class OneLinePerRequest extends LogController {
   }
 }
 
-export function requestLogFields(request: FastifyRequest, reply: FastifyReply): Record<string, unknown> {
+function requestLogFields(request: FastifyRequest, reply: FastifyReply): Record<string, unknown> {
   return {
     method: request.method,
     route: request.routeOptions.url ?? 'unmatched',

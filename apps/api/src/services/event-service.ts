@@ -10,6 +10,7 @@ import {
   EventEnvelopeInput,
   EventIdReusedError,
   ForbiddenError,
+  formatCredentialLabel,
   InvalidInputError,
   isCloudEvent,
   NotFoundError,
@@ -95,7 +96,9 @@ export function scopePatternMatches(pattern: string, value: string): boolean {
  * key's set and id, never the key; `anonymous` while authentication is off.
  */
 export function credentialLabel(credential: RequestCredential | undefined): string {
-  return credential === undefined ? 'anonymous' : `${credential.kind}:${credential.id}`;
+  return formatCredentialLabel(
+    credential === undefined ? { kind: 'anonymous' } : { kind: credential.kind, id: credential.id },
+  );
 }
 
 /** Who posts: the request's credential. Absent while authentication is off. */
@@ -298,7 +301,7 @@ export function createEventService(deps: {
    * again on the sources as they are now before the refusal stands. Returns
    * the sources the event passed on.
    */
-  async function checkSources(
+  async function checkReservedSources(
     sources: VersionedReservedSources,
     check: (reserved: ReadonlyMap<string, string>) => void,
   ): Promise<VersionedReservedSources> {
@@ -317,7 +320,7 @@ export function createEventService(deps: {
    * What the accept checks `check`'s reserved-source decision against, and
    * how to make it again; `onFresh` hears of the sources a re-check read.
    */
-  function webhookSourcesCheckOf(
+  function recheckOnAccept(
     checked: VersionedReservedSources,
     check: (reserved: ReadonlyMap<string, string>) => void,
     onFresh: (fresh: VersionedReservedSources) => void = () => undefined,
@@ -391,11 +394,11 @@ export function createEventService(deps: {
     ): Promise<EventOutcome> {
       const { envelope, idOrigin } = normaliseEvent(body, options);
       const check = (reserved: ReadonlyMap<string, string>) => authorise(envelope, options, reserved, '', options);
-      const sources = await checkSources(await webhookEventSources(), check);
+      const sources = await checkReservedSources(await webhookEventSources(), check);
       return eventOutcomeOf(
         await ingestAs(envelope, idOrigin, options, {
           credential: credentialLabel(options.credential),
-          ...webhookSourcesCheckOf(sources, check),
+          ...recheckOnAccept(sources, check),
         }),
       );
     },
@@ -454,14 +457,14 @@ export function createEventService(deps: {
           });
           eventId = envelope.event_id;
           const check = (reserved: ReadonlyMap<string, string>) => authorise(envelope, options, reserved, `[${index}]`);
-          const passed = await checkSources(sources, check);
+          const passed = await checkReservedSources(sources, check);
           fresher(passed);
           results.push({
             index,
             ...eventOutcomeOf(
               await ingestAs(envelope, idOrigin, options, {
                 credential,
-                ...webhookSourcesCheckOf(passed, check, fresher),
+                ...recheckOnAccept(passed, check, fresher),
               }),
             ),
           });

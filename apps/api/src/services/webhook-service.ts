@@ -2,6 +2,7 @@ import {
   assignedEventId,
   ConflictError,
   EventEnvelope,
+  formatCredentialLabel,
   InvalidInputError,
   NotFoundError,
   reservedEventIdReason,
@@ -402,7 +403,9 @@ export function createWebhookService(deps: {
       let response: EventAcceptedResponse;
       try {
         if (!repeat) deps.limits?.verified(name);
-        response = await deps.ingest.ingest(envelope, idOrigin, { credential: `webhook:${name}` });
+        response = await deps.ingest.ingest(envelope, idOrigin, {
+          credential: formatCredentialLabel({ kind: 'webhook', source: name }),
+        });
       } catch (error) {
         // Not accepted: free the bytes for a retry (which may carry a corrected id).
         if (claim.claimed || claim.delivery.eventId !== envelope.event_id) {

@@ -5,7 +5,7 @@ import { activityRuns, bulkReruns, events, runReruns } from '../schema';
 
 export type RerunRow = typeof runReruns.$inferSelect;
 export type BulkRerunRow = typeof bulkReruns.$inferSelect;
-export type RunRowForRerun = typeof activityRuns.$inferSelect;
+type RunRowForRerun = typeof activityRuns.$inferSelect;
 
 /** What a re-run is, once its attempt number is known. */
 export interface RerunPlan {

@@ -246,9 +246,9 @@ function scheduleQueries(db: Db) {
     },
 
     /**
-     * Records a backfilled fire time. A time that was skipped before (e.g. by
-     * `misfire_skip`) now has a run, and the row says so, keeping the old
-     * reason in `detail`; a time that already had a run keeps its row.
+     * Records a backfilled fire time. A time recorded as skipped (e.g. by
+     * `misfire_skip`) gets a run, and its row says so, keeping the skip
+     * reason in `detail`; a time that already has a run keeps its row.
      */
     async recordBackfillFire(fire: NewScheduleFire): Promise<void> {
       await db

@@ -10,7 +10,7 @@ import { webhookDeliveries, webhookSources, webhookSourcesVersion } from '../sch
 export type WebhookSourceRow = typeof webhookSources.$inferSelect;
 
 /** A signed message a source delivered, and the event it became. */
-export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
+type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
 
 export function createWebhookSourcesRepository(db: Db) {
   return {

@@ -16,8 +16,8 @@ import proto from '@temporalio/proto';
  *   key opens the payloads sealed with it.
  */
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
-export const KEY_ID_METADATA = 'encryption-key-id';
-export const CIPHER_METADATA = 'encryption-cipher';
+const KEY_ID_METADATA = 'encryption-key-id';
+const CIPHER_METADATA = 'encryption-cipher';
 const CIPHER = 'AES-256-GCM';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;

@@ -5,20 +5,20 @@ import {
   proxyActivities,
   proxyLocalActivities,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { Effects } from '../effects';
 import {
   BOOKKEEPING_OPTIONS,
   LOCAL_BOOKKEEPING_CANCEL_FALLBACK_PATCH,
   LOCAL_BOOKKEEPING_OPTIONS,
   LOCAL_BOOKKEEPING_PATCH,
-} from './activity-options';
+} from './effect-options';
 
-/** A run's and a task's Postgres records: idempotent upserts (see activities/run-records.ts). */
-export type Bookkeeping = Pick<Activities, 'logRun' | 'recordTask' | 'setRunStatus'>;
+/** A run's and a task's Postgres records: idempotent upserts (see effects/run-records.ts). */
+export type Bookkeeping = Pick<Effects, 'logRun' | 'recordTask' | 'setRunStatus'>;
 
 /** Each write a full Temporal round trip: scheduled, started and completed in the history. */
-const durable: Bookkeeping = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
-const local: Bookkeeping = proxyLocalActivities<Activities>(LOCAL_BOOKKEEPING_OPTIONS);
+const durable: Bookkeeping = proxyActivities<Effects>(BOOKKEEPING_OPTIONS);
+const local: Bookkeeping = proxyLocalActivities<Effects>(LOCAL_BOOKKEEPING_OPTIONS);
 
 /**
  * The bookkeeping a workflow uses for its whole execution. Call it once, at

@@ -10,6 +10,7 @@ import {
   requestSlot,
   type OverlapMode,
 } from './concurrency-slots';
+import { eventRunWorkflowId } from '@activity-core/contracts/ids';
 
 const ask = (runWorkflowId: string, limit = 1, onLimit: 'queue' | 'skip' = 'queue') => ({
   runWorkflowId,
@@ -49,7 +50,7 @@ describe('concurrency slots', () => {
     const state = emptySlotState(1, 'queue');
     // Run ids of 255 bytes (an event id of 200 characters): the queue takes them up to the default bound.
     const id = (n: number) =>
-      `activity-00000000-0000-4000-8000-000000000001:${'e'.repeat(200)}-${String(n).padStart(5, '0')}`;
+      eventRunWorkflowId('00000000-0000-4000-8000-000000000001', `${'e'.repeat(200)}-${String(n).padStart(5, '0')}`);
     const fit = Math.floor(DEFAULT_MAX_QUEUE_BYTES / queuedBytes(id(0)));
     state.holders = ['holder'];
     state.queue = Array.from({ length: fit - 1 }, (_, n) => id(n));

@@ -256,10 +256,10 @@ export function isIdle(state: SlotState): boolean {
 
 /**
  * The overlap policy a run is subject to: only cron runs that know their
- * trigger (`trigger_index`, set since overlap policies exist) of a trigger
- * whose `overlap` is set and is not `allow_all`. Everything else — events,
- * manual runs, backfills, older cron runs, `allow_all` — is undefined and
- * runs exactly as before.
+ * trigger (`trigger_index`) of a trigger whose `overlap` is set and is not
+ * `allow_all`. Everything else — events, manual runs, backfills, cron runs
+ * without `trigger_index`, `allow_all` — is undefined and takes no overlap
+ * slot.
  */
 export function overlapOf(input: RunActivityInput): { mode: OverlapMode; triggerIndex: number } | undefined {
   const { trigger } = input;

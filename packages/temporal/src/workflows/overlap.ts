@@ -1,12 +1,12 @@
 import type { RunActivityInput, RunOutcome } from '@activity-core/contracts';
 import { runIdFor } from '@activity-core/contracts/ids';
 import { proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { BOOKKEEPING_OPTIONS } from './activity-options';
-import { holdSlot, overlapSlotAnswerSignal } from './concurrency';
+import type { Effects } from '../effects';
+import { BOOKKEEPING_OPTIONS } from './effect-options';
+import { holdSlot, overlapSlotAnswerSignal } from './concurrency-coordinator';
 import type { OverlapMode, SlotAnswer } from './concurrency-slots';
 
-const slots = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
+const slots = proxyActivities<Effects>(BOOKKEEPING_OPTIONS);
 
 /**
  * Runs `run` once this cron run holds its trigger's overlap slot

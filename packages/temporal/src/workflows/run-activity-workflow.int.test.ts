@@ -1,9 +1,9 @@
 /**
  * The run and task workflows on Temporal's time-skipping test server, with
- * stub activities: plain functions that record what the workflows asked of
+ * stub effects: plain functions that record what the workflows asked of
  * them. No Postgres and no HTTP: these tests prove the workflow logic (which
  * task runs, what is recorded, what the run returns) in isolation; the
- * end-to-end tests in test/ prove the same paths against the real activities.
+ * end-to-end tests in test/ prove the same paths against the real effects.
  *
  * Durations in the definitions are real (hours, days): the test server skips
  * time while a test waits for a result, so a `delay: 2h` takes milliseconds.
@@ -30,11 +30,11 @@ import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   startWorkflowTestEnvironment,
-  stubActivities,
+  stubEffects,
   until,
   type WorkflowTestEnvironment,
 } from '../../test/workflow-test-environment';
-import type { Activities, LogRunInput, RecordTaskInput } from '../activities';
+import type { Effects, LogRunInput, RecordTaskInput } from '../effects';
 import { createRunStarter } from '../client/run-starter';
 import { RUN_ACTIVITY_WORKFLOW, TASK_WORKFLOW } from '../names';
 
@@ -53,9 +53,9 @@ type Call =
 
 const calls: Call[] = [];
 /** What the stub `awaitTaskWorkflow` answers, by task workflow id. */
-const existingOutcomes = new Map<string, Awaited<ReturnType<Activities['awaitTaskWorkflow']>>>();
+const existingOutcomes = new Map<string, Awaited<ReturnType<Effects['awaitTaskWorkflow']>>>();
 
-const activities: Activities = stubActivities({
+const effects: Effects = stubEffects({
   async logRun(input) {
     calls.push({ name: 'logRun', input });
     return { inserted: true };
@@ -84,7 +84,7 @@ let env: WorkflowTestEnvironment['env'];
 let taskQueue: string;
 
 beforeAll(async () => {
-  testEnv = await startWorkflowTestEnvironment(activities);
+  testEnv = await startWorkflowTestEnvironment(effects);
   ({ env, taskQueue } = testEnv);
 });
 
@@ -355,14 +355,14 @@ describe('RunActivityWorkflow', () => {
     const history = await historyOf(run.workflowId);
     expect(Number(history[0]?.workflowExecutionStartedEventAttributes?.workflowExecutionTimeout?.seconds)).toBe(3600);
     expect(history.at(-1)?.eventType).toBe(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT);
-    // A timed-out workflow runs no more code: the run reconciler records the outcome (packages/temporal/test/run-reconciler.int.test.ts).
+    // A timed-out workflow runs no more code: the run outcome recovery records the outcome (packages/temporal/test/run-outcome-recovery.int.test.ts).
     expect(runStatuses(run.runId)).toEqual([]);
     // The first task began; the second never did. (What the abandoned first task records later is
     // the test server's doing, which skips time on to its timer once the run is over.)
     expect(taskRecords(run.runId)[0]).toBe('0:running');
     expect(taskRecords(run.runId).filter((record) => !record.startsWith('0:'))).toEqual([]);
     // Temporal cancels the abandoned task because the run asked it to when it started the task
-    // (the test server does not enforce parent close policies; the reconciler test sees it done on a real one).
+    // (the test server does not enforce parent close policies; the run outcome recovery test sees it done on a real one).
     const children = history.filter(
       (e) => e.eventType === EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED,
     );

@@ -13,9 +13,9 @@ import {
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { Activities } from '../activities';
+import type { Effects } from '../effects';
 import { bookkeepingForThisWorkflow, type Bookkeeping } from './bookkeeping';
-import { withConcurrencySlot } from './concurrency';
+import { withConcurrencySlot } from './concurrency-coordinator';
 import { describeFailure } from './failures';
 import { overlapOf } from './concurrency-slots';
 import { withOverlapSlot } from './overlap';
@@ -23,7 +23,7 @@ import { ActivityIdKey } from '../search-attributes';
 import { runTaskGraph } from './task-graph-run';
 import { TaskWorkflow } from './task-workflow';
 
-const waitForExisting = proxyActivities<Activities>({
+const waitForExisting = proxyActivities<Effects>({
   startToCloseTimeout: '7 days',
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },

@@ -12,10 +12,10 @@ import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   startWorkflowTestEnvironment,
-  stubActivities,
+  stubEffects,
   type WorkflowTestEnvironment,
 } from '../../test/workflow-test-environment';
-import type { ProcessScheduleTickInput, ProcessScheduleTickResult, ScheduleTickInput } from '../activities';
+import type { ProcessScheduleTickInput, ProcessScheduleTickResult, ScheduleTickInput } from '../effects';
 import { SCHEDULE_TICK_WORKFLOW } from '../names';
 
 const TemporalScheduledStartTime = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
@@ -24,7 +24,7 @@ const TemporalScheduledStartTime = defineSearchAttributeKey('TemporalScheduledSt
 const answers = new Map<string, ProcessScheduleTickResult | { failFirst: number }>();
 const requests: ProcessScheduleTickInput[] = [];
 
-const activities = stubActivities({
+const effects = stubEffects({
   async processScheduleTick(input) {
     requests.push(input);
     const answer = answers.get(input.activityId);
@@ -41,7 +41,7 @@ const activities = stubActivities({
 let testEnv: WorkflowTestEnvironment;
 
 beforeAll(async () => {
-  testEnv = await startWorkflowTestEnvironment(activities);
+  testEnv = await startWorkflowTestEnvironment(effects);
   // A real server sets this system attribute on workflows a Schedule starts (the test server has no
   // Schedules): registered here so a test can start a tick the way a Schedule does.
   await testEnv.env.connection.operatorService.addSearchAttributes({

@@ -1,11 +1,11 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { Activities, ProcessScheduleTickResult, ScheduleTickInput } from '../activities';
+import type { Effects, ProcessScheduleTickResult, ScheduleTickInput } from '../effects';
 
 /** Set by Temporal on every workflow a Schedule starts: the nominal (un-jittered) time, whole seconds. */
 const TemporalScheduledStartTime = defineSearchAttributeKey('TemporalScheduledStartTime', SearchAttributeType.DATETIME);
 
-const scheduling = proxyActivities<Activities>({
+const scheduling = proxyActivities<Effects>({
   // A catch-up may start up to max_catchup runs one after another.
   startToCloseTimeout: '5 minutes',
   // Until Postgres and Temporal answer: a tick that cannot decide yet is late, never lost.

@@ -20,10 +20,10 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   startWorkflowTestEnvironment,
-  stubActivities,
+  stubEffects,
   type WorkflowTestEnvironment,
 } from '../../test/workflow-test-environment';
-import type { RecordTaskInput } from '../activities';
+import type { RecordTaskInput } from '../effects';
 import { RUN_ACTIVITY_WORKFLOW } from '../names';
 
 const records: RecordTaskInput[] = [];
@@ -34,7 +34,7 @@ const writes: string[] = [];
 const httpCalls: Array<{ runId: string; url: string; context: RunContext; inFlight: number }> = [];
 const inFlight = new Map<string, number>();
 
-const activities = stubActivities({
+const activities = stubEffects({
   async logRun() {
     return { inserted: true };
   },

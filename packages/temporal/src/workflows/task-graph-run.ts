@@ -16,11 +16,11 @@ import {
   proxyLocalActivities,
   setCurrentDetails,
 } from '@temporalio/workflow';
-import type { Activities, EvaluateTaskExpressionInput } from '../activities';
-import { BOOKKEEPING_OPTIONS, LOCAL_BOOKKEEPING_OPTIONS } from './activity-options';
+import type { Effects, EvaluateTaskExpressionInput } from '../effects';
+import { BOOKKEEPING_OPTIONS, LOCAL_BOOKKEEPING_OPTIONS } from './effect-options';
 import type { Bookkeeping } from './bookkeeping';
 
-type Expressions = Pick<Activities, 'evaluateTaskExpression'>;
+type Expressions = Pick<Effects, 'evaluateTaskExpression'>;
 /** A task's `if` and `for_each` are evaluated by the worker, inside the workflow task, and recorded as markers. */
 const localExpressions = proxyLocalActivities<Expressions>(LOCAL_BOOKKEEPING_OPTIONS);
 const durableExpressions = proxyActivities<Expressions>(BOOKKEEPING_OPTIONS);

@@ -27,7 +27,7 @@ import {
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import { RetryState, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
-import type { Activities, EventWaitAnswer } from '../activities';
+import type { Effects, EventWaitAnswer } from '../effects';
 import type { EventWaitMatchedSignal } from '../client/wait-signaller';
 import { EVENT_WAIT_MATCHED_SIGNAL, RUN_ACTIVITY_WORKFLOW } from '../names';
 import { runSearchAttributes } from '../search-attributes';
@@ -36,7 +36,7 @@ import {
   HTTP_TASK_CANCEL_OPTIONS,
   HTTP_WAIT_FOR_CANCELLED_ATTEMPT_PATCH,
   toTemporalRetry,
-} from './activity-options';
+} from './effect-options';
 import { bookkeepingForThisWorkflow } from './bookkeeping';
 import { describeFailure } from './failures';
 
@@ -114,7 +114,7 @@ async function runTask(input: TaskWorkflowInput, taskInstanceId: string, workflo
       // Tasks recorded before the patch keep the default TRY_CANCEL (no heartbeat timeout): a cancellation
       // ended them at once, whatever their attempt was doing. Only http tasks get the marker.
       const waitsForAttempt = patched(HTTP_WAIT_FOR_CANCELLED_ATTEMPT_PATCH);
-      const http = proxyActivities<Activities>(waitsForAttempt ? { ...options, ...HTTP_TASK_CANCEL_OPTIONS } : options);
+      const http = proxyActivities<Effects>(waitsForAttempt ? { ...options, ...HTTP_TASK_CANCEL_OPTIONS } : options);
       const attempt = http.httpTask({
         taskInstanceId,
         taskWorkflowId: workflowId,
@@ -141,7 +141,7 @@ async function runTask(input: TaskWorkflowInput, taskInstanceId: string, workflo
     case 'emit_event': {
       // Retried until the event is stored (it has a derived id, so retrying is safe); only
       // permanent errors (bad template, bad content) fail the task.
-      const emit = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
+      const emit = proxyActivities<Effects>(BOOKKEEPING_OPTIONS);
       const envelope: EventEnvelope = {
         event_id: emittedEventId(input.runId, input.index, input.itemIndex),
         event_type: task.config.event_type,
@@ -171,7 +171,7 @@ async function runCalledActivity(
   input: TaskWorkflowInput,
   config: Extract<TaskWorkflowInput['task'], { type: 'run_activity' }>['config'],
 ): Promise<unknown> {
-  const calls = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
+  const calls = proxyActivities<Effects>(BOOKKEEPING_OPTIONS);
   const prepared = await calls.prepareCalledRun({
     activity: config.activity,
     input: config.input,
@@ -216,7 +216,7 @@ async function runCalledActivity(
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) {
       // A called run may take as long as it likes: waited for with a heartbeat, like a task workflow found running.
-      const waiting = proxyActivities<Activities>({
+      const waiting = proxyActivities<Effects>({
         startToCloseTimeout: '7 days',
         heartbeatTimeout: '30 seconds',
         retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
@@ -290,7 +290,7 @@ async function waitForEvent(
   setHandler(eventWaitMatchedSignal, (signal) => {
     if (received === undefined && signal.waitId === workflowId) received = signal;
   });
-  const waits = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
+  const waits = proxyActivities<Effects>(BOOKKEEPING_OPTIONS);
   const timeoutMs = parseDurationMs(config.timeout);
   const registered = await CancellationScope.nonCancellable(() =>
     waits.registerEventWait({

@@ -12,8 +12,8 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { CONCURRENCY_COORDINATOR_WORKFLOW } from '../names';
 import type { LogRunInput } from './run-records';
 
-/** Signal names shared with workflows/concurrency.ts (workflow code cannot import this file). */
-export const SLOT_REQUEST_SIGNAL = 'concurrencySlotRequest';
+/** Signal names shared with workflows/concurrency-coordinator.ts (workflow code cannot import this file). */
+const SLOT_REQUEST_SIGNAL = 'concurrencySlotRequest';
 
 export interface RequestConcurrencySlotInput {
   /** The run's record: inserted first (idempotently), so it can say `waiting_for_slot`. */
@@ -53,7 +53,7 @@ function compiledKey(expression: string): CompiledFilter | string {
  * The key of one run: the key expression over the triggering event, or the
  * activity-wide key `''` when the definition has no key or the run has no event.
  */
-export function concurrencyKeyFor(
+function concurrencyKeyFor(
   concurrency: Concurrency,
   event: EventEnvelope | undefined,
 ): { key: string } | { error: string } {
@@ -65,7 +65,7 @@ export function concurrencyKeyFor(
 }
 
 /** The run side and the coordinator's watchdog of concurrency limits (docs/concurrency.md). */
-export function createConcurrencyActivities(deps: {
+export function createConcurrencyEffects(deps: {
   runs: Pick<RunsRepository, 'insertRun' | 'setRunWaiting' | 'markCancelledByRun'>;
   client: Client;
   /** The byte bound of a concurrency queue (CONCURRENCY_QUEUE_MAX_BYTES); absent: the coordinator's default. */

@@ -41,7 +41,7 @@ export interface ProcessScheduleTickResult {
 
 export type ProcessScheduleTick = (input: ProcessScheduleTickInput) => Promise<ProcessScheduleTickResult>;
 
-export function createScheduleTickActivities(deps: { processScheduleTick: ProcessScheduleTick }) {
+export function createScheduleTickEffects(deps: { processScheduleTick: ProcessScheduleTick }) {
   return {
     /**
      * Decides, under the trigger's row lock, what every nominal fire time due

@@ -2,7 +2,7 @@ import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions } from '
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /** The setting that opens destinations the egress policy denies by default. */
-export const EGRESS_ALLOW_SETTING = 'HTTP_TASK_EGRESS_ALLOW';
+const EGRESS_ALLOW_SETTING = 'HTTP_TASK_EGRESS_ALLOW';
 
 /**
  * Address ranges an `http` task may not reach unless the operator allows them:
@@ -85,7 +85,7 @@ function unmapIpv4(address: string): string {
 }
 
 /** The 16 bytes of an IPv6 address (zone id ignored), or undefined when `address` is not one. */
-export function ipv6Bytes(address: string): number[] | undefined {
+function ipv6Bytes(address: string): number[] | undefined {
   let text = address.toLowerCase().replace(/%.*$/, '');
   if (isIP(text) !== 6) return undefined;
   let ipv4: number[] = [];
@@ -232,7 +232,7 @@ export class EgressPolicy {
   };
 }
 
-export type EgressAllowEntry =
+type EgressAllowEntry =
   | { kind: 'cidr'; address: string; prefix: number; family: 'ipv4' | 'ipv6' }
   | { kind: 'host'; host: string }
   | { kind: 'suffix'; suffix: string };

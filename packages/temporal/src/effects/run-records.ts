@@ -23,13 +23,13 @@ export type RecordTaskInput = TaskInstanceUpsert;
 const fireTimeOrNull = (value: string | undefined): Date | null => (value === undefined ? null : toScheduledFor(value));
 
 /**
- * Bookkeeping activities: every write is idempotent, so Temporal may retry them freely.
+ * Bookkeeping effects: every write is idempotent, so Temporal may retry them freely.
  * With an `announcer`, a run recorded `failed` or `cancelled` is announced by a system event
  * (`activity_core.run.failed` / `.cancelled`) right after the write, on every attempt: the event's
  * id is derived from the run, so however often the write is repeated (retry, crash after the
  * write, replay, reset) the events table keeps one event and routes it once.
  */
-export function createRunRecordActivities(deps: {
+export function createRunRecordEffects(deps: {
   runs: Pick<RunsRepository, 'insertRun' | 'setRunStatus' | 'upsertTaskInstance'>;
   announcer?: Pick<RunOutcomeAnnouncer, 'announce'>;
 }) {

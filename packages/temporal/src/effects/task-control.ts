@@ -1,4 +1,4 @@
-import { DomainError, type EventEnvelope, type RunContext } from '@activity-core/contracts';
+import { DomainError, formatCredentialLabel, type EventEnvelope, type RunContext } from '@activity-core/contracts';
 import { renderValue, TemplateError } from './templating';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { WorkflowFailedError, type Client } from '@temporalio/client';
@@ -23,7 +23,7 @@ export const EMIT_HOPS_EXCEEDED = 'emit_hops_exceeded';
 export const EMIT_BUDGET_EXCEEDED = 'emit_budget_exceeded';
 
 /** Source of the root of a chain that began with a cron or manual run (reserved: no sender may use it). */
-export const RUN_ROOT_SOURCE = 'activity-core:run';
+const RUN_ROOT_SOURCE = 'activity-core:run';
 
 /**
  * Counts an emitted event against its chain's root (`@activity-core/db`'s
@@ -49,9 +49,9 @@ export function emittedHops(context: Pick<RunContext, 'run'>): number {
 }
 
 /**
- * Activities the task layer needs besides the task handlers themselves.
+ * Effects the task layer needs besides the task handlers themselves.
  */
-export function createTaskControlActivities(deps: {
+export function createTaskControlEffects(deps: {
   client: Client;
   emitEvent: EmitEvent;
   emitMaxHops?: number;
@@ -129,7 +129,7 @@ export function createTaskControlActivities(deps: {
       try {
         const outcome = await deps.emitEvent(
           { ...input.envelope, data },
-          { credential: `emit:${input.context.run.run_id}`, hops },
+          { credential: formatCredentialLabel({ kind: 'emit', runId: input.context.run.run_id }), hops },
         );
         return { event_id: input.envelope.event_id, ...outcome };
       } catch (error) {

@@ -1,7 +1,7 @@
 import { ActivityDefinition, MAX_CALL_DEPTH, type RunContext } from '@activity-core/contracts';
 import type { DefinitionRow } from '@activity-core/db';
 import { describe, expect, test } from 'vitest';
-import { createCalledRunActivities } from './called-runs';
+import { createCalledRunEffects } from './called-runs';
 
 const row = (id: string, name: string, enabled = true): DefinitionRow => ({
   id,
@@ -34,7 +34,7 @@ const context = (run: Partial<RunContext['run']> = {}): RunContext => ({
 
 describe('preparing the run a run_activity task starts', () => {
   test('finds the activity by name or id, renders the input over the calling run, and extends the chain', async () => {
-    const { prepareCalledRun } = createCalledRunActivities({ definitions });
+    const { prepareCalledRun } = createCalledRunEffects({ definitions });
     const prepared = await prepareCalledRun({
       activity: 'child',
       input: { order: '{{ event.data.order }}' },
@@ -52,7 +52,7 @@ describe('preparing the run a run_activity task starts', () => {
   });
 
   test('refuses an unknown or disabled activity, a loop and a chain past the depth limit, saying which', async () => {
-    const { prepareCalledRun } = createCalledRunActivities({ definitions });
+    const { prepareCalledRun } = createCalledRunEffects({ definitions });
     const refusal = async (activity: string, ctx: RunContext) => {
       const prepared = await prepareCalledRun({ activity, input: {}, context: ctx, taskIndex: 0 });
       return prepared.ok ? 'granted' : prepared.message;
@@ -78,7 +78,7 @@ describe('preparing the run a run_activity task starts', () => {
       ids.add(input.eventId);
       return { granted: true, root: input.trigger, emitted: ids.size };
     };
-    const { prepareCalledRun } = createCalledRunActivities({ definitions, callBudget: { claim } });
+    const { prepareCalledRun } = createCalledRunEffects({ definitions, callBudget: { claim } });
     const root = '22222222-2222-4222-8222-222222222222';
     const nested = context({ call_root_run_id: root, call_chain: ['00000000-0000-4000-8000-0000000000ff'] });
     const call = (taskIndex: number) => prepareCalledRun({ activity: 'child', input: {}, context: nested, taskIndex });

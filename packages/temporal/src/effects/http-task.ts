@@ -66,9 +66,9 @@ export const HTTP_TASK_RESULT_BODY_MAX_DEPTH = DEFINITION_JSON_MAX_DEPTH;
  * How often an attempt heartbeats while it runs. The worker passes heartbeats
  * on to Temporal at most every 5 s (worker.ts), and the answer to one is how a
  * cancellation of the run reaches the attempt (HTTP_TASK_CANCEL_OPTIONS in
- * workflows/activity-options.ts).
+ * workflows/effect-options.ts).
  */
-export const HTTP_TASK_HEARTBEAT_EVERY_MS = 2_000;
+const HTTP_TASK_HEARTBEAT_EVERY_MS = 2_000;
 
 /**
  * Heartbeats for the attempt until the returned function is called: every
@@ -203,7 +203,7 @@ export function networkFailureCause(error: unknown): { code: string; message: st
  * policy refuses loopback, private and link-local destinations on the
  * address actually connected to (egress.ts).
  */
-export function createHttpTaskActivities(deps: {
+export function createHttpTaskEffects(deps: {
   runs: Pick<RunsRepository, 'recordTaskAttempt'>;
   secrets: TaskSecretSource;
   /** Where requests may go (default: no private, loopback or link-local destination). */

@@ -1,13 +1,19 @@
-import { InvalidInputError, runIdFor, UnavailableError } from '@activity-core/contracts';
+import {
+  eventRunWorkflowId,
+  InvalidInputError,
+  runIdFor,
+  taskWorkflowId,
+  UnavailableError,
+} from '@activity-core/contracts';
 import type { RunOutcomeRecord } from '@activity-core/db';
 import { describe, expect, test } from 'vitest';
 import { createRunOutcomeAnnouncer, runOutcomeEvent, SYSTEM_EVENT_MESSAGE_MAX } from './run-outcome-events';
 
-const runId = runIdFor('activity-550e8400-e29b-41d4-a716-446655440000:evt_abc123');
+const runId = runIdFor(eventRunWorkflowId('550e8400-e29b-41d4-a716-446655440000', 'evt_abc123'));
 
 const failedRun = (overrides: Partial<RunOutcomeRecord> = {}): RunOutcomeRecord => ({
   runId,
-  workflowId: 'activity-550e8400-e29b-41d4-a716-446655440000:evt_abc123',
+  workflowId: eventRunWorkflowId('550e8400-e29b-41d4-a716-446655440000', 'evt_abc123'),
   status: 'failed',
   activityId: '550e8400-e29b-41d4-a716-446655440000',
   activityVersion: 3,
@@ -22,7 +28,7 @@ const failedRun = (overrides: Partial<RunOutcomeRecord> = {}): RunOutcomeRecord 
   failedTask: {
     index: 1,
     type: 'http',
-    workflowId: `task-${runId}:http:1`,
+    workflowId: taskWorkflowId(runId, 'http', 1),
     error: { message: 'HTTP 503', type: 'http_status_503' },
   },
   triggerHops: 0,
@@ -42,7 +48,7 @@ describe('the system event that announces a run end', () => {
       occurred_at: '2026-03-01T09:00:04.512Z',
       data: {
         run_id: runId,
-        workflow_id: 'activity-550e8400-e29b-41d4-a716-446655440000:evt_abc123',
+        workflow_id: eventRunWorkflowId('550e8400-e29b-41d4-a716-446655440000', 'evt_abc123'),
         status: 'failed',
         activity_id: '550e8400-e29b-41d4-a716-446655440000',
         activity_name: 'sync-orders',
@@ -54,7 +60,7 @@ describe('the system event that announces a run end', () => {
         failed_task: {
           index: 1,
           type: 'http',
-          workflow_id: `task-${runId}:http:1`,
+          workflow_id: taskWorkflowId(runId, 'http', 1),
           error: { message: 'HTTP 503', type: 'http_status_503' },
         },
         started_at: '2026-03-01T09:00:00.000Z',

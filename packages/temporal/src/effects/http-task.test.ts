@@ -8,7 +8,7 @@ import { describe, expect, test } from 'vitest';
 import { EgressPolicy } from './egress';
 import {
   boundBody,
-  createHttpTaskActivities,
+  createHttpTaskEffects,
   HTTP_TASK_RESULT_BODY_MAX_BYTES,
   HTTP_TASK_RESULT_BODY_MAX_DEPTH,
   type HttpTaskInput,
@@ -59,7 +59,7 @@ function httpTaskAnswering(
       headers: { 'content-type': 'application/json' },
     });
   }) as typeof globalThis.fetch;
-  const { httpTask } = createHttpTaskActivities({
+  const { httpTask } = createHttpTaskEffects({
     runs: { recordTaskAttempt: async () => undefined },
     secrets: workerSecrets,
     fetch,
@@ -207,7 +207,7 @@ async function loopbackServer(): Promise<{ port: number; hits: string[]; close()
 
 describe('the http task egress policy (real requests)', () => {
   const runReal = (url: string, egress?: EgressPolicy) => {
-    const { httpTask } = createHttpTaskActivities({
+    const { httpTask } = createHttpTaskEffects({
       runs: { recordTaskAttempt: async () => undefined },
       secrets,
       ...(egress === undefined ? {} : { egress }),
@@ -305,7 +305,7 @@ function httpTaskAnsweringText(
 ) {
   const fetch = (async () =>
     new Response(text, { status: 200, headers: { 'content-type': contentType } })) as typeof globalThis.fetch;
-  const { httpTask } = createHttpTaskActivities({
+  const { httpTask } = createHttpTaskEffects({
     runs: { recordTaskAttempt: async () => undefined },
     secrets: workerSecrets,
     fetch,
@@ -408,7 +408,7 @@ async function until(what: string, check: () => boolean, timeoutMs = 10_000): Pr
 
 describe('the http task when its run is cancelled', () => {
   const heldRequest = async (server: { port: number }) => {
-    const { httpTask } = createHttpTaskActivities({
+    const { httpTask } = createHttpTaskEffects({
       runs: { recordTaskAttempt: async () => undefined },
       secrets,
       egress: new EgressPolicy(['127.0.0.0/8']),

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { runIdFor } from '@activity-core/contracts';
+import { eventRunWorkflowId, runIdFor } from '@activity-core/contracts';
 import { createDatabase, createRunsRepository, type Database } from '@activity-core/db';
-import { createRunReconciler } from '@activity-core/temporal/client';
+import { createRunOutcomeRecovery } from '@activity-core/temporal/client';
 import { silentLogger, startStack, type TestStack } from '../../../test/harness';
 
 let stack: TestStack;
@@ -16,8 +16,8 @@ afterAll(async () => {
   await stack?.close();
 });
 
-function reconciler() {
-  return createRunReconciler({
+function recovery() {
+  return createRunOutcomeRecovery({
     client: stack.client,
     runs: createRunsRepository(database.db),
     logger: silentLogger,
@@ -49,7 +49,7 @@ async function fire(name: string, extra: object): Promise<{ workflowId: string; 
       data: {},
     },
   });
-  const workflowId = `activity-${created.json().id}:evt_${name}`;
+  const workflowId = eventRunWorkflowId(created.json().id, `evt_${name}`);
   return { workflowId, runId: runIdFor(workflowId) };
 }
 
@@ -63,7 +63,7 @@ describe('runs that cannot record their own end', () => {
     await expect.poll(async () => (await run(runId)).status, { timeout: 15_000 }).toBe('running');
     await stack.client.workflow.getHandle(workflowId).terminate('operator pressed terminate');
 
-    const settled = await reconciler().reconcileOnce();
+    const settled = await recovery().recoverOnce();
     expect(settled).toContainEqual(expect.objectContaining({ runId, status: 'cancelled' }));
     expect(await run(runId)).toMatchObject({ status: 'cancelled', error: { type: 'terminated' } });
   });
@@ -73,7 +73,7 @@ describe('runs that cannot record their own end', () => {
     // The run has its row and a running task before its timeout ends it.
     await expect.poll(async () => (await run(runId)).tasks?.[0]?.status, { timeout: 7_000 }).toBe('running');
     await expect(stack.client.workflow.getHandle(workflowId).result()).rejects.toThrow();
-    const settled = await reconciler().reconcileOnce();
+    const settled = await recovery().recoverOnce();
     expect(settled).toContainEqual(expect.objectContaining({ runId, status: 'failed' }));
     expect(await run(runId)).toMatchObject({
       status: 'failed',
@@ -86,7 +86,7 @@ describe('runs that cannot record their own end', () => {
   test('a healthy long run is left running and marked as checked, so it is not asked about again at once', async () => {
     const { runId } = await fire('healthy', {});
     await expect.poll(async () => (await run(runId)).tasks?.[0]?.status, { timeout: 15_000 }).toBe('running');
-    const first = await reconciler().reconcileOnce();
+    const first = await recovery().recoverOnce();
     expect(first.find((s) => s.runId === runId)).toBeUndefined();
     const row = await stack.sql.query('SELECT status, checked_at FROM activity_runs WHERE run_id = $1', [runId]);
     expect(row.rows[0].status).toBe('running');

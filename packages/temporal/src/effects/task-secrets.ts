@@ -45,7 +45,7 @@ interface Span {
  * writes it (`+` for a space); and JSON-escaped, as JSON.stringify writes it
  * inside a string (quotes, backslashes, control characters).
  */
-export function secretForms(value: string): Set<string> {
+function secretForms(value: string): Set<string> {
   // encodeURI* throw on a lone surrogate; such a value has only its other forms.
   const encoded = (encode: (text: string) => string): string => {
     try {

@@ -43,7 +43,7 @@ export type PreparedCalledRun =
  * (the task fails with the message), never retried; a database error is
  * thrown and retried.
  */
-export function createCalledRunActivities(deps: {
+export function createCalledRunEffects(deps: {
   definitions?: Pick<DefinitionsRepository, 'findByName' | 'get'>;
   /** Counts called runs per root run (the emit budget's counter, under a source of its own); absent: unit tests only. */
   callBudget?: Pick<EmitBudget, 'claim'>;

@@ -2,7 +2,7 @@ import type { Logger } from '@activity-core/contracts';
 import type { RunsRepository } from '@activity-core/db';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 
-export interface RunReconcilerOptions {
+export interface RunOutcomeRecoveryOptions {
   client: Client;
   runs: Pick<RunsRepository, 'listRunningToCheck' | 'markChecked' | 'setRunStatus'>;
   logger: Pick<Logger, 'info' | 'warn'>;
@@ -17,7 +17,7 @@ export interface RunReconcilerOptions {
   announcer?: { announce(runId: string): Promise<unknown> };
 }
 
-export type ReconciledOutcome = {
+export type RecoveredOutcome = {
   runId: string;
   workflowId: string;
   status: 'succeeded' | 'failed' | 'cancelled';
@@ -30,17 +30,17 @@ export type ReconciledOutcome = {
  * is gone. Those rows would say `running` forever; this asks Temporal about
  * old `running` rows and writes down what really happened, and why.
  */
-export function createRunReconciler(options: RunReconcilerOptions) {
+export function createRunOutcomeRecovery(options: RunOutcomeRecoveryOptions) {
   const minAgeMs = options.minAgeMs ?? 60_000;
   const recheckAfterMs = options.recheckAfterMs ?? 300_000;
 
   async function settle(
     runId: string,
     workflowId: string,
-    status: ReconciledOutcome['status'],
+    status: RecoveredOutcome['status'],
     type: string,
     message: string,
-  ): Promise<ReconciledOutcome> {
+  ): Promise<RecoveredOutcome> {
     await options.runs.setRunStatus(runId, status, status === 'succeeded' ? null : { message, type });
     options.logger.info({ runId, workflowId, status, type }, 'run outcome recorded from Temporal');
     if ((status === 'failed' || status === 'cancelled') && options.announcer !== undefined) {
@@ -58,14 +58,14 @@ export function createRunReconciler(options: RunReconcilerOptions) {
   }
 
   return {
-    async reconcileOnce(limit = 100): Promise<ReconciledOutcome[]> {
+    async recoverOnce(limit = 100): Promise<RecoveredOutcome[]> {
       const now = Date.now();
       const candidates = await options.runs.listRunningToCheck(
         new Date(now - recheckAfterMs),
         new Date(now - minAgeMs),
         limit,
       );
-      const settled: ReconciledOutcome[] = [];
+      const settled: RecoveredOutcome[] = [];
       for (const run of candidates) {
         let status: string;
         try {
@@ -135,4 +135,4 @@ export function createRunReconciler(options: RunReconcilerOptions) {
   };
 }
 
-export type RunReconciler = ReturnType<typeof createRunReconciler>;
+export type RunOutcomeRecovery = ReturnType<typeof createRunOutcomeRecovery>;

@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { describe, expect, test } from 'vitest';
 import {
-  createTaskControlActivities,
+  createTaskControlEffects,
   EMIT_BUDGET_EXCEEDED,
   EMIT_HOPS_EXCEEDED,
   emittedHops,
@@ -32,7 +32,7 @@ function contextWith(eventHops?: number): RunContext {
   };
 }
 
-function activitiesRecording(maxHops?: number) {
+function effectsRecording(maxHops?: number) {
   const calls: Array<{ envelope: EventEnvelope; origin: { credential: string; hops: number } }> = [];
   const emitEvent: EmitEvent = async (emitted, origin) => {
     calls.push({ envelope: emitted, origin });
@@ -40,7 +40,7 @@ function activitiesRecording(maxHops?: number) {
   };
   return {
     calls,
-    activities: createTaskControlActivities({
+    effects: createTaskControlEffects({
       client: {} as Client,
       emitEvent,
       ...(maxHops === undefined ? {} : { emitMaxHops: maxHops }),
@@ -55,17 +55,17 @@ describe('emit_event hop counting', () => {
   });
 
   test('the emitted event goes to the ingress with its hop count and the run as its credential', async () => {
-    const { calls, activities } = activitiesRecording();
-    await activities.emitEvent({ envelope, context: contextWith(2) });
+    const { calls, effects } = effectsRecording();
+    await effects.emitEvent({ envelope, context: contextWith(2) });
     expect(calls).toHaveLength(1);
     expect(calls[0]?.origin).toEqual({ credential: 'emit:run-1', hops: 3 });
     expect(calls[0]?.envelope.data).toEqual({ n: 'run-1' });
   });
 
   test('an emit up to EMIT_MAX_HOPS goes through and one past it fails without retry, saying why', async () => {
-    const { calls, activities } = activitiesRecording(3);
-    await activities.emitEvent({ envelope, context: contextWith(2) });
-    const refused = await activities.emitEvent({ envelope, context: contextWith(3) }).catch((error: unknown) => error);
+    const { calls, effects } = effectsRecording(3);
+    await effects.emitEvent({ envelope, context: contextWith(2) });
+    const refused = await effects.emitEvent({ envelope, context: contextWith(3) }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(ApplicationFailure);
     expect((refused as ApplicationFailure).nonRetryable).toBe(true);
     expect((refused as ApplicationFailure).type).toBe(EMIT_HOPS_EXCEEDED);
@@ -74,9 +74,9 @@ describe('emit_event hop counting', () => {
   });
 
   test('the hop limit defaults to 8', async () => {
-    const { activities } = activitiesRecording();
-    await activities.emitEvent({ envelope, context: contextWith(7) });
-    await expect(activities.emitEvent({ envelope, context: contextWith(8) })).rejects.toThrow(/EMIT_MAX_HOPS is 8/);
+    const { effects } = effectsRecording();
+    await effects.emitEvent({ envelope, context: contextWith(7) });
+    await expect(effects.emitEvent({ envelope, context: contextWith(8) })).rejects.toThrow(/EMIT_MAX_HOPS is 8/);
   });
 });
 
@@ -84,7 +84,7 @@ describe('emit_event budget per root', () => {
   function withBudget(granted: boolean) {
     const claims: Parameters<EmitBudget['claim']>[0][] = [];
     const calls: EventEnvelope[] = [];
-    const activities = createTaskControlActivities({
+    const effects = createTaskControlEffects({
       client: {} as Client,
       emitEvent: async (emitted) => {
         calls.push(emitted);
@@ -98,7 +98,7 @@ describe('emit_event budget per root', () => {
         },
       },
     });
-    return { activities, claims, calls };
+    return { effects, claims, calls };
   }
   const triggered = (hops?: number): RunContext => ({
     ...contextWith(hops),
@@ -112,9 +112,9 @@ describe('emit_event budget per root', () => {
   });
 
   test('an emit claims its event id against the event that triggered the run, saying whether that event was itself emitted', async () => {
-    const { activities, claims, calls } = withBudget(true);
-    await activities.emitEvent({ envelope, context: triggered() });
-    await activities.emitEvent({ envelope, context: triggered(2) });
+    const { effects, claims, calls } = withBudget(true);
+    await effects.emitEvent({ envelope, context: triggered() });
+    await effects.emitEvent({ envelope, context: triggered(2) });
     expect(claims).toEqual([
       { eventId: 'emit-run-1-0', trigger: { source: 'shop', eventId: 'order-1' }, triggerEmitted: false, limit: 4 },
       { eventId: 'emit-run-1-0', trigger: { source: 'shop', eventId: 'order-1' }, triggerEmitted: true, limit: 4 },
@@ -123,8 +123,8 @@ describe('emit_event budget per root', () => {
   });
 
   test('a run without a triggering event is its own root', async () => {
-    const { activities, claims } = withBudget(true);
-    await activities.emitEvent({ envelope, context: contextWith() });
+    const { effects, claims } = withBudget(true);
+    await effects.emitEvent({ envelope, context: contextWith() });
     expect(claims[0]).toMatchObject({
       trigger: { source: 'activity-core:run', eventId: 'run-1' },
       triggerEmitted: false,
@@ -132,8 +132,8 @@ describe('emit_event budget per root', () => {
   });
 
   test('a refused claim fails the task without retry, naming the root and the limit, and emits nothing', async () => {
-    const { activities, calls } = withBudget(false);
-    const refused = await activities.emitEvent({ envelope, context: triggered() }).catch((error: unknown) => error);
+    const { effects, calls } = withBudget(false);
+    const refused = await effects.emitEvent({ envelope, context: triggered() }).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(ApplicationFailure);
     expect((refused as ApplicationFailure).nonRetryable).toBe(true);
     expect((refused as ApplicationFailure).type).toBe(EMIT_BUDGET_EXCEEDED);
@@ -143,9 +143,9 @@ describe('emit_event budget per root', () => {
   });
 
   test('an emit whose data does not render claims nothing', async () => {
-    const { activities, claims } = withBudget(true);
+    const { effects, claims } = withBudget(true);
     await expect(
-      activities.emitEvent({ envelope: { ...envelope, data: { n: '{{nope.x}}' } }, context: triggered() }),
+      effects.emitEvent({ envelope: { ...envelope, data: { n: '{{nope.x}}' } }, context: triggered() }),
     ).rejects.toThrow();
     expect(claims).toHaveLength(0);
   });

@@ -39,7 +39,7 @@ function answerOf(state: WaitState): EventWaitAnswer {
  * freely; Postgres holds the decision (an event matched the wait, or its
  * timeout or cancellation ended it first), and the task follows it.
  */
-export function createEventWaitActivities(deps: { eventWaits?: Pick<EventWaitsRepository, 'register' | 'close'> }) {
+export function createEventWaitEffects(deps: { eventWaits?: Pick<EventWaitsRepository, 'register' | 'close'> }) {
   const repository = () => {
     if (deps.eventWaits === undefined)
       throw ApplicationFailure.nonRetryable('this worker has no event wait store', 'event_waits_unavailable');

@@ -19,7 +19,7 @@ export interface EvaluateTaskExpressionInput {
  * workflow code). The answer is recorded in the run's history, so replay
  * decides alike; an evaluation error is an answer too, never a retry.
  */
-export function createTaskExpressionActivities() {
+export function createTaskExpressionEffects() {
   return {
     async evaluateTaskExpression(input: EvaluateTaskExpressionInput): Promise<TaskExpressionOutcome> {
       const compiled =

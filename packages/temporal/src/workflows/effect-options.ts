@@ -43,7 +43,7 @@ export const HTTP_WAIT_FOR_CANCELLED_ATTEMPT_PATCH = 'http-task-waits-for-cancel
  * What an `http` attempt is scheduled with, besides its timeout and retry
  * policy, in task workflows that have HTTP_WAIT_FOR_CANCELLED_ATTEMPT_PATCH
  * (adr/0045-http-attempts-stop-on-cancel.md). The attempt heartbeats every
- * 2 s (activities/http-task.ts) and the worker passes a heartbeat on to
+ * 2 s (effects/http-task.ts) and the worker passes a heartbeat on to
  * Temporal at least every 5 s (`maxHeartbeatThrottleInterval`, worker.ts);
  * Temporal's answer carries a cancellation, which aborts the request — so a
  * cancelled attempt stops within about 5 s. `WAIT_CANCELLATION_COMPLETED`:

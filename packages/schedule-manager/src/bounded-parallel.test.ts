@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { forEachConcurrently } from './concurrency';
+import { forEachConcurrently } from './bounded-parallel';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 1));
 

@@ -2,18 +2,18 @@ import type { Logger } from '@activity-core/contracts';
 import type { DefinitionsRepository, EventWaitsRepository, RunsRepository } from '@activity-core/db';
 import type { Client } from '@temporalio/client';
 import type { EgressPolicy } from './egress';
-import { createCalledRunActivities } from './called-runs';
-import { createConcurrencyActivities } from './concurrency';
-import { createEventWaitActivities } from './event-waits';
-import { createHttpTaskActivities, type HttpFetch } from './http-task';
-import { createRunRecordActivities } from './run-records';
+import { createCalledRunEffects } from './called-runs';
+import { createConcurrencyEffects } from './slot-requests';
+import { createEventWaitEffects } from './event-waits';
+import { createHttpTaskEffects, type HttpFetch } from './http-task';
+import { createRunRecordEffects } from './run-records';
 import type { RunOutcomeAnnouncer } from './run-outcome-events';
-import { createScheduleTickActivities, type ProcessScheduleTick } from './schedule-tick';
-import { createTaskControlActivities, type EmitBudget, type EmitEvent } from './task-control';
-import { createTaskExpressionActivities } from './task-expressions';
+import { createScheduleTickEffects, type ProcessScheduleTick } from './schedule-tick';
+import { createTaskControlEffects, type EmitBudget, type EmitEvent } from './task-control';
+import { createTaskExpressionEffects } from './task-expressions';
 import type { TaskSecretSource } from './task-secrets';
 
-export interface ActivityDeps {
+export interface EffectDeps {
   runs: RunsRepository;
   client: Client;
   emitEvent: EmitEvent;
@@ -43,20 +43,20 @@ export interface ActivityDeps {
 }
 
 /** Every activity the worker registers, built from its dependencies. */
-export function createActivities(deps: ActivityDeps) {
+export function createEffects(deps: EffectDeps) {
   return {
-    ...createRunRecordActivities(deps),
-    ...createHttpTaskActivities(deps),
-    ...createTaskControlActivities(deps),
-    ...createScheduleTickActivities(deps),
-    ...createConcurrencyActivities(deps),
-    ...createEventWaitActivities(deps),
-    ...createTaskExpressionActivities(),
-    ...createCalledRunActivities(deps),
+    ...createRunRecordEffects(deps),
+    ...createHttpTaskEffects(deps),
+    ...createTaskControlEffects(deps),
+    ...createScheduleTickEffects(deps),
+    ...createConcurrencyEffects(deps),
+    ...createEventWaitEffects(deps),
+    ...createTaskExpressionEffects(),
+    ...createCalledRunEffects(deps),
   };
 }
 
-export type Activities = ReturnType<typeof createActivities>;
+export type Effects = ReturnType<typeof createEffects>;
 export {
   ATTEMPT_ID_HEADER,
   HTTP_TASK_RESULT_BODY_MAX_BYTES,
@@ -72,7 +72,11 @@ export { EMIT_BUDGET_EXCEEDED, type EmitBudget, type EmitEvent } from './task-co
 export type { EventWaitAnswer, RegisterEventWaitInput } from './event-waits';
 export type { EvaluateTaskExpressionInput } from './task-expressions';
 export type { PrepareCalledRunInput, PreparedCalledRun } from './called-runs';
-export type { RequestConcurrencySlotInput, RequestConcurrencySlotResult, RequestOverlapSlotInput } from './concurrency';
+export type {
+  RequestConcurrencySlotInput,
+  RequestConcurrencySlotResult,
+  RequestOverlapSlotInput,
+} from './slot-requests';
 export {
   createRunOutcomeAnnouncer,
   runOutcomeEvent,

@@ -13,8 +13,8 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { BOOKKEEPING_OPTIONS } from './activity-options';
+import type { Effects } from '../effects';
+import { BOOKKEEPING_OPTIONS } from './effect-options';
 import {
   isIdle,
   releaseSlot,
@@ -38,7 +38,7 @@ export const slotAnswerSignal = defineSignal<[SlotAnswer]>('concurrencySlotAnswe
  */
 export const overlapSlotAnswerSignal = defineSignal<[SlotAnswer]>('overlapSlotAnswer');
 
-const slots = proxyActivities<Activities>(BOOKKEEPING_OPTIONS);
+const slots = proxyActivities<Effects>(BOOKKEEPING_OPTIONS);
 
 /**
  * A waiting run repeats its request this often. A request is idempotent in
@@ -167,7 +167,7 @@ const IDLE_EXIT_MS = 60_000;
 /** History length at which the coordinator continues as new, carrying its state. */
 const MAX_HISTORY_EVENTS = 5_000;
 
-const watchdog = proxyActivities<Activities>({
+const watchdog = proxyActivities<Effects>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds' },
 });
@@ -191,7 +191,7 @@ export async function ConcurrencyCoordinatorWorkflow(input: ConcurrencyCoordinat
   for (;;) {
     if (outbox.length > 0) {
       const batch = outbox.splice(0);
-      // Overlap coordinators answer on their own signal; concurrency coordinators exactly as they always did.
+      // Overlap coordinators answer on their own signal, concurrency coordinators on slotAnswerSignal.
       const answerSignal = state.overlap === undefined ? slotAnswerSignal : overlapSlotAnswerSignal;
       const delivered = await Promise.allSettled(
         batch.map((answer) =>

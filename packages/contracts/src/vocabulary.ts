@@ -1,0 +1,53 @@
+/**
+ * The project's vocabulary: one meaning per word, in code, docs and logs
+ * (docs/README.md, "Terms", says the same for readers; ADR 0063 says why).
+ *
+ * - **activity** — a user's registered unit of work: triggers plus ordered
+ *   tasks, under one id. Never Temporal's activity (see *effect*).
+ * - **definition** — an activity's body (`ActivityDefinition`); every change
+ *   makes a new numbered **version**.
+ * - **trigger** — what starts runs of an activity: an event type (with an
+ *   optional CEL **filter**) or a cron expression.
+ * - **event** — a CloudEvents-shaped envelope accepted at `POST /v1/events`,
+ *   a webhook delivery, an `emit_event` task or a system event; stored once
+ *   under its event id.
+ * - **route** — the decision, at an event's first accept, about one activity
+ *   whose trigger matched it: one run, or none because its filter said no.
+ * - **run** — one execution of one activity version for one trigger firing;
+ *   a `RunActivityWorkflow` with a deterministic workflow id, a row in
+ *   `activity_runs`.
+ * - **task** — one entry of a definition's ordered task list (`http`,
+ *   `emit_event`, `wait_for_event`, …).
+ * - **task instance** — one task of one run; a `TaskWorkflow` child, a row in
+ *   `task_instances`.
+ * - **effect** — a Temporal activity: a function the worker registers and a
+ *   workflow calls for anything with a side effect (`logRun`, `httpTask`, …;
+ *   `packages/temporal/src/effects`). Its registered name is history and
+ *   never changes.
+ * - **schedule** — the Temporal Schedule behind one cron trigger.
+ * - **tick** — one firing of a schedule, handled by a `ScheduleTickWorkflow`;
+ *   a tick asks the schedule manager to decide the fires that are due.
+ * - **fire** — one nominal fire time of a cron trigger and the decision taken
+ *   for it (a run, or a skip with a reason); the decisions are the fire log.
+ * - **schedule sweep** — a worker's periodic pass: schedule reconciliation
+ *   against Temporal's listing, then the fires no tick decided.
+ * - **schedule reconciliation** — making Temporal's schedules match the
+ *   definitions in Postgres (`reconcile`).
+ * - **run outcome recovery** — recording the outcome of runs whose workflow
+ *   ended without recording it (terminated, timed out, history gone).
+ * - **event retention purge** — forgetting routed events older than the
+ *   retention.
+ * - **re-run** — a new run of an existing run's activity version with the
+ *   original's input, under its own id (`rerunWorkflowId`).
+ * - **backfill** — runs for past fire times of a cron trigger, asked for
+ *   explicitly; one per missing fire.
+ * - **decision log** — the recorded answer to "why did or didn't this run":
+ *   an event's routes, a trigger's fires, a run's skips.
+ * - **credential** — who delivered an event or made a change, recorded as a
+ *   **credential label** (`api_key:<key id>`, `ingest_key:<key id>`,
+ *   `webhook:<source>`, `emit:<run id>`, `system:<run id>`, `anonymous`),
+ *   built and parsed in `ids.ts` only; never a key itself.
+ * - **duplicate** — the expected answer when something that exists is
+ *   delivered or started again; not an error.
+ */
+export {};
