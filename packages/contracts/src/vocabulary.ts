@@ -16,8 +16,17 @@
  * - **run** — one execution of one activity version for one trigger firing;
  *   a `RunActivityWorkflow` with a deterministic workflow id, a row in
  *   `activity_runs`.
- * - **task** — one entry of a definition's ordered task list (`http`,
- *   `emit_event`, `wait_for_event`, …).
+ * - **task** — one entry of a definition's task list (`http`, `emit_event`,
+ *   `wait_for_event`, `run_activity`, …).
+ * - **task graph** — the tasks with what each **needs** (`depends_on`; absent:
+ *   the task before it). A task is **settled** once it succeeded, failed or
+ *   was **skipped**; its **trigger rule** says whether it runs after its needs
+ *   settled, its condition (`if`) whether it runs at all.
+ * - **item** — one element of a `for_each` task's list, run as its own task
+ *   instance (`task-{run_id}:{type}:{index}:{item}`).
+ * - **called run** — a run a `run_activity` task started (trigger type
+ *   `call`); the run that started it is its **parent**, the outermost one of a
+ *   chain its **root**.
  * - **task instance** — one task of one run; a `TaskWorkflow` child, a row in
  *   `task_instances`.
  * - **effect** — a Temporal activity: a function the worker registers and a
