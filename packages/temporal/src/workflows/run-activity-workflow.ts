@@ -20,7 +20,7 @@ import { describeFailure } from './failures';
 import { overlapOf } from './concurrency-slots';
 import { withOverlapSlot } from './overlap';
 import { ActivityIdKey } from '../search-attributes';
-import { runTaskGraph } from './task-graph-run';
+import { runTaskGraph, type StartTaskWorkflow } from './task-graph-run';
 import { TaskWorkflow } from './task-workflow';
 
 const waitForExisting = proxyActivities<Effects>({
@@ -140,6 +140,17 @@ async function runActivity(input: RunActivityInput): Promise<RunOutcome> {
     throw error;
   }
 
+  return await finishRun(runId, outcomes, firstFailure, books, record);
+}
+
+/** Records the run's end: failed, naming its first failed task, or succeeded. Both paths end here. */
+async function finishRun(
+  runId: string,
+  outcomes: TaskOutcome[],
+  firstFailure: TaskOutcome | undefined,
+  books: Bookkeeping,
+  record: <T>(write: () => Promise<T>) => Promise<T>,
+): Promise<RunOutcome> {
   if (firstFailure !== undefined) {
     const message = `task ${firstFailure.index} (${firstFailure.type}) failed: ${firstFailure.error?.message ?? 'unknown error'}`;
     const error = { message, task_index: firstFailure.index, task_workflow_id: firstFailure.workflowId };
@@ -182,27 +193,13 @@ async function runGraph(
   const firstFailure = outcomes.find(
     (outcome) => outcome.status === 'failed' && !tasks[outcome.index]!.continue_on_failure,
   );
-  if (firstFailure !== undefined) {
-    const message = `task ${firstFailure.index} (${firstFailure.type}) failed: ${firstFailure.error?.message ?? 'unknown error'}`;
-    const error = { message, task_index: firstFailure.index, task_workflow_id: firstFailure.workflowId };
-    await record(() => books.setRunStatus({ runId, status: 'failed', error }));
-    throw ApplicationFailure.nonRetryable(message, 'run_failed');
-  }
-  await record(() => books.setRunStatus({ runId, status: 'succeeded', error: null }));
-  return { runId, status: 'succeeded', tasks: outcomes };
+  return await finishRun(runId, outcomes, firstFailure, books, record);
 }
 
 async function runTask(
   input: RunActivityInput,
   runId: string,
-  target: {
-    index: number;
-    workflowId: string;
-    context: RunContext;
-    itemIndex?: number;
-    taskKey?: string;
-    graph?: true;
-  },
+  target: Parameters<StartTaskWorkflow>[0],
 ): Promise<TaskOutcome> {
   const { index, workflowId: childId, context, itemIndex, taskKey, graph } = target;
   const task = input.activity.definition.tasks[index]!;

@@ -138,11 +138,22 @@ export async function runTaskGraph(args: TaskGraphRunArgs): Promise<TaskOutcome[
     showProgress();
   };
 
-  const skipReasons = new Map<number, TaskSkipReason>();
-  const skip = async (index: number, why: TaskSkipReason): Promise<void> => {
+  /**
+   * The task instance of a task this run settles without a workflow of its own
+   * (skipped, failed before it started, or a `for_each` of no items), under
+   * the id its workflow would have had. Returns that id.
+   */
+  const recordWithoutWorkflow = async (
+    index: number,
+    fields: {
+      status: 'skipped' | 'failed' | 'succeeded';
+      detail?: unknown;
+      error?: { message: string; type: string };
+      result?: unknown;
+    },
+  ): Promise<string> => {
     const task = tasks[index]!;
     const workflowId = taskWorkflowId(runId, task.type, index);
-    skipReasons.set(index, why);
     await record(() =>
       books.recordTask({
         id: taskInstanceIdFor(workflowId),
@@ -150,32 +161,25 @@ export async function runTaskGraph(args: TaskGraphRunArgs): Promise<TaskOutcome[
         taskType: task.type,
         taskIndex: index,
         workflowId,
-        status: 'skipped',
-        detail: why,
+        ...fields,
         ...(task.key === undefined ? {} : { taskKey: task.key }),
       }),
     );
-    settle(index, { index, type: task.type, workflowId, status: 'skipped' });
+    return workflowId;
+  };
+
+  const skipReasons = new Map<number, TaskSkipReason>();
+  const skip = async (index: number, why: TaskSkipReason): Promise<void> => {
+    skipReasons.set(index, why);
+    const workflowId = await recordWithoutWorkflow(index, { status: 'skipped', detail: why });
+    settle(index, { index, type: tasks[index]!.type, workflowId, status: 'skipped' });
   };
 
   /** A task that failed before any workflow of its own ran (its expression failed): recorded like a task failure. */
   const failBeforeStart = async (index: number, message: string): Promise<void> => {
-    const task = tasks[index]!;
-    const workflowId = taskWorkflowId(runId, task.type, index);
     const error = { message, type: 'task_expression_failed' };
-    await record(() =>
-      books.recordTask({
-        id: taskInstanceIdFor(workflowId),
-        runId,
-        taskType: task.type,
-        taskIndex: index,
-        workflowId,
-        status: 'failed',
-        error,
-        ...(task.key === undefined ? {} : { taskKey: task.key }),
-      }),
-    );
-    settle(index, { index, type: task.type, workflowId, status: 'failed', error });
+    const workflowId = await recordWithoutWorkflow(index, { status: 'failed', error });
+    settle(index, { index, type: tasks[index]!.type, workflowId, status: 'failed', error });
   };
 
   /**
@@ -303,19 +307,7 @@ export async function runTaskGraph(args: TaskGraphRunArgs): Promise<TaskOutcome[
         index,
         `for_each: the items' results are ${bytes} bytes of JSON together; the limit is ${TASK_GRAPH_LIMITS.maxForEachResultBytes}`,
       );
-    if (items.length === 0)
-      await record(() =>
-        books.recordTask({
-          id: taskInstanceIdFor(workflowId),
-          runId,
-          taskType: task.type,
-          taskIndex: index,
-          workflowId,
-          status: 'succeeded',
-          result: [],
-          ...(task.key === undefined ? {} : { taskKey: task.key }),
-        }),
-      );
+    if (items.length === 0) await recordWithoutWorkflow(index, { status: 'succeeded', result: [] });
     settle(index, { index, type: task.type, workflowId, status: 'succeeded', result: results });
   };
 
