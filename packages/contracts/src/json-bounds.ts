@@ -6,11 +6,11 @@ import { InvalidInputError, PayloadTooLargeError } from './errors';
  * room to spare) and the JSON inside definitions (http bodies, emitted data).
  *
  * Every walk here is iterative, so no input can exhaust the call stack, and it
- * stops as soon as a bound is passed. Pure; safe in workflow code.
+ * stops as soon as a bound is passed. Pure, but it throws the domain errors
+ * (zod-backed): workflow code reads the depth bound from json-depth.ts.
  */
 
-/** Deepest nesting accepted in the JSON of a definition (http `body`, emit_event `data`). */
-export const DEFINITION_JSON_MAX_DEPTH = 32;
+export { DEFINITION_JSON_MAX_DEPTH } from './json-depth';
 
 export interface EventDataLimits {
   /** Largest `data`, in bytes of its JSON (UTF-8). EVENT_DATA_LIMIT_BYTES. */

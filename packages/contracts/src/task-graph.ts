@@ -20,7 +20,7 @@
  * - Independent branches go on when one fails; the run fails when any task
  *   failed without `continue_on_failure`, once every task has settled.
  */
-import { DEFINITION_JSON_MAX_DEPTH } from './json-bounds';
+import { DEFINITION_JSON_MAX_DEPTH } from './json-depth';
 
 /** What one definition's graph may ask for; each refusal is a 400 naming the field. */
 export const TASK_GRAPH_LIMITS = {
