@@ -8,64 +8,20 @@
  * POSTs distinct events over HTTP and waits until every run has finished.
  * Prints accept latency percentiles, accept throughput and run throughput.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '@activity-core/config';
-import { runMigrations } from '@activity-core/db';
-import {
-  DEV_SERVER_DYNAMIC_CONFIG,
-  findTemporalCli,
-  startEmbeddedPostgres,
-  startTemporalDevServer,
-} from '@activity-core/dev-services';
-import { bundleWorkflows } from '@activity-core/temporal/worker';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { startInProcessStack } from './in-process-stack';
 import pg from 'pg';
-import { createApiApp } from '../apps/api/src/app';
-import { createWorkerApp } from '../apps/worker/src/worker-app';
 
 const total = Number(process.argv[2] ?? 500);
 const concurrency = Number(process.argv[3] ?? 20);
-const quiet = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-Runtime.install({ logger: new DefaultLogger('WARN') });
-
-const scratch = await mkdtemp(join(tmpdir(), 'activity-core-bench-'));
-const { chmod } = await import('node:fs/promises');
-await chmod(scratch, 0o755);
-const cli = findTemporalCli(process.cwd(), process.env.TEMPORAL_CLI_PATH, process.env.PATH);
-if (cli === undefined) throw new Error('Temporal CLI not found; run npm test or npm start once to install it');
-const [postgres, temporal, bundle] = await Promise.all([
-  startEmbeddedPostgres({ dataDir: join(scratch, 'pg'), persistent: false }),
-  startTemporalDevServer({ cliPath: cli, dynamicConfig: DEV_SERVER_DYNAMIC_CONFIG }),
-  bundleWorkflows(),
-]);
+// DATABASE_POOL_SIZE=20: the accept path's parallelism is what this benchmark loads.
+const stack = await startInProcessStack({ DATABASE_POOL_SIZE: '20' });
 try {
-  const admin = new pg.Client({ connectionString: postgres.url });
-  await admin.connect();
-  await admin.query('CREATE DATABASE bench');
-  await admin.end();
-  const databaseUrl = postgres.urlFor('bench');
-  await runMigrations(databaseUrl);
-  // RATE_LIMIT_MAX=0: the benchmark sends from one address and measures ingest, not the limiter.
-  const config = loadConfig({
-    DATABASE_URL: databaseUrl,
-    TEMPORAL_ADDRESS: temporal.address,
-    LOG_LEVEL: 'silent',
-    MIGRATE_ON_START: 'false',
-    PORT: '0',
-    DATABASE_POOL_SIZE: '20',
-    RATE_LIMIT_MAX: '0',
-  });
-  const api = await createApiApp(config, { logger: false });
-  const worker = await createWorkerApp(config, { logger: quiet, workflowBundle: bundle });
-  void worker.run();
-  const address = await api.server.listen({ host: '127.0.0.1', port: 0 });
+  const { address, databaseUrl } = stack;
 
   await fetch(`${address}/v1/activities`, {
     method: 'POST',
@@ -162,11 +118,6 @@ try {
   const { rows: runCount } = await counter.query('SELECT count(*)::int AS n FROM activity_runs');
   await counter.end();
   console.log(`runs in Postgres after ${total * 2} deliveries: ${runCount[0].n}`);
-
-  await worker.close();
-  await api.close();
 } finally {
-  await temporal.stop();
-  await postgres.stop();
-  await rm(scratch, { recursive: true, force: true });
+  await stack.stop();
 }

@@ -17,24 +17,9 @@
  * the one-task run. Then runs one `for_each` of 200 items with `max_parallel`
  * 20 and prints its time and the number of task rows it left.
  */
-import { mkdtemp } from 'node:fs/promises';
-import { chmod } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadConfig } from '@activity-core/config';
 import { eventRunWorkflowId, runIdFor } from '@activity-core/contracts';
-import { runMigrations } from '@activity-core/db';
-import {
-  DEV_SERVER_DYNAMIC_CONFIG,
-  findTemporalCli,
-  startEmbeddedPostgres,
-  startTemporalDevServer,
-} from '@activity-core/dev-services';
-import { bundleWorkflows } from '@activity-core/temporal/worker';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { startInProcessStack } from './in-process-stack';
 import pg from 'pg';
-import { createApiApp } from '../apps/api/src/app';
-import { createWorkerApp } from '../apps/worker/src/worker-app';
 
 function flag(name: string, fallback: number): number {
   const at = process.argv.indexOf(`--${name}`);
@@ -43,38 +28,11 @@ function flag(name: string, fallback: number): number {
   return value;
 }
 const rounds = flag('rounds', 9);
-const quiet = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
-Runtime.install({ logger: new DefaultLogger('WARN') });
-const scratch = await mkdtemp(join(tmpdir(), 'activity-core-bench-'));
-await chmod(scratch, 0o755);
-const cli = findTemporalCli(process.cwd(), process.env.TEMPORAL_CLI_PATH, process.env.PATH);
-if (cli === undefined) throw new Error('Temporal CLI not found; run npm test or npm start once to install it');
-const [postgres, temporal, bundle] = await Promise.all([
-  startEmbeddedPostgres({ dataDir: join(scratch, 'pg'), persistent: false }),
-  startTemporalDevServer({ cliPath: cli, dynamicConfig: DEV_SERVER_DYNAMIC_CONFIG }),
-  bundleWorkflows(),
-]);
+const stack = await startInProcessStack();
 try {
-  const admin = new pg.Client({ connectionString: postgres.url });
-  await admin.connect();
-  await admin.query('CREATE DATABASE bench');
-  await admin.end();
-  const databaseUrl = postgres.urlFor('bench');
-  await runMigrations(databaseUrl);
-  const config = loadConfig({
-    DATABASE_URL: databaseUrl,
-    TEMPORAL_ADDRESS: temporal.address,
-    LOG_LEVEL: 'silent',
-    MIGRATE_ON_START: 'false',
-    PORT: '0',
-    RATE_LIMIT_MAX: '0',
-  });
-  const api = await createApiApp(config, { logger: false });
-  const worker = await createWorkerApp(config, { logger: quiet, workflowBundle: bundle });
-  void worker.run();
-  const address = await api.server.listen({ host: '127.0.0.1', port: 0 });
+  const { address, databaseUrl } = stack;
   const sql = new pg.Pool({ connectionString: databaseUrl, max: 2 });
 
   const register = async (name: string, eventType: string, tasks: object[]): Promise<string> => {
@@ -189,9 +147,6 @@ try {
   );
   console.log(`for_each of 200 items, max_parallel 20: ${fanMs.toFixed(0)} ms, ${rows[0]?.n} succeeded item rows`);
   await sql.end();
-  await worker.close();
-  await api.close();
 } finally {
-  await temporal.stop();
-  await postgres.stop();
+  await stack.stop();
 }
