@@ -111,6 +111,7 @@ export function startBackgroundLoops(
     events: wiring.events,
     ingest: wiring.ingest,
     logger: server.log,
+    pacing: wiring.pacing,
     ...(options.dispatcherIntervalMs === undefined ? {} : { intervalMs: options.dispatcherIntervalMs }),
     ...(options.dispatcherBatchSize === undefined ? {} : { batchSize: options.dispatcherBatchSize }),
   });

@@ -13,6 +13,7 @@ import {
   createDefinitionsRepository,
   createEventsRepository,
   createEventWaitsRepository,
+  createPacingRepository,
   createRerunsRepository,
   createRunsRepository,
   createSchedulesRepository,
@@ -258,6 +259,7 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
   const reruns = createRerunService({ runs, reruns: rerunsRepository, definitions, starter, logger });
   const cancellations = createCancellationsRepository(database.db);
   const eventWaitsRepository = createEventWaitsRepository(database.db);
+  const pacing = createPacingRepository(database.db);
   const ingest = metrics.countIngest(
     createEventIngest({
       definitions,
@@ -266,6 +268,8 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
       runs,
       logger,
       eventDataLimits: config.eventData,
+      pacing,
+      onPaced: (activity, reason) => metrics.runPaced(activity, reason),
       cancelOn: createCancelOn({ cancellations, canceller: createRunCanceller({ client }), logger }),
       eventWaits: createEventWaits({
         eventWaits: eventWaitsRepository,
@@ -332,6 +336,7 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
     secretBox,
     reruns,
     rerunsRepository,
+    pacing,
     serverDeps,
     serverOptions: serverOptionsOf(config, options),
   };

@@ -23,6 +23,8 @@ export interface ApiMetrics {
   dependencyChanged(name: string, up: boolean): void;
   /** A pooled Postgres connection broke outside a query (the server went away); the pool replaces it. */
   postgresConnectionLost(): void;
+  /** This process decided a paced route (docs/pacing.md): delayed by the throttle, or dropped by the rate limit. */
+  runPaced(activity: string, reason: 'throttle' | 'rate_limit' | undefined): void;
 }
 
 /** One query, every gauge: each sub-select is served by a partial index on the small "pending" or "running" set. */
@@ -68,6 +70,18 @@ export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
     name: 'activity_core_events_ingested_total',
     help: 'Events taken in by this API process (POST /v1/events items and webhook deliveries): accepted (new) or duplicate (a redelivery).',
     labelNames: ['status'] as const,
+    registers: [registry],
+  });
+  const delayed = new Counter({
+    name: 'activity_core_runs_delayed_total',
+    help: 'Event runs this API process started later than their event, by activity (name) and reason (throttle). Sum across processes.',
+    labelNames: ['activity', 'reason'] as const,
+    registers: [registry],
+  });
+  const dropped = new Counter({
+    name: 'activity_core_runs_dropped_total',
+    help: 'Event runs this API process did not start, recorded as dropped, by activity (name) and reason (rate_limit). Sum across processes.',
+    labelNames: ['activity', 'reason'] as const,
     registers: [registry],
   });
   const routes = new Counter({
@@ -170,6 +184,10 @@ export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
     observeRequest(method, route, statusCode, seconds) {
       requests.inc({ method, route, status_code: String(statusCode) });
       durations.observe({ method, route }, seconds);
+    },
+    runPaced(activity, reason) {
+      if (reason === 'throttle') delayed.inc({ activity, reason });
+      else if (reason === 'rate_limit') dropped.inc({ activity, reason });
     },
     countIngest(ingest) {
       return {

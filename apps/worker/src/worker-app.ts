@@ -7,6 +7,7 @@ import {
   createDatabase,
   createDefinitionsRepository,
   createEventsRepository,
+  createPacingRepository,
   createRunOutcomesRepository,
   createRunsRepository,
   createSchedulesRepository,
@@ -147,6 +148,8 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     runs,
     logger,
     eventDataLimits: config.eventData,
+    // Emitted events are paced like posted ones (docs/pacing.md).
+    pacing: createPacingRepository(database.db),
     // Emitted events cancel runs too; the API's dispatcher finishes what this process cannot.
     cancelOn: createCancelOn({
       cancellations: createCancellationsRepository(database.db),

@@ -521,6 +521,61 @@ export const Concurrency = z
   .strict();
 export type Concurrency = z.infer<typeof Concurrency>;
 
+/**
+ * Pacing (docs/pacing.md, ADR 0067): bounds of a throttle's or rate limit's
+ * numbers. A period below `minPeriod` would ask for a resolution the shared
+ * bucket clock does not promise; above `maxPeriod`, a bucket would outlive
+ * any reasonable retention of its row.
+ */
+export const PACING_LIMITS = {
+  maxLimit: 10_000,
+  maxBurst: 10_000,
+  minPeriod: '1s',
+  maxPeriod: '7d',
+} as const;
+
+/** Temporal's task-queue priority scale: 1 is the highest, 5 the lowest. */
+export const PRIORITY_HIGHEST = 1;
+export const PRIORITY_LOWEST = 5;
+/** The priority of a definition that names none (Temporal's own default, 3). */
+export const PRIORITY_DEFAULT = 3;
+export const Priority = z.number().int().min(PRIORITY_HIGHEST).max(PRIORITY_LOWEST).meta({
+  description:
+    "1 (highest) to 5 (lowest), Temporal's task-queue priority; default 3. Re-runs, backfills and cron catch-ups default one lower than the definition's.",
+});
+
+/** A CEL expression over the event envelope whose value is a pacing key (throttle, rate limit). */
+export const PacingKeyExpression = expressionString('key').meta({
+  description:
+    'A CEL expression over the event envelope (event_id, event_type, source, subject, occurred_at, data) whose value (a string, int, double or bool, at most 500 characters) is the key, e.g. `data.account`. ' +
+    'Absent: one bucket for the whole activity. Only event runs are paced.',
+});
+
+/**
+ * `limit` runs per `period` (per value of `key`), `burst` of them at once;
+ * runs over the rate are started later, in arrival order, never dropped.
+ */
+export const Throttle = z
+  .object({
+    limit: z.number().int().min(1).max(PACING_LIMITS.maxLimit),
+    period: Duration,
+    /** Runs that may start at once before the rate applies. @default 1 */
+    burst: z.number().int().min(1).max(PACING_LIMITS.maxBurst).optional(),
+    key: PacingKeyExpression.optional(),
+  })
+  .strict();
+export type Throttle = z.infer<typeof Throttle>;
+
+/** At most `limit` runs per `period` (per value of `key`); runs over it are recorded `dropped` and never run. */
+export const RateLimit = z
+  .object({
+    limit: z.number().int().min(1).max(PACING_LIMITS.maxLimit),
+    period: Duration,
+    key: PacingKeyExpression.optional(),
+  })
+  .strict();
+export type RateLimit = z.infer<typeof RateLimit>;
+
 export const ActivityName = z
   .string()
   .min(1)
@@ -561,6 +616,12 @@ const ActivityDefinitionShape = z
     allow_self_trigger: z.boolean().optional(),
     /** Runs of this activity (per key, when given) holding a slot at once; none by default. */
     concurrency: Concurrency.optional(),
+    /** Event runs over this rate start later, in arrival order (docs/pacing.md). */
+    throttle: Throttle.optional(),
+    /** Event runs over this rate are dropped, recorded as such (docs/pacing.md). */
+    rate_limit: RateLimit.optional(),
+    /** Temporal task-queue priority of this activity's runs, 1 (highest) to 5; default 3. */
+    priority: Priority.optional(),
     /** Task workflows of one run running at once (parallel branches and for_each items together). @default 10 */
     max_parallel: z.number().int().min(1).max(TASK_GRAPH_LIMITS.maxParallel).optional(),
   })
@@ -595,6 +656,14 @@ export function definitionLimitIssues(
     }
   };
   duration(definition.run_timeout, DEFINITION_LIMITS.maxRunTimeout, ['run_timeout']);
+  for (const policy of ['throttle', 'rate_limit'] as const) {
+    const period = definition[policy]?.period;
+    if (period === undefined) continue;
+    duration(period, PACING_LIMITS.maxPeriod, [policy, 'period']);
+    const ms = tryParseDurationMs(period);
+    if (ms !== undefined && ms < parseDurationMs(PACING_LIMITS.minPeriod))
+      issues.push({ path: [policy, 'period'], message: `must be at least ${PACING_LIMITS.minPeriod}` });
+  }
   retry(definition.retry, ['retry']);
   definition.triggers.forEach((trigger, index) => {
     if (trigger.type !== 'cron') return;

@@ -155,8 +155,10 @@ export type RunWithTasks = z.infer<typeof RunWithTasks>;
  * - `filtered`: the trigger's filter was false for this event; no run.
  * - `filter_error`: the filter could not be evaluated on this event (e.g. a
  *   missing key); no run, and `detail` says why.
+ * - `dropped`: the activity's `rate_limit` was reached; no run, and `detail`
+ *   names the limit and the key.
  */
-export const RouteOutcome = z.enum(['started', 'duplicate', 'pending', 'filtered', 'filter_error']);
+export const RouteOutcome = z.enum(['started', 'duplicate', 'pending', 'filtered', 'filter_error', 'dropped']);
 export type RouteOutcome = z.infer<typeof RouteOutcome>;
 
 /** The outcomes of routes that lead to a run. */

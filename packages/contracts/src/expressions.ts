@@ -57,6 +57,8 @@ export const DEFINITION_EXPRESSION_SITES: readonly ExpressionSite[] = [
   { path: ['tasks', '*', 'if'], kind: 'task_condition' },
   { path: ['tasks', '*', 'for_each'], kind: 'task_list' },
   { path: ['concurrency', 'key'], kind: 'key' },
+  { path: ['throttle', 'key'], kind: 'key' },
+  { path: ['rate_limit', 'key'], kind: 'key' },
 ];
 
 /** One expression found in a value at a site: its path (`['triggers', 0, 'filter']`) and source. */

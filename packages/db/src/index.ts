@@ -108,3 +108,10 @@ export {
   type EmitClaimResult,
   type EmitRoot,
 } from './repositories/emit-budgets-repository';
+export {
+  createPacingRepository,
+  type PacingBucketRequest,
+  type PacingDecision,
+  type PacingRepository,
+  type PacingRequest,
+} from './repositories/pacing-repository';

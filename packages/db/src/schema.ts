@@ -205,12 +205,42 @@ export const eventRoutes = pgTable(
      */
     outcome: text('outcome').notNull().default('pending'),
     detail: text('detail'),
+    /** When the activity's throttle / rate limit decided this route (once; migration 0019). Null: not paced. */
+    pacedAt: ts('paced_at'),
+    /** A throttled route's run starts at this time (Temporal's start delay). */
+    notBefore: ts('not_before'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [
     primaryKey({ columns: [t.eventId, t.activityId] }),
-    check('event_routes_outcome_ck', sql`${t.outcome} IN ('pending','started','duplicate','filtered','filter_error')`),
+    check(
+      'event_routes_outcome_ck',
+      sql`${t.outcome} IN ('pending','started','duplicate','filtered','filter_error','dropped')`,
+    ),
+  ],
+);
+
+/**
+ * One GCRA bucket per (activity, policy, key) of a throttle or rate limit
+ * (migration 0019, ADR 0067): `tat` is the theoretical arrival time. Updated
+ * under its row lock by every API process; a row whose `tat` has passed holds
+ * nothing and is deleted by the sweep.
+ */
+export const pacingBuckets = pgTable(
+  'pacing_buckets',
+  {
+    activityId: uuid('activity_id').notNull(),
+    policy: text('policy').notNull(),
+    key: text('key').notNull(),
+    /** Microseconds: a throttle's interval (period / limit) is often not whole milliseconds. */
+    tat: timestamp('tat', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'pacing_buckets_pk', columns: [t.activityId, t.policy, t.key] }),
+    check('pacing_buckets_policy_ck', sql`${t.policy} IN ('throttle','rate_limit')`),
+    check('pacing_buckets_key_ck', sql`char_length(${t.key}) <= 500`),
+    index('pacing_buckets_tat_idx').on(t.tat),
   ],
 );
 

@@ -1,5 +1,5 @@
 import type { EventEnvelope, Logger } from '@activity-core/contracts';
-import { isConnectionError, type EventsRepository } from '@activity-core/db';
+import { isConnectionError, type EventsRepository, type PacingRepository } from '@activity-core/db';
 import type { EventIngest } from './event-ingest';
 
 export interface DispatcherOptions {
@@ -18,6 +18,10 @@ export interface DispatcherOptions {
    * drains this many times faster than one by one. @default 8
    */
   concurrency?: number;
+  /** Pacing buckets: idle ones (nothing held) are deleted by the dispatcher every `pacingSweepMs`. */
+  pacing?: Pick<PacingRepository, 'sweepIdle'>;
+  /** @default 60000 */
+  pacingSweepMs?: number;
 }
 
 /**
@@ -49,7 +53,14 @@ export function createDispatcher(options: DispatcherOptions) {
   let unreachableSince: number | undefined;
 
   /** Claims and routes one batch; returns how many events it claimed. */
+  let lastSweep = 0;
   async function runOnce(): Promise<number> {
+    if (options.pacing !== undefined && Date.now() - lastSweep >= (options.pacingSweepMs ?? 60_000)) {
+      lastSweep = Date.now();
+      // Bounded per round; a table left with more idle rows is finished by the next rounds.
+      const swept = await options.pacing.sweepIdle(10_000);
+      if (swept > 0) options.logger.debug({ swept }, 'idle pacing buckets deleted');
+    }
     if (!gate.healthy && gate.retryInMs() > 0) return 0;
     const claimed = await options.events.claimPending(gate.healthy ? batchSize : 1, leaseMs);
     let next = 0;

@@ -16,6 +16,7 @@ import type { Accepted } from './event-accept';
 import type { EventSettle } from './event-settle';
 import { deliverPending, type PendingWorkFailure } from './gated-delivery';
 import type { IngestContext } from './ingest-deps';
+import { pacingRequestFor } from './pacing';
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -66,9 +67,25 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
           logger.info({ eventId: envelope.event_id, workflowId: route.workflowId }, 'run already recorded (duplicate)');
           return undefined;
         }
-        return { route, snapshot };
+        // Pacing (docs/pacing.md): decided once per route and stored on it, so a redispatch reuses the decision.
+        const definition = snapshot.definition as ActivityDefinition;
+        const pacing = pacingRequestFor(definition, envelope, { eventId: envelope.event_id, activityId: route.activityId });
+        if (pacing === undefined) return { route, snapshot, notBefore: undefined };
+        if (deps.pacing === undefined) throw new Error(`activity ${route.activityId} is paced, but this ingest has no pacing store`);
+        const decision = await deps.pacing.decide(pacing);
+        if (decision.kind === 'settled') {
+          outcomes.set(route.activityId, decision.outcome as RouteOutcome);
+          return undefined;
+        }
+        if (decision.fresh) deps.onPaced?.(snapshot.name, decision.kind === 'dropped' ? 'rate_limit' : decision.notBefore === undefined ? undefined : 'throttle');
+        if (decision.kind === 'dropped') {
+          outcomes.set(route.activityId, 'dropped');
+          logger.info({ eventId: envelope.event_id, workflowId: route.workflowId, detail: decision.detail }, 'run dropped by rate limit');
+          return undefined;
+        }
+        return { route, snapshot, notBefore: decision.notBefore };
       },
-      call: ({ route, snapshot }, deadline) =>
+      call: ({ route, snapshot, notBefore }, deadline) =>
         withTimeout(
           deps.starter.start(
             {
@@ -82,7 +99,7 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
               // The hop count rides along only when non-zero, so runs of external events keep their input shape.
               trigger: { type: 'event', event: envelope, ...(hops > 0 ? { hops } : {}) },
             },
-            { deadline },
+            { deadline, ...(notBefore === undefined ? {} : { notBefore }) },
           ),
           // A backstop only: the deadline above normally ends the call first.
           deadline.getTime() - Date.now() + 2_000,

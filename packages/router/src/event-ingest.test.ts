@@ -86,6 +86,8 @@ function fakeEvents(recordedRuns: ReadonlySet<string> = new Set()) {
             ? 'duplicate'
             : (route.outcome ?? 'pending'),
         detail: route.detail ?? null,
+        pacedAt: null,
+        notBefore: null,
         createdAt: now,
         updatedAt: now,
       }));

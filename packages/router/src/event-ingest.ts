@@ -48,9 +48,9 @@ export function createEventIngest(deps: EventIngestDeps) {
     if (accepted.kind === 'duplicate')
       return ingestAnswer(envelope, idOrigin, 'duplicate', accepted.routes, () => 'duplicate');
     const outcomes = await dispatchAccepted(envelope, accepted, origin.hops ?? 0);
-    return ingestAnswer(envelope, idOrigin, 'accepted', accepted.routes, (route) =>
-      runStatusOf(outcomes.get(route.activityId)),
-    );
+    // A route the rate limit dropped has no run to answer with (GET /v1/events/{id} records it).
+    const routes = accepted.routes.filter((route) => outcomes.get(route.activityId) !== 'dropped');
+    return ingestAnswer(envelope, idOrigin, 'accepted', routes, (route) => runStatusOf(outcomes.get(route.activityId)));
   }
 
   return {

@@ -5,7 +5,13 @@
  * logic of its own.
  */
 import type { EventDataLimits, Logger } from '@activity-core/contracts';
-import type { DefinitionRow, DefinitionsRepository, EventsRepository, RunsRepository } from '@activity-core/db';
+import type {
+  DefinitionRow,
+  DefinitionsRepository,
+  EventsRepository,
+  PacingRepository,
+  RunsRepository,
+} from '@activity-core/db';
 import type { RunStarter } from '@activity-core/temporal/client';
 import { createAvailabilityGate, type AvailabilityGate } from './availability-gate';
 import type { CancelOn } from './cancel-on';
@@ -53,6 +59,14 @@ export interface EventIngestDeps {
   cancelOn?: CancelOn;
   /** `wait_for_event` tasks (event-waits.ts): events that resume waiting tasks. Without it, waits are never resumed by events. */
   eventWaits?: EventWaits;
+  /** The pacing buckets (throttle, rate_limit; docs/pacing.md). Without it, a route of a paced activity stays pending. */
+  pacing?: Pick<PacingRepository, 'decide'>;
+  /**
+   * Called once per pacing decision taken (not per re-read): `throttle` for a
+   * run delayed, `rate_limit` for a run dropped, undefined for a run started
+   * at once. For the metrics.
+   */
+  onPaced?: (activityName: string, reason: 'throttle' | 'rate_limit' | undefined) => void;
 }
 
 /** The dependencies with their defaults applied, and the objects the parts share. */

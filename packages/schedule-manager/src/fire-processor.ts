@@ -214,6 +214,8 @@ export function createFireProcessor(deps: FireProcessorDeps) {
                 // The run applies this trigger's overlap policy (backfills are not subject to it).
                 trigger_index: triggerIndex,
               },
+        // Missed fire times started late run one priority lower than on-time ones (docs/pacing.md).
+        ...(fire.reason === 'misfire_catchup' || fire.reason === 'misfire_compress' ? { catchUp: true } : {}),
       });
       await deps.schedules.completeFire(row.id, triggerIndex, fire.scheduledFor, status);
       runs.push({ workflowId: fire.workflowId, status });

@@ -523,6 +523,7 @@ export function createEventService(deps: {
           run_id: route.runId,
           outcome: route.outcome as RouteOutcome,
           detail: route.detail,
+          not_before: route.notBefore?.toISOString() ?? null,
           decided_at: route.createdAt.toISOString(),
           updated_at: route.updatedAt.toISOString(),
         })),

@@ -78,6 +78,8 @@ type RouteJson = {
   run_id: string;
   outcome: string;
   detail: string | null;
+  paced_at: string | null;
+  not_before: string | null;
   created_at: string;
   updated_at: string;
 };
@@ -113,6 +115,8 @@ function routeFromJson(row: RouteJson): EventRouteRow {
     runId: row.run_id,
     outcome: row.outcome,
     detail: row.detail,
+    pacedAt: row.paced_at === null ? null : new Date(row.paced_at),
+    notBefore: row.not_before === null ? null : new Date(row.not_before),
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };

@@ -1,6 +1,8 @@
 import {
   parseDurationMs,
   parseScheduledFor,
+  PRIORITY_DEFAULT,
+  PRIORITY_LOWEST,
   type ActivitySnapshot,
   type RunResume,
   type RunTrigger,
@@ -17,6 +19,10 @@ export interface StartRunRequest {
   rerun?: { of: string; attempt: number };
   /** Only for a re-run from the failed task (see RunActivityInput.resume). */
   resume?: RunResume;
+  /** The run's priority (1 highest … 5 lowest) when the caller names one; else see runPriority. */
+  priority?: number;
+  /** A cron fire time started late by the misfire policy (catch-up, compress): a lower priority, see runPriority. */
+  catchUp?: boolean;
 }
 
 export interface StartRunOptions {
@@ -27,6 +33,11 @@ export interface StartRunOptions {
    * later. Without one, the client keeps retrying for a long time.
    */
   deadline?: Date;
+  /**
+   * A throttled run (docs/pacing.md): Temporal holds the start until this
+   * time (its start delay), while the workflow id is taken at once.
+   */
+  notBefore?: Date;
 }
 
 /** `duplicate` is an expected outcome of a redelivered trigger, never an error. */
@@ -53,6 +64,21 @@ function triggerSummaryFor(request: StartRunRequest): string {
 }
 
 /**
+ * A run's Temporal priority (1 highest … 5 lowest): the request's when given,
+ * else the definition's (default 3), one lower for runs that catch up on the
+ * past — re-runs, backfills and cron catch-ups — so they never slow live
+ * triggers (docs/pacing.md).
+ */
+export function runPriority(
+  request: Pick<StartRunRequest, 'activity' | 'trigger' | 'rerun' | 'priority' | 'catchUp'>,
+): number {
+  if (request.priority !== undefined) return request.priority;
+  const base = request.activity.definition.priority ?? PRIORITY_DEFAULT;
+  const catchingUp = request.rerun !== undefined || request.trigger.type === 'backfill' || request.catchUp === true;
+  return catchingUp ? Math.min(PRIORITY_LOWEST, base + 1) : base;
+}
+
+/**
  * Starts run workflows with the deterministic id and REJECT_DUPLICATE, the
  * search attributes and a human summary for the Temporal UI.
  */
@@ -60,6 +86,11 @@ export function createRunStarter(deps: { client: Client; taskQueue: string }) {
   return {
     async start(request: StartRunRequest, options: StartRunOptions = {}): Promise<StartOutcome> {
       const { trigger, activity } = request;
+      const delayMs = options.notBefore === undefined ? 0 : options.notBefore.getTime() - Date.now();
+      const priorityKey = runPriority(request);
+      const summary = `${summaryFor(request)} · priority ${priorityKey}${
+        options.notBefore === undefined ? '' : ` · delayed by throttle until ${options.notBefore.toISOString()}`
+      }`;
       const start = () =>
         deps.client.workflow.start(RUN_ACTIVITY_WORKFLOW, {
           workflowId: request.workflowId,
@@ -80,7 +111,10 @@ export function createRunStarter(deps: { client: Client; taskQueue: string }) {
             ...(trigger.type === 'event' ? { eventId: trigger.event.event_id } : {}),
             ...(request.rerun === undefined ? {} : { rerunOf: request.rerun.of }),
           }),
-          staticSummary: summaryFor(request),
+          staticSummary: summary,
+          // Children (task workflows) and activities inherit it (docs/pacing.md, "Priority").
+          priority: { priorityKey },
+          ...(delayMs > 0 ? { startDelay: delayMs } : {}),
           staticDetails: `activity ${activity.id} version ${activity.version}`,
         });
       try {
