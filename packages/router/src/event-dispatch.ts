@@ -69,18 +69,29 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
         }
         // Pacing (docs/pacing.md): decided once per route and stored on it, so a redispatch reuses the decision.
         const definition = snapshot.definition as ActivityDefinition;
-        const pacing = pacingRequestFor(definition, envelope, { eventId: envelope.event_id, activityId: route.activityId });
+        const pacing = pacingRequestFor(definition, envelope, {
+          eventId: envelope.event_id,
+          activityId: route.activityId,
+        });
         if (pacing === undefined) return { route, snapshot, notBefore: undefined };
-        if (deps.pacing === undefined) throw new Error(`activity ${route.activityId} is paced, but this ingest has no pacing store`);
+        if (deps.pacing === undefined)
+          throw new Error(`activity ${route.activityId} is paced, but this ingest has no pacing store`);
         const decision = await deps.pacing.decide(pacing);
         if (decision.kind === 'settled') {
           outcomes.set(route.activityId, decision.outcome as RouteOutcome);
           return undefined;
         }
-        if (decision.fresh) deps.onPaced?.(snapshot.name, decision.kind === 'dropped' ? 'rate_limit' : decision.notBefore === undefined ? undefined : 'throttle');
+        if (decision.fresh)
+          deps.onPaced?.(
+            snapshot.name,
+            decision.kind === 'dropped' ? 'rate_limit' : decision.notBefore === undefined ? undefined : 'throttle',
+          );
         if (decision.kind === 'dropped') {
           outcomes.set(route.activityId, 'dropped');
-          logger.info({ eventId: envelope.event_id, workflowId: route.workflowId, detail: decision.detail }, 'run dropped by rate limit');
+          logger.info(
+            { eventId: envelope.event_id, workflowId: route.workflowId, detail: decision.detail },
+            'run dropped by rate limit',
+          );
           return undefined;
         }
         return { route, snapshot, notBefore: decision.notBefore };

@@ -57,7 +57,8 @@ export function createPacingRepository(db: Db) {
           WHERE event_id = ${request.eventId} AND activity_id = ${request.activityId}
           FOR UPDATE`);
         const route = locked.rows[0];
-        if (route === undefined) throw new Error(`route of event ${request.eventId} to ${request.activityId} is missing`);
+        if (route === undefined)
+          throw new Error(`route of event ${request.eventId} to ${request.activityId} is missing`);
         if (route.outcome === 'dropped') return { kind: 'dropped', detail: route.detail ?? '', fresh: false };
         if (route.outcome !== 'pending') return { kind: 'settled', outcome: route.outcome };
         if (route.paced)
