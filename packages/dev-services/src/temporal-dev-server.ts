@@ -35,10 +35,14 @@ export function findTemporalCli(root: string, explicit?: string, pathEnv = ''): 
  *   waits up to 50 ms (46 ms median measured here) for the shard's next read, several times per run.
  *   The reader reads only when it has been told of new tasks, so a higher cap costs nothing idle.
  *   docs/performance.md has the figures; docs/operating.md says how to set it on a cluster.
+ * - `matching.useNewMatcher` true: the matcher that honours task-queue priority (docs/pacing.md),
+ *   on by default in the server this CLI bundles (1.32) and set here so that stays true whatever
+ *   the default; without it runs' priorities are accepted and ignored.
  */
 export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, string | number | boolean>> = Object.freeze({
   'limit.maxIDLength': 255,
   'history.transferProcessorMaxPollRPS': 1000,
+  'matching.useNewMatcher': true,
 });
 
 export interface TemporalDevServerOptions {
