@@ -12,7 +12,12 @@
  *   a webhook delivery, an `emit_event` task or a system event; stored once
  *   under its event id.
  * - **route** — the decision, at an event's first accept, about one activity
- *   whose trigger matched it: one run, or none because its filter said no.
+ *   whose trigger matched it: one run, or none because its filter said no
+ *   (or its rate limit was reached: `dropped`).
+ * - **throttle**, **rate limit** — an activity's pacing of its event runs per
+ *   key: over a throttle a run starts later (`not_before`), over a rate limit
+ *   it is `dropped`; each key's state is a **bucket** (a `pacing_buckets` row).
+ * - **priority** — 1 (highest) to 5, Temporal's task-queue priority of a run.
  * - **run** — one execution of one activity version for one trigger firing;
  *   a `RunActivityWorkflow` with a deterministic workflow id, a row in
  *   `activity_runs`.
