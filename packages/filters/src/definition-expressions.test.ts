@@ -68,6 +68,8 @@ describe('definitionExpressionIssues', () => {
           { type: 'noop', if: 'trigger.x', for_each: 'data.items' },
         ],
         concurrency: { limit: 1, key: 'event.data.customer' },
+        throttle: { limit: 1, period: '1s', key: 'data.' },
+        rate_limit: { limit: 1, period: '1s', key: 'trigger.x' },
       }),
     );
     expect(issues.map((issue) => issue.path)).toEqual([
@@ -77,6 +79,8 @@ describe('definitionExpressionIssues', () => {
       'tasks[1].if',
       'tasks[1].for_each',
       'concurrency.key',
+      'throttle.key',
+      'rate_limit.key',
     ]);
     expect(issues[0]?.message).toMatch(/^unknown variable 'data'; a match expression can read event and trigger/);
     expect(issues[1]?.message).toMatch(/^unknown variable 'event'; a filter can read/);
