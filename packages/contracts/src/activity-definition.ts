@@ -496,7 +496,7 @@ export const TASK_TYPES = [
 /** How many runs of one activity (or of one key of it) may hold a slot at once. */
 export const CONCURRENCY_MAX_LIMIT = 1000;
 
-export const ConcurrencyOnLimit = z.enum(['queue', 'skip']);
+export const ConcurrencyOnLimit = z.enum(['queue', 'skip', 'replace']);
 export type ConcurrencyOnLimit = z.infer<typeof ConcurrencyOnLimit>;
 
 /** A CEL expression over the event envelope whose value is a concurrency key; compiled by the server on every write. */
@@ -509,7 +509,8 @@ export const ConcurrencyKeyExpression = expressionString('key').meta({
 /**
  * At most `limit` runs of this activity hold a slot at once, counted per value
  * of `key` when it is given. A run over the limit waits for a slot in arrival
- * order (`queue`) or is recorded as `skipped` (`skip`). See docs/concurrency.md.
+ * order (`queue`), is recorded as `skipped` (`skip`), or takes the slot of the
+ * oldest run holding one, which is cancelled for it (`replace`). See docs/concurrency.md.
  */
 export const Concurrency = z
   .object({

@@ -12,7 +12,7 @@ const activity = (priority?: number): ActivitySnapshot => ({
     triggers: [],
     tasks: [{ type: 'noop' }],
     ...(priority === undefined ? {} : { priority }),
-  } as ActivitySnapshot['definition'],
+  } as unknown as ActivitySnapshot['definition'],
 });
 const event: RunTrigger = {
   type: 'event',

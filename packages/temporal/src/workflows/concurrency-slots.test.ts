@@ -12,7 +12,7 @@ import {
 } from './concurrency-slots';
 import { eventRunWorkflowId } from '@activity-core/contracts/ids';
 
-const ask = (runWorkflowId: string, limit = 1, onLimit: 'queue' | 'skip' = 'queue') => ({
+const ask = (runWorkflowId: string, limit = 1, onLimit: 'queue' | 'skip' | 'replace' = 'queue') => ({
   runWorkflowId,
   limit,
   onLimit,
@@ -93,6 +93,35 @@ describe('concurrency slots', () => {
       },
     ]);
     expect(state.queue).toEqual([]);
+  });
+
+  test('replace: the holder is cancelled for the newer run, which takes the slot once it is released; a run waiting is replaced by a newer one', () => {
+    const state = emptySlotState(1, 'replace');
+    expect(requestSlot(state, ask('a', 1, 'replace'))).toEqual([{ runWorkflowId: 'a', answer: 'granted' }]);
+    expect(requestSlot(state, ask('b', 1, 'replace'))).toEqual([{ runWorkflowId: 'a', answer: 'cancel', by: 'b' }]);
+    // The holder keeps its slot until it has ended: never two runs at once.
+    expect(state.holders).toEqual(['a']);
+    expect(requestSlot(state, ask('c', 1, 'replace'))).toEqual([
+      { runWorkflowId: 'b', answer: 'skipped', reason: 'replaced by the newer run c; on_limit is replace' },
+    ]);
+    // Repeated requests change nothing; the holder is asked to cancel once.
+    expect(requestSlot(state, ask('c', 1, 'replace'))).toEqual([]);
+    expect(releaseSlot(state, 'a')).toEqual([{ runWorkflowId: 'c', answer: 'granted' }]);
+    expect(state).toMatchObject({ holders: ['c'], queue: [], cancelling: [] });
+  });
+
+  test('replace with a limit of 2: each newer run cancels the oldest holder not already being cancelled', () => {
+    const state = emptySlotState(2, 'replace');
+    requestSlot(state, ask('a', 2, 'replace'));
+    requestSlot(state, ask('b', 2, 'replace'));
+    expect(requestSlot(state, ask('c', 2, 'replace'))).toEqual([{ runWorkflowId: 'a', answer: 'cancel', by: 'c' }]);
+    expect(requestSlot(state, ask('d', 2, 'replace'))).toEqual([{ runWorkflowId: 'b', answer: 'cancel', by: 'd' }]);
+    expect(requestSlot(state, ask('e', 2, 'replace'))).toEqual([
+      { runWorkflowId: 'c', answer: 'skipped', reason: 'replaced by the newer run e; on_limit is replace' },
+    ]);
+    expect(releaseSlot(state, 'b')).toEqual([{ runWorkflowId: 'd', answer: 'granted' }]);
+    expect(releaseSlot(state, 'a')).toEqual([{ runWorkflowId: 'e', answer: 'granted' }]);
+    expect(state.holders).toEqual(['d', 'e']);
   });
 
   test('a repeated request from a holder is granted again and one from a queued run changes nothing', () => {

@@ -9,7 +9,7 @@
  */
 import type { RunActivityInput } from '@activity-core/contracts';
 
-export type OnLimit = 'queue' | 'skip';
+export type OnLimit = 'queue' | 'skip' | 'replace';
 
 /**
  * A cron trigger's overlap policy as its coordinator applies it (one slot:
@@ -120,6 +120,7 @@ export function requestSlot(
     state.holders.push(id);
     return [{ runWorkflowId: id, answer: 'granted' }];
   }
+  if (state.onLimit === 'replace') return replaceOldest(state, id);
   if (state.onLimit === 'skip') {
     return [
       {
@@ -237,6 +238,39 @@ function requestOverlapSlot(state: SlotState, id: string, overlap: OverlapMode):
       return [...effects, ...grantFree(state)];
     }
   }
+}
+
+/**
+ * `on_limit: replace` (docs/pacing.md): the newest `limit` runs keep the
+ * slots. The new run waits for a slot; among the holders not yet being
+ * cancelled and the runs waiting, oldest first, those beyond the newest
+ * `limit` go: a holder is cancelled on behalf of the new run (recorded as
+ * cancelled by it), a waiting run is skipped, replaced by it. The new run is
+ * granted its slot when the cancelled holder has released it, so no more than
+ * `limit` runs ever hold one.
+ */
+function replaceOldest(state: SlotState, id: string): SlotEffect[] {
+  const cancelling = (state.cancelling ??= []);
+  state.queue.push(id);
+  const staying = state.holders.filter((holder) => !cancelling.includes(holder));
+  const effects: SlotEffect[] = [];
+  let surplus = staying.length + state.queue.length - state.limit;
+  for (const holder of staying) {
+    if (surplus <= 0) break;
+    cancelling.push(holder);
+    effects.push({ runWorkflowId: holder, answer: 'cancel', by: id });
+    surplus--;
+  }
+  while (surplus > 0 && state.queue.length > 1) {
+    const replaced = state.queue.shift()!;
+    effects.push({
+      runWorkflowId: replaced,
+      answer: 'skipped',
+      reason: `replaced by the newer run ${id}; on_limit is replace`,
+    });
+    surplus--;
+  }
+  return [...effects, ...grantFree(state)];
 }
 
 /** Grants free slots to the queue's head, oldest first. */
