@@ -381,7 +381,10 @@ async function explainEvent(
           status = ` · run ${statusText(run.status, style)}`;
         } catch (error) {
           if (!(error instanceof NotFoundProblem)) throw error;
-          status = ' · no worker has begun it yet';
+          status =
+            route.not_before === null || route.not_before === undefined
+              ? ' · no worker has begun it yet'
+              : ` · ${route.detail ?? `delayed until ${route.not_before}`}`;
         }
         const how = route.outcome === 'started' ? 'ran' : 'ran (its run already existed when the start was repeated)';
         out.write(`  ${style.green('✓')} ${who}: ${how} — run ${route.run_id}${status}\n`);
@@ -397,6 +400,9 @@ async function explainEvent(
         out.write(
           `  ${style.red('✗')} ${who}: did not run — ${route.outcome === 'filtered' ? 'its filter said no' : 'its filter failed on this event'}: ${route.detail ?? ''}\n`,
         );
+        break;
+      case 'dropped':
+        out.write(`  ${style.red('✗')} ${who}: did not run — ${route.detail ?? 'dropped by its rate limit'}\n`);
         break;
     }
   }
