@@ -10,7 +10,7 @@ import { killHard, spawnWorkerProcess, stopGracefully, type SpawnedProcess } fro
  * one is recorded as cancelled by a newer run.
  */
 let stack: TestStack;
-let workers: SpawnedProcess[] = [];
+const workers: SpawnedProcess[] = [];
 
 beforeAll(async () => {
   // The API in-process; the worker is a separate process this test can kill.
@@ -69,7 +69,7 @@ describe('concurrency on_limit replace', () => {
 
     // A newer run arrives, and the worker dies while it is being handled; two more arrive while no worker runs.
     await post('sync-1');
-    killHard(workers[0]!.child);
+    await killHard(workers[0]!.child);
     await post('sync-2');
     await post('sync-3');
     workers.push(spawnWorkerProcess(stack.config));

@@ -135,7 +135,7 @@ describe('pacing on two API processes and two workers', () => {
     expect(answers.filter((answer) => answer.runs[0]!.status === 'started').length).toBe(EVENTS);
 
     // The bucket is in Postgres: an API process killed while runs wait changes nothing, and its replacement shares it.
-    killHard(apis[0]!.process.child);
+    await killHard(apis[0]!.process.child);
     apis[0]!.process = spawnApiProcess(config, apis[0]!.port);
     await apis[0]!.process.ready;
 
