@@ -104,9 +104,10 @@ async function routesOf(activityId: string) {
       outcome: string;
       detail: string | null;
       not_before: Date | null;
+      paced_at: Date | null;
       workflow_id: string;
     }>(
-      `SELECT event_id, outcome, detail, not_before, workflow_id FROM event_routes WHERE activity_id = $1 ORDER BY not_before NULLS FIRST`,
+      `SELECT event_id, outcome, detail, not_before, paced_at, workflow_id FROM event_routes WHERE activity_id = $1 ORDER BY not_before NULLS FIRST`,
       [activityId],
     )
   ).rows;
@@ -142,11 +143,13 @@ describe('pacing on two API processes and two workers', () => {
     const routes = await routesOf(activityId);
     expect(routes).toHaveLength(EVENTS);
     expect(routes.every((route) => route.outcome === 'started')).toBe(true);
+    // What the throttle promises whatever the arrival times: the runs of one key are due one interval (100 ms) apart
+    // at least — a run not delayed is due when it was decided. (How many are delayed depends on how fast the events
+    // arrived: on an idle machine the 100 posts take about a second and 99 are delayed.)
+    const due = routes.map((route) => (route.not_before ?? route.paced_at!).getTime()).sort((a, b) => a - b);
+    for (let i = 1; i < due.length; i++) expect(due[i]! - due[i - 1]!).toBeGreaterThanOrEqual(95);
     const delayed = routes.filter((route) => route.not_before !== null);
-    // Burst 1: the first run starts at once, every other one is delayed, one every 100 ms.
-    expect(delayed.length).toBeGreaterThanOrEqual(EVENTS - 1);
-    const times = delayed.map((route) => route.not_before!.getTime());
-    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(99);
+    expect(delayed.length).toBeGreaterThan(0);
     expect(delayed[0]!.detail).toMatch(/^delayed by throttle \(10 per 1s, burst 1\) until .+Z for key "acme"$/);
 
     await until(
@@ -159,20 +162,22 @@ describe('pacing on two API processes and two workers', () => {
     const spread = runs[runs.length - 1]!.started_at.getTime() - runs[0]!.started_at.getTime();
     expect(spread).toBeGreaterThanOrEqual(9_000);
     // No run began before its time.
-    const due = new Map(routes.map((route) => [route.workflow_id, route.not_before]));
+    const dueOf = new Map(routes.map((route) => [route.workflow_id, route.not_before]));
     for (const run of runs) {
-      const notBefore = due.get(run.workflow_id);
+      const notBefore = dueOf.get(run.workflow_id);
       if (notBefore !== null && notBefore !== undefined)
         expect(run.started_at.getTime()).toBeGreaterThanOrEqual(notBefore.getTime() - 5);
     }
   }, 180_000);
 
-  test('a rate limit of 10 per minute starts 10 of 100 events for one key and records the other 90 as dropped with the limit and the key', async () => {
+  // 10 per hour rather than per minute: the bucket admits one more run every period / limit (6 min here, 6 s at
+  // 10/min), so the count is exact only if the 100 posts finish within that; a loaded shared machine can take longer.
+  test('a rate limit of 10 per hour starts 10 of 100 events for one key and records the other 90 as dropped with the limit and the key', async () => {
     const activityId = await register({
       name: 'partner-notify',
       triggers: [{ type: 'event', event_type: 'partner.notify' }],
       tasks: [{ type: 'noop' }],
-      rate_limit: { limit: 10, period: '1m', key: 'data.account' },
+      rate_limit: { limit: 10, period: '1h', key: 'data.account' },
     });
     const answers = await burst('partner.notify', 'notify', 'globex');
     expect(answers.every((answer) => answer.status === 'accepted')).toBe(true);
@@ -194,7 +199,7 @@ describe('pacing on two API processes and two workers', () => {
     expect(routes.filter((route) => route.outcome === 'started')).toHaveLength(10);
     const dropped = routes.filter((route) => route.outcome === 'dropped');
     expect(dropped).toHaveLength(90);
-    expect(dropped[0]!.detail).toBe('dropped by rate_limit: 10 per 1m reached for key "globex"');
+    expect(dropped[0]!.detail).toBe('dropped by rate_limit: 10 per 1h reached for key "globex"');
 
     // The decision log says the same over HTTP.
     const event = (await (await fetch(`${apis[1]!.url}/v1/events/${dropped[0]!.event_id}`)).json()) as {

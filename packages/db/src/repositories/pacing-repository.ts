@@ -94,10 +94,11 @@ export function createPacingRepository(db: Db) {
 
         let notBefore: Date | undefined;
         let detail: string | undefined;
+        let decidedAt: Date | undefined;
         if (throttle !== undefined) {
           const interval = sql`make_interval(secs => ${throttle.intervalMs / 1000}::double precision)`;
           // GCRA: the new theoretical arrival time; this run may start at tat − interval − (burst − 1) × interval.
-          const bucket = await tx.execute<{ start_ms: string; delayed: boolean }>(sql`
+          const bucket = await tx.execute<{ start_ms: string; now_ms: string; delayed: boolean }>(sql`
             WITH b AS (
               INSERT INTO ${pacingBuckets} (activity_id, policy, key, tat)
               VALUES (${request.activityId}, 'throttle', ${throttle.key}, statement_timestamp() + ${interval})
@@ -106,9 +107,12 @@ export function createPacingRepository(db: Db) {
               RETURNING tat
             )
             SELECT ceil(extract(epoch FROM b.tat - ${interval} * ${throttle.burst}::double precision) * 1000)::bigint::text AS start_ms,
+                   (extract(epoch FROM statement_timestamp()) * 1000)::bigint::text AS now_ms,
                    b.tat - ${interval} * ${throttle.burst}::double precision > statement_timestamp() AS delayed
             FROM b`);
           const row = bucket.rows[0]!;
+          // A run not delayed is due at the bucket's time, which is what paced_at then records.
+          decidedAt = new Date(Number(row.now_ms));
           if (row.delayed) {
             // Milliseconds, rounded up: a run never starts before its time.
             notBefore = new Date(Number(row.start_ms));
@@ -117,7 +121,7 @@ export function createPacingRepository(db: Db) {
         }
         await tx.execute(sql`
           UPDATE ${eventRoutes}
-          SET paced_at = now(), not_before = ${notBefore?.toISOString() ?? null}::timestamptz,
+          SET paced_at = coalesce(${decidedAt?.toISOString() ?? null}::timestamptz, now()), not_before = ${notBefore?.toISOString() ?? null}::timestamptz,
               detail = ${detail ?? null}::text, updated_at = now()
           WHERE event_id = ${request.eventId} AND activity_id = ${request.activityId}`);
         return { kind: 'start', notBefore, detail, fresh: true };

@@ -88,7 +88,8 @@ export function createRunStarter(deps: { client: Client; taskQueue: string }) {
       const { trigger, activity } = request;
       const delayMs = options.notBefore === undefined ? 0 : options.notBefore.getTime() - Date.now();
       const priorityKey = runPriority(request);
-      const summary = `${summaryFor(request)} · priority ${priorityKey}${
+      // The priority is named when it is not the default, so the summaries of runs at the default read as before.
+      const summary = `${summaryFor(request)}${priorityKey === PRIORITY_DEFAULT ? '' : ` · priority ${priorityKey}`}${
         options.notBefore === undefined ? '' : ` · delayed by throttle until ${options.notBefore.toISOString()}`
       }`;
       const start = () =>
