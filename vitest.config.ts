@@ -63,6 +63,10 @@ export default defineConfig({
           ...integration,
           // CPU-bound files on two cores: two at a time keeps timings sane.
           maxWorkers: 2,
+          // One module graph per worker process, not per file (ADR 0069): the API, worker, Temporal client,
+          // fastify and zod modules are evaluated once per lane instead of once per file. Files still get
+          // their own database and task queue (test/harness.ts); no file mocks modules or stubs globals.
+          isolate: false,
         },
       },
       {
