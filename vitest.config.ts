@@ -45,6 +45,8 @@ export default defineConfig({
           name: 'unit',
           // Unit tests run first; integration files start after them.
           sequence: { groupOrder: 0 },
+          // One module graph per worker process (ADR 0069); the files that fake timers restore them.
+          isolate: false,
           include: [
             'packages/*/src/**/*.test.ts',
             'apps/*/src/**/*.test.ts',
