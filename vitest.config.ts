@@ -45,6 +45,8 @@ export default defineConfig({
           name: 'unit',
           // Unit tests run first; integration files start after them.
           sequence: { groupOrder: 0 },
+          // One module graph per worker process (ADR 0069); the files that fake timers restore them.
+          isolate: false,
           include: [
             'packages/*/src/**/*.test.ts',
             'apps/*/src/**/*.test.ts',
@@ -63,6 +65,10 @@ export default defineConfig({
           ...integration,
           // CPU-bound files on two cores: two at a time keeps timings sane.
           maxWorkers: 2,
+          // One module graph per worker process, not per file (ADR 0069): the API, worker, Temporal client,
+          // fastify and zod modules are evaluated once per lane instead of once per file. Files still get
+          // their own database and task queue (test/harness.ts); no file mocks modules or stubs globals.
+          isolate: false,
         },
       },
       {

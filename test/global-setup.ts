@@ -97,6 +97,12 @@ async function startServers(): Promise<Servers> {
 
   const admin = new pg.Client({ connectionString: postgres.url });
   await admin.connect();
+  // A cluster that lives for one run and is never recovered after an operating-system crash: no flush
+  // to disk per commit, per checkpoint or per cloned database (every test file clones the template).
+  // All three are reloadable settings; the fault tests' own clusters (restartable-postgres.ts) keep theirs.
+  for (const setting of ['fsync', 'synchronous_commit', 'full_page_writes'])
+    await admin.query(`ALTER SYSTEM SET ${setting} = off`);
+  await admin.query('SELECT pg_reload_conf()');
   await admin.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`);
   await admin.end();
   await runMigrations(postgres.urlFor(TEMPLATE_DATABASE));

@@ -1,6 +1,7 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { fromReport, longestFirst, recordedDurations } from './sequencer';
 
@@ -28,6 +29,29 @@ describe('the duration sequencer', () => {
       ],
     };
     expect(fromReport(report, '/repo')).toEqual({ 'test/slow.int.test.ts': 60 });
+  });
+
+  test('a report made in another clone is keyed by paths inside that clone, which match this tree', () => {
+    const report = {
+      testResults: [
+        { name: '/tmp/clone/test/slow.int.test.ts', startTime: 0, endTime: 60_000 },
+        { name: '/tmp/clone/apps/api/test/fuzz.int.test.ts', startTime: 0, endTime: 120_000 },
+      ],
+    };
+    expect(fromReport(report, '/work/repo')).toEqual({
+      'test/slow.int.test.ts': 60,
+      'apps/api/test/fuzz.int.test.ts': 120,
+    });
+  });
+
+  test('the committed durations name files of this tree, so a clean clone orders its files by them', async () => {
+    const committed = Object.keys(
+      JSON.parse(await readFile(join(import.meta.dirname, 'durations.json'), 'utf8')) as Record<string, number>,
+    );
+    expect(committed.filter((path) => path.startsWith('..') || isAbsolute(path))).toEqual([]);
+    expect(committed.filter((path) => existsSync(join(import.meta.dirname, '..', path))).length).toBeGreaterThan(
+      committed.length / 2,
+    );
   });
 
   test("the last run's report wins over the committed durations, which are the fallback", async () => {

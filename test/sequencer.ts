@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /** Seconds per test file (path relative to the repository root) as the last full run took. */
@@ -27,17 +27,35 @@ export function recordedDurations(root: string): Durations {
   return {};
 }
 
-/** Per-file wall time from a vitest JSON report. */
+/**
+ * Per-file wall time from a vitest JSON report, keyed by the path relative to
+ * the repository the report was made in. That is `root` when the files are
+ * under it; a report made in another clone (a clean-clone run copied back to
+ * record test/durations.json) is keyed relative to the deepest directory all
+ * of its files share — its repository root, for a whole run — and not as
+ * `../../tmp/clone/test/…`, which no file of this tree would ever match.
+ */
 export function fromReport(report: unknown, root: string): Durations {
+  const files = (
+    (report as { testResults?: Array<{ name?: unknown; startTime?: unknown; endTime?: unknown }> }).testResults ?? []
+  ).filter(
+    (file): file is { name: string; startTime: number; endTime: number } =>
+      typeof file.name === 'string' && typeof file.startTime === 'number' && typeof file.endTime === 'number',
+  );
+  const outside = files.some((file) => relative(root, file.name).startsWith('..'));
+  const base = outside ? commonDirectory(files.map((file) => file.name)) : root;
   const durations: Durations = {};
-  const files = (report as { testResults?: Array<{ name?: unknown; startTime?: unknown; endTime?: unknown }> })
-    .testResults;
-  for (const file of files ?? []) {
-    if (typeof file.name !== 'string' || typeof file.startTime !== 'number' || typeof file.endTime !== 'number')
-      continue;
-    durations[relative(root, file.name)] = Math.round((file.endTime - file.startTime) / 100) / 10;
-  }
+  for (const file of files)
+    durations[relative(base, file.name)] = Math.round((file.endTime - file.startTime) / 100) / 10;
   return durations;
+}
+
+function commonDirectory(paths: string[]): string {
+  const split = paths.map((path) => dirname(path).split(sep));
+  const shared: string[] = [];
+  for (let i = 0; split.every((parts) => i < parts.length && parts[i] === split[0]![i]); i++)
+    shared.push(split[0]![i]!);
+  return shared.join(sep) || sep;
 }
 
 /**
