@@ -13,6 +13,7 @@ import {
   createDefinitionsRepository,
   createEventsRepository,
   createEventWaitsRepository,
+  createReplaysRepository,
   createRerunsRepository,
   createRunsRepository,
   createSchedulesRepository,
@@ -40,6 +41,7 @@ import { createActivityService } from './services/activity-service';
 import { createAuditService } from './services/audit-service';
 import { createDefinitionHistoryService } from './services/definition-history-service';
 import { createEventService } from './services/event-service';
+import { createReplayService } from './services/replay-service';
 import { createRerunService } from './services/rerun-service';
 import { createRunService } from './services/run-service';
 import { createScheduleObserver, createScheduleService } from './services/schedule-service';
@@ -169,6 +171,8 @@ function serverDepsOf(parts: {
   webhookCatalog: ReturnType<typeof createWebhookSourceCatalog>;
   webhooks: ReturnType<typeof createWebhookService>;
   reruns: ReturnType<typeof createRerunService>;
+  replays: ReturnType<typeof createReplayService>;
+  replaysRepository: ReturnType<typeof createReplaysRepository>;
   ingest: Parameters<typeof createEventService>[0]['ingest'];
   dependencies: ReturnType<typeof createDependencyMonitor>;
   temporalHealthCheck: () => Promise<unknown>;
@@ -176,7 +180,7 @@ function serverDepsOf(parts: {
 }): ServerDeps {
   const { config, options, database, client, payloadCodec, metrics, definitions, runs, events } = parts;
   const { cancellations, eventWaitsRepository, scheduleManager, webhookCatalog, webhooks, reruns, ingest } = parts;
-  const { dependencies, temporalHealthCheck, logger } = parts;
+  const { dependencies, temporalHealthCheck, logger, replays, replaysRepository } = parts;
   return {
     definitionHistory: createDefinitionHistoryService({ definitions }),
     activities: createActivityService({
@@ -201,6 +205,7 @@ function serverDepsOf(parts: {
       events,
       cancellations,
       eventWaits: eventWaitsRepository,
+      replays: replaysRepository,
       webhookSources: webhookCatalog,
       ingestKeyScopes: config.ingestKeyScopes,
       logger,
@@ -214,6 +219,7 @@ function serverDepsOf(parts: {
       reruns,
     }),
     webhooks,
+    replays,
     metrics,
     audit: createAuditService({ audit: createAuditRepository(database.db) }),
     ownership: {
@@ -274,6 +280,15 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
       }),
     }),
   );
+  const replaysRepository = createReplaysRepository(database.db);
+  const replays = createReplayService({
+    events,
+    replays: replaysRepository,
+    ingest,
+    definitions,
+    starter,
+    logger,
+  });
   const scheduleManager = createScheduleManager({
     client,
     namespace: config.temporal.namespace,
@@ -313,6 +328,8 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
     webhookCatalog,
     webhooks,
     reruns,
+    replays,
+    replaysRepository,
     ingest,
     dependencies,
     temporalHealthCheck,
@@ -332,6 +349,8 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
     secretBox,
     reruns,
     rerunsRepository,
+    replays,
+    replaysRepository,
     serverDeps,
     serverOptions: serverOptionsOf(config, options),
   };

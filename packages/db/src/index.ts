@@ -108,3 +108,12 @@ export {
   type EmitClaimResult,
   type EmitRoot,
 } from './repositories/emit-budgets-repository';
+export {
+  createReplaysRepository,
+  type BulkReplayRow,
+  type EventReplayRow,
+  type ReplayCursor,
+  type ReplayRoute,
+  type ReplaySelection,
+  type ReplaysRepository,
+} from './repositories/replays-repository';
