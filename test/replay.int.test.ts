@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eventRunWorkflowId, replayWorkflowId, runIdFor } from '@activity-core/contracts';
 import { startStack, waitFor, type TestStack } from './harness';
@@ -66,7 +66,12 @@ describe('replaying accepted events against today’s definitions', () => {
     expect(created.status).toBe(201);
     const activityId = created.json.id as string;
 
-    const filter = { event_type: 'replay.*', outcome: 'unmatched', from: since, to: new Date(Date.now() + 60_000).toISOString() };
+    const filter = {
+      event_type: 'replay.*',
+      outcome: 'unmatched',
+      from: since,
+      to: new Date(Date.now() + 60_000).toISOString(),
+    };
     const dry = await api('POST', '/v1/events/replay', { filter, dry_run: true });
     expect(dry).toMatchObject({ status: 200, json: { dry_run: true, total: 20, over_cap: false } });
     // A dry run records nothing.
@@ -88,14 +93,23 @@ describe('replaying accepted events against today’s definitions', () => {
     const stored = await api('GET', '/v1/events/evt_late_3');
     expect(stored.json.routing_state).toBe('routed');
     expect(stored.json.routes).toEqual([
-      expect.objectContaining({ activity_id: activityId, outcome: 'started', detail: expect.stringMatching(/^replayed \(if_no_runs\) by api_key:/) }),
+      expect.objectContaining({
+        activity_id: activityId,
+        outcome: 'started',
+        detail: expect.stringMatching(/^replayed \(if_no_runs\) by api_key:/),
+      }),
     ]);
 
     // The same request again (no key: the request is its key) is the same bulk replay.
     const again = await api('POST', '/v1/events/replay', { filter });
     expect(again.json).toMatchObject({ id: accepted.json.id, status: 'completed', started: 20 });
     // A new bulk replay of every event over them starts nothing: each already ran.
-    const second = await api('POST', '/v1/events/replay', { filter: { ...filter, outcome: 'any' } }, { 'idempotency-key': 'late-2' });
+    const second = await api(
+      'POST',
+      '/v1/events/replay',
+      { filter: { ...filter, outcome: 'any' } },
+      { 'idempotency-key': 'late-2' },
+    );
     expect(second.status).toBe(202);
     expect(await bulkDone(second.json.id as string)).toMatchObject({
       processed: 20,
@@ -118,21 +132,30 @@ describe('replaying accepted events against today’s definitions', () => {
     expect(sent.json.filtered).toEqual([expect.objectContaining({ status: 'filtered' })]);
     // Nothing matches yet: the replay re-plans on today's (unfixed) filter and starts nothing.
     const early = await api('POST', '/v1/events/evt_filter_1/replay', {});
-    expect(early).toMatchObject({ status: 200, json: { runs: [], filtered: [expect.objectContaining({ activity_id: activityId })] } });
+    expect(early).toMatchObject({
+      status: 200,
+      json: { runs: [], filtered: [expect.objectContaining({ activity_id: activityId })] },
+    });
 
     expect((await api('PUT', `/v1/activities/${activityId}`, definition('data.amount > 10'))).status).toBe(200);
     const replayed = await api('POST', '/v1/events/evt_filter_1/replay', { mode: 'if_no_runs' });
     const workflowId = eventRunWorkflowId(activityId, 'evt_filter_1');
     expect(replayed).toMatchObject({
       status: 200,
-      json: { mode: 'if_no_runs', runs: [{ activity_id: activityId, workflow_id: workflowId, status: 'started' }], filtered: [] },
+      json: {
+        mode: 'if_no_runs',
+        runs: [{ activity_id: activityId, workflow_id: workflowId, status: 'started' }],
+        filtered: [],
+      },
     });
     const twice = await api('POST', '/v1/events/evt_filter_1/replay');
     expect(twice.json.runs).toEqual([expect.objectContaining({ workflow_id: workflowId, status: 'already_ran' })]);
     const stored = await api('GET', '/v1/events/evt_filter_1');
     expect(stored.json.routes[0]).toMatchObject({ outcome: 'started', activity_version: 2 });
     expect(stored.json.routes[0].detail).toMatch(/replayed \(if_no_runs\).*; was filtered: /);
-    await waitFor('the run succeeded', async () => ((await runsOf(activityId))[0]?.status === 'succeeded' ? true : undefined));
+    await waitFor('the run succeeded', async () =>
+      (await runsOf(activityId))[0]?.status === 'succeeded' ? true : undefined,
+    );
     expect(await runsOf(activityId)).toHaveLength(1);
   });
 
@@ -149,20 +172,41 @@ describe('replaying accepted events against today’s definitions', () => {
       (await api('GET', `/v1/runs/${original}`)).json.status === 'succeeded' ? true : undefined,
     );
 
-    const forced = await api('POST', '/v1/events/evt_force_1/replay', { mode: 'force' }, { 'idempotency-key': 'force-1' });
+    const forced = await api(
+      'POST',
+      '/v1/events/evt_force_1/replay',
+      { mode: 'force' },
+      { 'idempotency-key': 'force-1' },
+    );
     const workflowId = replayWorkflowId(original, 1);
     expect(forced).toMatchObject({
       status: 200,
-      json: { mode: 'force', runs: [{ workflow_id: workflowId, run_id: runIdFor(workflowId), replay_of: original, attempt: 1, status: 'started' }] },
+      json: {
+        mode: 'force',
+        runs: [
+          { workflow_id: workflowId, run_id: runIdFor(workflowId), replay_of: original, attempt: 1, status: 'started' },
+        ],
+      },
     });
-    const repeated = await api('POST', '/v1/events/evt_force_1/replay', { mode: 'force' }, { 'idempotency-key': 'force-1' });
+    const repeated = await api(
+      'POST',
+      '/v1/events/evt_force_1/replay',
+      { mode: 'force' },
+      { 'idempotency-key': 'force-1' },
+    );
     expect(repeated.json.runs).toEqual([expect.objectContaining({ workflow_id: workflowId, status: 'duplicate' })]);
     await waitFor('the replay succeeded', async () =>
       (await api('GET', `/v1/runs/${runIdFor(workflowId)}`)).json.status === 'succeeded' ? true : undefined,
     );
     const stored = await api('GET', '/v1/events/evt_force_1');
     expect(stored.json.replays).toEqual([
-      expect.objectContaining({ workflow_id: workflowId, replay_of: original, attempt: 1, status: 'succeeded', requested_by: expect.stringMatching(/^api_key:/) }),
+      expect.objectContaining({
+        workflow_id: workflowId,
+        replay_of: original,
+        attempt: 1,
+        status: 'succeeded',
+        requested_by: expect.stringMatching(/^api_key:/),
+      }),
     ]);
     expect((await runsOf(activityId)).map((run) => run.workflow_id).sort()).toEqual(
       [eventRunWorkflowId(activityId, 'evt_force_1'), workflowId].sort(),
@@ -172,12 +216,15 @@ describe('replaying accepted events against today’s definitions', () => {
   test('bad requests: an unknown event is 404, an ingest key is 403, a range over 31 days is 400 naming filter.to', async () => {
     expect((await api('POST', '/v1/events/evt_never_sent/replay', {})).status).toBe(404);
     expect((await api('POST', '/v1/events/evt_late_1/replay', {}, {}, INGEST)).status).toBe(403);
-    expect((await api('POST', '/v1/events/replay', { filter: { from: since, to: since }, dry_run: true }, {}, INGEST)).status).toBe(403);
+    expect(
+      (await api('POST', '/v1/events/replay', { filter: { from: since, to: since }, dry_run: true }, {}, INGEST))
+        .status,
+    ).toBe(403);
     const wide = await api('POST', '/v1/events/replay', {
       filter: { from: '2026-01-01T00:00:00Z', to: '2026-03-01T00:00:00Z' },
     });
     expect(wide.status).toBe(400);
     expect(JSON.stringify(wide.json)).toContain('filter.to');
-    expect((await api('GET', `/v1/events/replay/${createHash('md5').update('x').digest('hex').replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5')}`)).status).toBe(404);
+    expect((await api('GET', `/v1/events/replay/${randomUUID()}`)).status).toBe(404);
   });
 });

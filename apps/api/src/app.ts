@@ -40,7 +40,12 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   await prepareWebhookSources(wiring, server);
   await checkTemporalSetup(wiring, config, server);
   const reconcile = startScheduleReconcile(wiring, server);
-  const { dispatcher, retention, bulkRerunRunner, bulkReplayRunner } = startBackgroundLoops(wiring, config, options, server);
+  const { dispatcher, retention, bulkRerunRunner, bulkReplayRunner } = startBackgroundLoops(
+    wiring,
+    config,
+    options,
+    server,
+  );
 
   return {
     server,

@@ -144,3 +144,8 @@ export const BulkReplayRecord = z
   })
   .meta({ id: 'BulkReplay' });
 export type BulkReplayRecord = z.infer<typeof BulkReplayRecord>;
+
+/** The body of `POST /v1/events/{event_id}/replay`: optional, `{ mode: 'if_no_runs' }` when absent. */
+export const OptionalReplayRequest = ReplayRequest.nullish().transform(
+  (body) => body ?? { mode: 'if_no_runs' as const },
+);

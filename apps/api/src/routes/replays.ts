@@ -5,7 +5,7 @@ import {
   IdParams,
   KeyHeaders,
   Problem,
-  ReplayRequest,
+  OptionalReplayRequest,
   ReplayResponse,
 } from '@activity-core/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -31,10 +31,10 @@ export const replayRoutes =
         schema: {
           tags,
           summary:
-            'Replay an accepted event against today\'s definitions: `if_no_runs` (default) starts only runs that never ran; `force` starts replay-{run_id}:{n}',
+            "Replay an accepted event against today's definitions: `if_no_runs` (default) starts only runs that never ran; `force` starts replay-{run_id}:{n}",
           params: z.object({ event_id: z.string().min(1) }),
           headers: KeyHeaders,
-          body: ReplayRequest.nullish().transform((body) => body ?? { mode: 'if_no_runs' as const }),
+          body: OptionalReplayRequest,
           response: { 200: ReplayResponse, ...replayErrors },
         },
       },

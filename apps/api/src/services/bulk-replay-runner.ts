@@ -66,12 +66,14 @@ export function createBulkReplayRunner(options: BulkReplayRunnerOptions) {
         for (const event of page) {
           const answer = await options.service.replay(event.eventId, mode, requester);
           const started = answer.runs.filter(
-            (run) => run.status === 'started' || run.status === 'pending' || (mode === 'force' && run.status === 'duplicate'),
+            (run) =>
+              run.status === 'started' || run.status === 'pending' || (mode === 'force' && run.status === 'duplicate'),
           ).length;
           progress.processed++;
           progress.started += started;
           if (started === 0) {
-            const reason = answer.runs.length > 0 ? 'already_ran' : answer.filtered.length > 0 ? 'filtered' : 'no_match';
+            const reason =
+              answer.runs.length > 0 ? 'already_ran' : answer.filtered.length > 0 ? 'filtered' : 'no_match';
             progress.skipped++;
             progress.skippedReasons[reason] = (progress.skippedReasons[reason] ?? 0) + 1;
           }
@@ -86,7 +88,10 @@ export function createBulkReplayRunner(options: BulkReplayRunnerOptions) {
       await options.replays.releaseBulk(row.id, owner);
       return false;
     } catch (error) {
-      options.logger.warn({ bulkReplayId: row.id, err: error }, 'bulk replay interrupted; it resumes from its last recorded page');
+      options.logger.warn(
+        { bulkReplayId: row.id, err: error },
+        'bulk replay interrupted; it resumes from its last recorded page',
+      );
       await options.replays.releaseBulk(row.id, owner).catch(() => undefined);
       return false;
     } finally {

@@ -187,7 +187,11 @@ export function createReplaysRepository(db: Db) {
     },
 
     /** The next page of a selection, in arrival order (`received_at`, then `event_id`). */
-    async pageSelection(selection: ReplaySelection, cursor: ReplayCursor | undefined, limit: number): Promise<EventRow[]> {
+    async pageSelection(
+      selection: ReplaySelection,
+      cursor: ReplayCursor | undefined,
+      limit: number,
+    ): Promise<EventRow[]> {
       return await db
         .select()
         .from(events)
@@ -206,7 +210,11 @@ export function createReplaysRepository(db: Db) {
     }): Promise<{ row: BulkReplayRow; created: boolean }> {
       const inserted = await db
         .insert(bulkReplays)
-        .values({ ...record, status: record.total === 0 ? 'completed' : 'running', ...(record.total === 0 ? { completedAt: sql`now()` } : {}) })
+        .values({
+          ...record,
+          status: record.total === 0 ? 'completed' : 'running',
+          ...(record.total === 0 ? { completedAt: sql`now()` } : {}),
+        })
         .onConflictDoNothing({ target: bulkReplays.id })
         .returning();
       if (inserted[0] !== undefined) return { row: inserted[0], created: true };
