@@ -213,6 +213,41 @@ describe('replaying accepted events against today’s definitions', () => {
     );
   });
 
+  test('concurrent replays of one event start its run once, and concurrent forced replays under one key are one replay', async () => {
+    await api('POST', '/v1/events', event('evt_race_1', 'replay.race'));
+    const created = await api('POST', '/v1/activities', {
+      name: 'replay-race',
+      triggers: [{ type: 'event', event_type: 'replay.race' }],
+      tasks: [{ type: 'noop' }],
+    });
+    const activityId = created.json.id as string;
+    const workflowId = eventRunWorkflowId(activityId, 'evt_race_1');
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => api('POST', '/v1/events/evt_race_1/replay', { mode: 'if_no_runs' })),
+    );
+    const statuses = answers.map((answer) => answer.json.runs[0].status as string);
+    expect(answers.every((answer) => answer.status === 200 && answer.json.runs[0].workflow_id === workflowId)).toBe(
+      true,
+    );
+    expect(statuses.filter((status) => status === 'started')).toHaveLength(1);
+    const forced = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        api('POST', '/v1/events/evt_race_1/replay', { mode: 'force' }, { 'idempotency-key': 'race-force' }),
+      ),
+    );
+    expect(new Set(forced.map((answer) => answer.json.runs[0].workflow_id))).toEqual(
+      new Set([replayWorkflowId(runIdFor(workflowId), 1)]),
+    );
+    expect(forced.filter((answer) => answer.json.runs[0].status === 'started')).toHaveLength(1);
+    await waitFor('both runs succeeded', async () => {
+      const runs = await runsOf(activityId);
+      return runs.length === 2 && runs.every((run) => run.status === 'succeeded') ? runs : undefined;
+    });
+    let executions = 0;
+    for await (const _ of stack.client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) executions++;
+    expect(executions).toBe(1);
+  });
+
   test('bad requests: an unknown event is 404, an ingest key is 403, a range over 31 days is 400 naming filter.to', async () => {
     expect((await api('POST', '/v1/events/evt_never_sent/replay', {})).status).toBe(404);
     expect((await api('POST', '/v1/events/evt_late_1/replay', {}, {}, INGEST)).status).toBe(403);
