@@ -243,6 +243,13 @@ describe('replaying accepted events against today’s definitions', () => {
       const runs = await runsOf(activityId);
       return runs.length === 2 && runs.every((run) => run.status === 'succeeded') ? runs : undefined;
     });
+    const metrics = await stack.api.server.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: { authorization: `Bearer ${ADMIN}` },
+    });
+    expect(metrics.body).toMatch(/activity_core_event_replays_total\{mode="if_no_runs",status="started"\} [1-9]/);
+    expect(metrics.body).toMatch(/activity_core_event_replays_total\{mode="force",status="duplicate"\} [1-9]/);
     let executions = 0;
     for await (const _ of stack.client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) executions++;
     expect(executions).toBe(1);

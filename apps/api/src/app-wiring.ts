@@ -288,6 +288,7 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
     definitions,
     starter,
     logger,
+    onReplayed: (mode, status) => metrics.countReplay(mode, status),
   });
   const scheduleManager = createScheduleManager({
     client,

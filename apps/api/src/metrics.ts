@@ -23,6 +23,8 @@ export interface ApiMetrics {
   dependencyChanged(name: string, up: boolean): void;
   /** A pooled Postgres connection broke outside a query (the server went away); the pool replaces it. */
   postgresConnectionLost(): void;
+  /** What a replay did for one activity (`mode`: if_no_runs, force; `status`: started, already_ran, duplicate, pending). */
+  countReplay(mode: string, status: string): void;
 }
 
 /** One query, every gauge: each sub-select is served by a partial index on the small "pending" or "running" set. */
@@ -81,6 +83,12 @@ export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
     name: 'activity_core_dependency_up',
     help: '1 while this process reaches the dependency (postgres, temporal), 0 while it does not; checked every 2 s. Requests needing it answer 503 meanwhile, and it recovers by itself.',
     labelNames: ['dependency'] as const,
+    registers: [registry],
+  });
+  const replays = new Counter({
+    name: 'activity_core_event_replays_total',
+    help: 'Per activity an event was replayed for (one replay or a bulk replay), by mode and what the replay did: started, already_ran, duplicate, pending.',
+    labelNames: ['mode', 'status'] as const,
     registers: [registry],
   });
   const dependencyTransitions = new Counter({
@@ -170,6 +178,9 @@ export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
     observeRequest(method, route, statusCode, seconds) {
       requests.inc({ method, route, status_code: String(statusCode) });
       durations.observe({ method, route }, seconds);
+    },
+    countReplay(mode, status) {
+      replays.inc({ mode, status });
     },
     countIngest(ingest) {
       return {

@@ -55,6 +55,8 @@ export interface ReplayDeps {
   definitions: Pick<DefinitionsRepository, 'getVersion'>;
   starter: RunStarter;
   logger: Logger;
+  /** Counts what each replay did per activity (activity_core_event_replays_total). */
+  onReplayed?: (mode: ReplayMode, status: ReplayRun['status']) => void;
 }
 
 /** What a bulk replay request did: counted the selection (dry run), or recorded the bulk replay the runner carries out. */
@@ -202,6 +204,7 @@ export function createReplayService(deps: ReplayDeps) {
             planned,
             requester,
           );
+    for (const run of runs) deps.onReplayed?.(mode, run.status);
     return {
       event_id: eventId,
       mode,
