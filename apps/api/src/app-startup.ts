@@ -13,6 +13,7 @@ import {
 } from '@activity-core/temporal/client';
 import type { FastifyInstance } from 'fastify';
 import type { ApiAppOptions, ApiWiring } from './app-wiring';
+import { createBulkReplayRunner } from './services/bulk-replay-runner';
 import { createBulkRerunRunner } from './services/bulk-rerun-runner';
 
 /** Longest each shutdown step may take before close() moves on without it. */
@@ -132,7 +133,17 @@ export function startBackgroundLoops(
     wiring.reruns.onBulkAccepted(() => bulkRerunRunner.nudge());
     bulkRerunRunner.start();
   }
-  return { dispatcher, retention, bulkRerunRunner };
+  const bulkReplayRunner = createBulkReplayRunner({
+    replays: wiring.replaysRepository,
+    service: wiring.replays,
+    logger: server.log,
+    ...(options.bulkRerunLeaseMs === undefined ? {} : { leaseMs: options.bulkRerunLeaseMs }),
+  });
+  if (options.bulkReruns ?? true) {
+    wiring.replays.onBulkAccepted(() => bulkReplayRunner.nudge());
+    bulkReplayRunner.start();
+  }
+  return { dispatcher, retention, bulkRerunRunner, bulkReplayRunner };
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   createEventsRepository,
   createEventWaitsRepository,
   createPacingRepository,
+  createReplaysRepository,
   createRerunsRepository,
   createRunsRepository,
   createSchedulesRepository,
@@ -41,6 +42,7 @@ import { createActivityService } from './services/activity-service';
 import { createAuditService } from './services/audit-service';
 import { createDefinitionHistoryService } from './services/definition-history-service';
 import { createEventService } from './services/event-service';
+import { createReplayService } from './services/replay-service';
 import { createRerunService } from './services/rerun-service';
 import { createRunService } from './services/run-service';
 import { createScheduleObserver, createScheduleService } from './services/schedule-service';
@@ -170,6 +172,8 @@ function serverDepsOf(parts: {
   webhookCatalog: ReturnType<typeof createWebhookSourceCatalog>;
   webhooks: ReturnType<typeof createWebhookService>;
   reruns: ReturnType<typeof createRerunService>;
+  replays: ReturnType<typeof createReplayService>;
+  replaysRepository: ReturnType<typeof createReplaysRepository>;
   ingest: Parameters<typeof createEventService>[0]['ingest'];
   dependencies: ReturnType<typeof createDependencyMonitor>;
   temporalHealthCheck: () => Promise<unknown>;
@@ -177,7 +181,7 @@ function serverDepsOf(parts: {
 }): ServerDeps {
   const { config, options, database, client, payloadCodec, metrics, definitions, runs, events } = parts;
   const { cancellations, eventWaitsRepository, scheduleManager, webhookCatalog, webhooks, reruns, ingest } = parts;
-  const { dependencies, temporalHealthCheck, logger } = parts;
+  const { dependencies, temporalHealthCheck, logger, replays, replaysRepository } = parts;
   return {
     definitionHistory: createDefinitionHistoryService({ definitions }),
     activities: createActivityService({
@@ -202,6 +206,7 @@ function serverDepsOf(parts: {
       events,
       cancellations,
       eventWaits: eventWaitsRepository,
+      replays: replaysRepository,
       webhookSources: webhookCatalog,
       ingestKeyScopes: config.ingestKeyScopes,
       logger,
@@ -215,6 +220,7 @@ function serverDepsOf(parts: {
       reruns,
     }),
     webhooks,
+    replays,
     metrics,
     audit: createAuditService({ audit: createAuditRepository(database.db) }),
     ownership: {
@@ -278,6 +284,16 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
       }),
     }),
   );
+  const replaysRepository = createReplaysRepository(database.db);
+  const replays = createReplayService({
+    events,
+    replays: replaysRepository,
+    ingest,
+    definitions,
+    starter,
+    logger,
+    onReplayed: (mode, status) => metrics.countReplay(mode, status),
+  });
   const scheduleManager = createScheduleManager({
     client,
     namespace: config.temporal.namespace,
@@ -317,6 +333,8 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
     webhookCatalog,
     webhooks,
     reruns,
+    replays,
+    replaysRepository,
     ingest,
     dependencies,
     temporalHealthCheck,
@@ -337,6 +355,8 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
     reruns,
     rerunsRepository,
     pacing,
+    replays,
+    replaysRepository,
     serverDeps,
     serverOptions: serverOptionsOf(config, options),
   };

@@ -40,7 +40,12 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   await prepareWebhookSources(wiring, server);
   await checkTemporalSetup(wiring, config, server);
   const reconcile = startScheduleReconcile(wiring, server);
-  const { dispatcher, retention, bulkRerunRunner } = startBackgroundLoops(wiring, config, options, server);
+  const { dispatcher, retention, bulkRerunRunner, bulkReplayRunner } = startBackgroundLoops(
+    wiring,
+    config,
+    options,
+    server,
+  );
 
   return {
     server,
@@ -52,6 +57,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
         ['the dispatcher', () => dispatcher.stop()],
         ['the retention sweeper', async () => await retention?.stop()],
         ['the bulk re-run runner', () => bulkRerunRunner.stop()],
+        ['the bulk replay runner', () => bulkReplayRunner.stop()],
         // Before the connection closes: the client's retry timer would otherwise call on a closed channel (an uncaught error).
         ['the start-up schedule reconciliation', () => reconcile.stop()],
         ['the Temporal connection', () => wiring.connection.close()],

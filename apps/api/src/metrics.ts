@@ -25,6 +25,8 @@ export interface ApiMetrics {
   postgresConnectionLost(): void;
   /** This process decided a paced route (docs/pacing.md): delayed by the throttle, or dropped by the rate limit. */
   runPaced(activity: string, reason: 'throttle' | 'rate_limit' | undefined): void;
+  /** What a replay did for one activity (`mode`: if_no_runs, force; `status`: started, already_ran, duplicate, pending). */
+  countReplay(mode: string, status: string): void;
 }
 
 /** One query, every gauge: each sub-select is served by a partial index on the small "pending" or "running" set. */
@@ -95,6 +97,12 @@ export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
     name: 'activity_core_dependency_up',
     help: '1 while this process reaches the dependency (postgres, temporal), 0 while it does not; checked every 2 s. Requests needing it answer 503 meanwhile, and it recovers by itself.',
     labelNames: ['dependency'] as const,
+    registers: [registry],
+  });
+  const replays = new Counter({
+    name: 'activity_core_event_replays_total',
+    help: 'Per activity an event was replayed for (one replay or a bulk replay), by mode and what the replay did: started, already_ran, duplicate, pending.',
+    labelNames: ['mode', 'status'] as const,
     registers: [registry],
   });
   const dependencyTransitions = new Counter({
@@ -188,6 +196,9 @@ export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
     runPaced(activity, reason) {
       if (reason === 'throttle') delayed.inc({ activity, reason });
       else if (reason === 'rate_limit') dropped.inc({ activity, reason });
+    },
+    countReplay(mode, status) {
+      replays.inc({ mode, status });
     },
     countIngest(ingest) {
       return {

@@ -26,6 +26,7 @@ import { codecRoutes, type CodecRouteOptions } from './routes/codec';
 import { eventRoutes } from './routes/events';
 import { healthRoutes, type ReadinessProbe } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
+import { replayRoutes } from './routes/replays';
 import { runRoutes } from './routes/runs';
 import { scheduleRoutes } from './routes/schedules';
 import { webhookIngestRoutes, webhookSourceRoutes } from './routes/webhooks';
@@ -34,6 +35,7 @@ import type { AuditService } from './services/audit-service';
 import type { DefinitionHistoryService } from './services/definition-history-service';
 import type { EventService } from './services/event-service';
 import type { RunService } from './services/run-service';
+import type { ReplayService } from './services/replay-service';
 import type { ScheduleService } from './services/schedule-service';
 import type { WebhookService } from './services/webhook-service';
 // The product's version (bundled into the build): the document's info.version.
@@ -45,6 +47,8 @@ export interface ServerDeps {
   definitionHistory: DefinitionHistoryService;
   events: EventService;
   runs: RunService;
+  /** Replays of accepted events, one or by filter (docs/recovery.md). */
+  replays: ReplayService;
   schedules: ScheduleService;
   webhooks: WebhookService;
   probes: ReadinessProbe[];
@@ -178,6 +182,7 @@ export async function buildServer(deps: ServerDeps, options: ServerOptions): Pro
   await app.register(definitionHistoryRoutes(deps.definitionHistory));
   await app.register(eventRoutes(deps.events));
   await app.register(runRoutes(deps.runs));
+  await app.register(replayRoutes(deps.replays));
   await app.register(scheduleRoutes(deps.schedules));
   await app.register(webhookSourceRoutes(deps.webhooks));
   await app.register(webhookIngestRoutes(deps.webhooks));

@@ -12,6 +12,9 @@ import type {
   BackfillRequest,
   BackfillResponse,
   BatchItemResult,
+  BulkReplayDryRun,
+  BulkReplayRecord,
+  BulkReplayRequest,
   BulkRerunDryRun,
   BulkRerunRecord,
   BulkRerunRequest,
@@ -25,6 +28,8 @@ import type {
   Readiness,
   ReconcileResponse,
   RerunFrom,
+  ReplayMode,
+  ReplayResponse,
   RerunResponse,
   RunDetail,
   RunRecord,
@@ -407,6 +412,34 @@ export class ActivityCoreClient {
     /** The stored event and every routing decision: why it did or did not run each activity. */
     get: (eventId: string, options: CallOptions = {}): Promise<StoredEvent> =>
       this.request('getEvent', { ...options, params: { event_id: eventId } }),
+    /**
+     * Replays a stored event against today's definitions: `if_no_runs`
+     * (default) starts only runs that never ran; `force` starts
+     * `replay-{run_id}:{n}` under the key (resent on retries: one replay).
+     */
+    replay: (
+      eventId: string,
+      options: CallOptions & { mode?: ReplayMode; idempotencyKey?: string } = {},
+    ): Promise<ReplayResponse> =>
+      this.request('replayEvent', {
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        params: { event_id: eventId },
+        body: options.mode === undefined ? {} : { mode: options.mode },
+        headers: { 'idempotency-key': options.idempotencyKey ?? randomUUID() },
+      }),
+    /** Replays every stored event a filter selects (`dry_run: true` only counts them). Without a key, the request is its own key. */
+    bulkReplay: (
+      request: z.input<typeof BulkReplayRequest>,
+      options: CallOptions & { idempotencyKey?: string } = {},
+    ): Promise<BulkReplayDryRun | BulkReplayRecord> =>
+      this.request('bulkReplay', {
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        body: request,
+        headers: options.idempotencyKey === undefined ? {} : { 'idempotency-key': options.idempotencyKey },
+      }),
+    /** The progress of a bulk replay. */
+    bulkReplayStatus: (id: string, options: CallOptions = {}): Promise<BulkReplayRecord> =>
+      this.request('getBulkReplay', { ...options, params: { id } }),
   };
 
   /** Runs and their tasks. */

@@ -632,6 +632,60 @@ describe('the activity-core bin', () => {
       child.on('close', (code) => done({ code: code ?? -1, stdout, stderr }));
     });
 
+  test('replay <event_id> starts the run of an event that matched nothing when it arrived; a bulk --dry-run counts, --wait follows', async () => {
+    await client.events.send({
+      event_id: 'evt_cli_replay',
+      event_type: 'cli.replay',
+      source: 'tests',
+      occurred_at: '2026-03-01T09:00:00Z',
+      data: {},
+    });
+    const since = new Date(Date.now() - 60_000).toISOString();
+    const created = await client.activities.create({
+      name: 'cli-replay',
+      triggers: [{ type: 'event', event_type: 'cli.replay' }],
+      tasks: [{ type: 'noop' }],
+    });
+    const to = new Date(Date.now() + 60_000).toISOString();
+    const counted = await cli([
+      'replay',
+      '--from',
+      since,
+      '--to',
+      to,
+      '--event-type',
+      'cli.replay',
+      '--outcome',
+      'unmatched',
+      '--dry-run',
+    ]);
+    expect(counted).toMatchObject({ code: 0, stdout: '1 events selected (at most 10000 per bulk replay)\n' });
+    const one = await cli(['replay', 'evt_cli_replay']);
+    expect(one.code).toBe(0);
+    expect(one.stdout).toContain('started');
+    expect(one.stdout).toContain(eventRunWorkflowId(created.id, 'evt_cli_replay'));
+    const bulk = await cli([
+      'replay',
+      '--from',
+      since,
+      '--to',
+      to,
+      '--event-type',
+      'cli.replay',
+      '--wait',
+      '-o',
+      'json',
+    ]);
+    expect(bulk.code).toBe(0);
+    expect(JSON.parse(bulk.stdout)).toMatchObject({
+      status: 'completed',
+      processed: 1,
+      started: 0,
+      skipped_reasons: { already_ran: 1 },
+    });
+    expect((await cli(['replay', 'evt_cli_replay', '--mode', 'sometimes'])).code).toBe(64);
+  });
+
   test('--help lists every command, the options and the exit codes', async () => {
     const ran = await bin(['--help']);
     expect(ran.code).toBe(0);

@@ -246,6 +246,18 @@ describe('every client method calls its operation, and the real answers parse wi
           client.events.send([{ event_type: 'drift.check', source: 'drift', occurred_at: new Date().toISOString() }]),
       },
       { method: 'events.get', operation: 'getEvent', call: () => client.events.get(sent.event_id) },
+      { method: 'events.replay', operation: 'replayEvent', call: () => client.events.replay(sent.event_id) },
+      {
+        method: 'events.bulkReplay',
+        operation: 'bulkReplay',
+        call: () =>
+          client.events.bulkReplay({ filter: { from: hourAgo, to: new Date().toISOString() }, dry_run: true }),
+      },
+      {
+        method: 'events.bulkReplayStatus',
+        operation: 'getBulkReplay',
+        call: () => client.events.bulkReplayStatus('00000000-0000-4000-8000-000000000000'),
+      },
       { method: 'runs.list', operation: 'listRuns', call: () => client.runs.list({ limit: 5, status: 'running' }) },
       {
         method: 'runs.listAll',
@@ -401,6 +413,7 @@ describe('every client method calls its operation, and the real answers parse wi
     expect(primary.sort()).toEqual(table.map(([name]) => name).sort());
     // Only the calls that cannot succeed here were refused: no run exists (no worker runs here), and the delivery is unsigned.
     expect(refused.sort(), details.join('\n')).toEqual([
+      'events.bulkReplayStatus: 404',
       'runs.bulkRerunStatus: 404',
       'runs.cancel: 404',
       'runs.get: 404',

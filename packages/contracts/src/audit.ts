@@ -22,6 +22,8 @@ export const AUDIT_ACTIONS = [
   'run.rerun',
   'run.cancel',
   'runs.bulk_rerun',
+  'event.replay',
+  'events.bulk_replay',
   'webhook_source.create',
   'webhook_source.update',
   'webhook_source.delete',

@@ -483,6 +483,38 @@ export function bulkRerunKey(bulkId: string): string {
 }
 
 /**
+ * `replay-{run_id}:{attempt}` — a forced replay (`mode: force`) of an event
+ * for one activity: `run_id` is the event's own run of that activity (the
+ * run id of `activity-{activity_id}:{event_id}`, whether or not it ever ran),
+ * so the id names what it replays and needs no encoding of the event id.
+ * The attempt is allocated in Postgres (`event_replays`, unique per
+ * original run), so two requests never share one.
+ */
+export function replayWorkflowId(originalRunId: string, attempt: number): string {
+  if (!UUID_RE.test(originalRunId)) throw new Error(`run_id must be a lowercase UUID, got ${originalRunId}`);
+  if (!Number.isInteger(attempt) || attempt < 1)
+    throw new Error(`replay attempt must be a positive integer, got ${attempt}`);
+  return `replay-${originalRunId}:${attempt}`;
+}
+
+/**
+ * The id of a bulk replay: UUIDv5 of `bulk-replay:{key}`, where the key is
+ * the request's Idempotency-Key or, without one, the canonical JSON of the
+ * request's filter and mode — the same request twice is the same bulk
+ * replay and starts nothing new.
+ */
+export function bulkReplayId(key: string): string {
+  if (key.length === 0) throw new Error('bulk replay key must not be empty');
+  return uuidv5(`bulk-replay:${key}`);
+}
+
+/** The request key under which a bulk replay forces the replay of one event (`bulk-replay:{bulk id}`). */
+export function bulkReplayKey(bulkId: string): string {
+  if (!UUID_RE.test(bulkId)) throw new Error(`bulk replay id must be a lowercase UUID, got ${bulkId}`);
+  return `bulk-replay:${bulkId}`;
+}
+
+/**
  * Who made a change or took an action, as definitions' `changed_by` and the
  * audit log's `actor` name it: `api_key:<key id>` or `ingest_key:<key id>`
  * (12 hex digits of the key's SHA-256), or `anonymous` while authentication

@@ -12,6 +12,7 @@ export * from './page-cursor';
 export * from './errors';
 export * from './schedules';
 export * from './reruns';
+export * from './replays';
 export * from './canonical-json';
 export * from './task-secrets';
 export * from './json-bounds';

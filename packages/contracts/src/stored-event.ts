@@ -124,6 +124,27 @@ export const StoredEvent = z
         description:
           'The wait_for_event tasks this event resumed: its one look at the waits open for its type, and each wait it matched.',
       }),
+    replays: z
+      .array(
+        z.object({
+          run_id: z.string(),
+          workflow_id: z.string(),
+          activity_id: z.string(),
+          activity_version: z.number().int(),
+          /** The event's own run of the activity (`activity-{activity_id}:{event_id}`) this replay is linked to. */
+          replay_of: z.string(),
+          attempt: z.number().int(),
+          /** The replay run's recorded status; `pending` until its workflow has recorded its start. */
+          status: z.string(),
+          bulk_replay_id: z.string().nullable(),
+          requested_by: z.string().nullable(),
+          requested_at: z.string(),
+        }),
+      )
+      .meta({
+        description:
+          'Forced replays of this event (`replay-{run_id}:{n}`). An `if_no_runs` replay is recorded on the route it opened (its `detail`).',
+      }),
   })
   .meta({
     id: 'StoredEvent',

@@ -53,6 +53,10 @@
  *   retention.
  * - **re-run** — a new run of an existing run's activity version with the
  *   original's input, under its own id (`rerunWorkflowId`).
+ * - **replay** — a stored event planned again against today's definitions:
+ *   `if_no_runs` starts only the event's runs that never ran (their own
+ *   ids); `force` starts new ones (`replayWorkflowId`); one event or a
+ *   **bulk replay** by filter.
  * - **backfill** — runs for past fire times of a cron trigger, asked for
  *   explicitly; one per missing fire.
  * - **decision log** — the recorded answer to "why did or didn't this run":

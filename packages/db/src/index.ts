@@ -115,3 +115,12 @@ export {
   type PacingRepository,
   type PacingRequest,
 } from './repositories/pacing-repository';
+export {
+  createReplaysRepository,
+  type BulkReplayRow,
+  type EventReplayRow,
+  type ReplayCursor,
+  type ReplayRoute,
+  type ReplaySelection,
+  type ReplaysRepository,
+} from './repositories/replays-repository';

@@ -633,3 +633,64 @@ export const emittedEventRoots = pgTable('emitted_event_roots', {
   rootEventId: text('root_event_id').notNull(),
   createdAt: createdAt(),
 });
+
+/**
+ * A forced replay (`mode: force`) of an event for one activity (migration
+ * 0020): `replay-{replay_of}:{attempt}`, where `replay_of` is the run id of
+ * the event's own run of that activity. Allocated under the request's key
+ * before it is started, so the same request again names the same replay.
+ */
+export const eventReplays = pgTable(
+  'event_replays',
+  {
+    runId: uuid('run_id').primaryKey(),
+    workflowId: text('workflow_id').notNull(),
+    eventId: text('event_id').notNull(),
+    activityId: uuid('activity_id').notNull(),
+    activityVersion: integer('activity_version').notNull(),
+    replayOf: uuid('replay_of').notNull(),
+    attempt: integer('attempt').notNull(),
+    requestKey: text('request_key').notNull(),
+    bulkReplayId: uuid('bulk_replay_id'),
+    requestedBy: text('requested_by'),
+    requestedAt: ts('requested_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('event_replays_workflow_id_uq').on(t.workflowId),
+    uniqueIndex('event_replays_of_attempt_uq').on(t.replayOf, t.attempt),
+    uniqueIndex('event_replays_of_key_uq').on(t.replayOf, t.requestKey),
+    index('event_replays_event_idx').on(t.eventId),
+    check('event_replays_attempt_ck', sql`${t.attempt} >= 1`),
+  ],
+);
+
+/** The durable progress record of a bulk replay (migration 0020); the shape of `bulk_reruns`, keyed on events. */
+export const bulkReplays = pgTable(
+  'bulk_replays',
+  {
+    id: uuid('id').primaryKey(),
+    filter: jsonb('filter').notNull(),
+    mode: text('mode').notNull(),
+    status: text('status').notNull(),
+    total: integer('total').notNull(),
+    processed: integer('processed').notNull().default(0),
+    started: integer('started').notNull().default(0),
+    skipped: integer('skipped').notNull().default(0),
+    skippedReasons: jsonb('skipped_reasons').notNull().default({}),
+    cursorReceivedAt: ts('cursor_received_at'),
+    cursorEventId: text('cursor_event_id'),
+    leaseUntil: ts('lease_until'),
+    leaseOwner: text('lease_owner'),
+    requestedBy: text('requested_by'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+    completedAt: ts('completed_at'),
+  },
+  (t) => [
+    index('bulk_replays_running_idx')
+      .on(t.leaseUntil)
+      .where(sql`${t.status} = 'running'`),
+    check('bulk_replays_status_ck', sql`${t.status} IN ('running','completed')`),
+    check('bulk_replays_mode_ck', sql`${t.mode} IN ('if_no_runs','force')`),
+  ],
+);

@@ -18,7 +18,7 @@ import { createEventAccept, type IngestOrigin } from './event-accept';
 import { createEventDispatch } from './event-dispatch';
 import { createEventSettle } from './event-settle';
 import { createIngestContext, type EventIngestDeps } from './ingest-deps';
-import { ingestAnswer, runStatusOf } from './ingest-plan';
+import { ingestAnswer, matchRoutes, runStatusOf } from './ingest-plan';
 import { inSpan } from './tracing';
 
 export { StoreUnreachableError, type IngestOrigin, type WebhookSourcesCheck } from './event-accept';
@@ -58,6 +58,11 @@ export function createEventIngest(deps: EventIngestDeps) {
     dispatch: redispatch,
     /** Shared knowledge of whether Temporal answers. */
     gate: ctx.gate,
+    /**
+     * The routes a stored event gets from today's enabled definitions (a
+     * replay re-plans the stored envelope with this; nothing is stored).
+     */
+    plan: async (envelope: EventEnvelope) => matchRoutes(await ctx.definitionCache.current(), envelope),
     /** Traced: the span of one ingest (accept, then the workflow starts) under the caller's (the request's) span. */
     ingest: (
       envelope: EventEnvelope,

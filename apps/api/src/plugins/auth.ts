@@ -232,7 +232,13 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     if (key === undefined) return refuse('missing API key: send Authorization: Bearer <key>');
     // API keys are accepted for ingest too, as far as their role allows.
     const apiKeyId = management(key);
-    const ingestKeyId = scope === 'ingest' && apiKeyId === undefined ? ingest(key) : undefined;
+    const ingestKeyId = apiKeyId === undefined ? ingest(key) : undefined;
+    // A known ingest key outside the ingest routes is a key without the right (403), not an unknown one (401).
+    if (ingestKeyId !== undefined && scope !== 'ingest')
+      throw new ForbiddenError(
+        `an ingest key only sends events; ${request.method} ${request.routeOptions.url} needs an API key`,
+        [{ path: 'authorization', message: 'needs an API key (API_KEYS), not an ingest key' }],
+      );
     if (apiKeyId !== undefined) {
       const entry = roles[apiKeyId];
       request.credential = {

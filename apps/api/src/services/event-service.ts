@@ -29,6 +29,7 @@ import {
   translatePgError,
   type CancellationsRepository,
   type EventWaitsRepository,
+  type ReplaysRepository,
   type EventsRepository,
 } from '@activity-core/db';
 import { StoreUnreachableError, type EventIngest } from '@activity-core/router';
@@ -216,6 +217,8 @@ export function createEventService(deps: {
   cancellations?: Pick<CancellationsRepository, 'listForEvent'>;
   /** The wait_for_event record of events (the waits each event looked at and the ones it resumed). */
   eventWaits?: Pick<EventWaitsRepository, 'listForEvent'>;
+  /** Forced replays of an event, shown with it. */
+  replays?: Pick<ReplaysRepository, 'listForEvent'>;
   /** Configured webhook sources, whose custom `event_source` values are reserved too (the cached catalog). */
   webhookSources?: Pick<WebhookSourceCatalog, 'reservedEventSourcesVersioned' | 'peekReservedEventSources'>;
   /** What each scoped ingest key may send, by key id (INGEST_KEY_SCOPES). */
@@ -499,9 +502,10 @@ export function createEventService(deps: {
       const found = await deps.events.get(eventId);
       if (found === undefined) throw new NotFoundError('event', eventId);
       const { event, routes } = found;
-      const [cancelOn, waits] = await Promise.all([
+      const [cancelOn, waits, replays] = await Promise.all([
         deps.cancellations?.listForEvent(eventId) ?? { scans: [], cancellations: [] },
         deps.eventWaits?.listForEvent(eventId) ?? { scan: undefined, waits: [] },
+        deps.replays?.listForEvent(eventId) ?? [],
       ]);
       return {
         event_id: event.eventId,
@@ -569,6 +573,18 @@ export function createEventService(deps: {
             matched_at: (row.closedAt ?? row.updatedAt).toISOString(),
           })),
         },
+        replays: replays.map((row) => ({
+          run_id: row.runId,
+          workflow_id: row.workflowId,
+          activity_id: row.activityId,
+          activity_version: row.activityVersion,
+          replay_of: row.replayOf,
+          attempt: row.attempt,
+          status: row.status,
+          bulk_replay_id: row.bulkReplayId,
+          requested_by: row.requestedBy,
+          requested_at: row.requestedAt.toISOString(),
+        })),
       };
     },
   };

@@ -42,6 +42,9 @@ Commands:
   rerun <run_id>        re-run a run that ended, from the start or from its failed task
   rerun --from <t> --to <t> [--activity <name>] [--status <s>] …
                         re-run every run a filter selects (--dry-run counts them)
+  replay <event_id>     replay a stored event against today's definitions (--mode if_no_runs|force)
+  replay --from <t> --to <t> [--event-type <t>] [--outcome <o>] …
+                        replay every stored event a filter selects (--dry-run counts them)
   audit                 who changed what, and which operator actions were taken
   help [command]        help for a command
 
@@ -60,6 +63,23 @@ Output is coloured, with progress, on a terminal (unless NO_COLOR is set); plain
 `;
 
 export const COMMAND_HELP: Readonly<Record<string, string>> = {
+  replay: `Usage: activity-core replay <event_id> [--mode if_no_runs|force] [--idempotency-key <key>] [-o text|json]
+       activity-core replay --from <time> --to <time> [--event-type <type|prefix.*>] [--source <s>]
+                            [--outcome any|unmatched|filtered|pending] [--mode …] [--dry-run | --wait] [-o text|json]
+       activity-core replay --bulk <id> [--wait] [-o text|json]
+
+Plans a stored event again against today's definitions (docs/recovery.md).
+--mode if_no_runs (default) starts only the runs the event never had, under their own ids
+(activity-<activity id>:<event id>): an activity that already ran it is already_ran, and
+replaying twice starts nothing. --mode force starts a new run replay-<run id>:<n> for each
+matching activity; the same --idempotency-key names the same replay.
+
+Bulk (no event id): replays, in arrival order, every stored event received in [--from, --to)
+that matches the filter (at most 31 days, at most 10,000 events). --outcome unmatched selects
+events no run came of (e.g. the activity was registered later), filtered those a filter left
+out. The server carries it out in the background; the command prints its id, or follows its
+progress with --wait. The same request twice is the same bulk replay.
+`,
   apply: `Usage: activity-core apply -f <file|dir> [-f <file|dir> …] [--dry-run] [--prune [--prune-prefix <p>]]
 
 Makes the server's activities match the definition files. Each definition is matched

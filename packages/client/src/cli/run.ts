@@ -8,6 +8,7 @@ import { ActivityCoreClient, type ClientOptions } from '../client';
 import { apply } from './commands/apply';
 import { audit } from './commands/audit';
 import { explain, get, list, NotFoundLocally, runs } from './commands/inspect';
+import { replay } from './commands/replay';
 import { rerun } from './commands/rerun';
 import { describeError, UsageError, type CommandContext } from './context';
 import { COMMAND_HELP, EXIT, helpFor } from './help';
@@ -51,6 +52,10 @@ const OPTIONS = {
   bulk: { type: 'string' },
   wait: { type: 'boolean' },
   actor: { type: 'string' },
+  mode: { type: 'string' },
+  'event-type': { type: 'string' },
+  source: { type: 'string' },
+  outcome: { type: 'string' },
   action: { type: 'string' },
 } as const;
 
@@ -76,6 +81,19 @@ const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
     'output',
   ],
   audit: ['actor', 'action', 'activity', 'from', 'to', 'limit', 'output'],
+  replay: [
+    'mode',
+    'from',
+    'to',
+    'event-type',
+    'source',
+    'outcome',
+    'idempotency-key',
+    'bulk',
+    'dry-run',
+    'wait',
+    'output',
+  ],
   help: [],
 };
 
@@ -187,6 +205,24 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
             activity: values.activity,
             status: values.status,
             trigger: values.trigger,
+            idempotencyKey: values['idempotency-key'],
+            bulk: values.bulk,
+            dryRun: values['dry-run'] === true,
+            wait: values.wait === true,
+            output: values.output,
+          },
+          context,
+        );
+      case 'replay':
+        return await replay(
+          {
+            args: rest,
+            mode: values.mode,
+            from: values.from,
+            to: values.to,
+            eventType: values['event-type'],
+            source: values.source,
+            outcome: values.outcome,
             idempotencyKey: values['idempotency-key'],
             bulk: values.bulk,
             dryRun: values['dry-run'] === true,
