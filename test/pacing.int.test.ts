@@ -134,6 +134,9 @@ describe('pacing on two API processes and two workers', () => {
     // Every event acknowledged with its one run, started in Temporal at once (its id is taken) and delayed there.
     expect(answers.every((answer) => answer.status === 'accepted' && answer.runs.length === 1)).toBe(true);
     expect(answers.filter((answer) => answer.runs[0]!.status === 'started').length).toBe(EVENTS);
+    // Every event delivered again, over the other API: a duplicate, and no second slot taken from the bucket.
+    const again = await burst('partner.sync', 'sync', 'acme', (i) => (i + 1) % 2);
+    expect(again.every((answer) => answer.status === 'duplicate')).toBe(true);
 
     // The bucket is in Postgres: an API process killed while runs wait changes nothing, and its replacement shares it.
     await killHard(apis[0]!.process.child);
