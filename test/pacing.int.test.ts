@@ -123,7 +123,7 @@ async function runsOf(activityId: string) {
 }
 
 describe('pacing on two API processes and two workers', () => {
-  test('a throttle of 10 per second starts 100 runs of one key over at least 9 s, in arrival order, none lost and none twice, while an API process is killed and restarted', async () => {
+  test('a throttle of 10 per second starts 100 runs of one key one interval apart, over at least 9 s, none lost and none twice, while an API process and a worker process are killed and restarted', async () => {
     const activityId = await register({
       name: 'partner-sync',
       triggers: [{ type: 'event', event_type: 'partner.sync' }],
@@ -134,11 +134,17 @@ describe('pacing on two API processes and two workers', () => {
     // Every event acknowledged with its one run, started in Temporal at once (its id is taken) and delayed there.
     expect(answers.every((answer) => answer.status === 'accepted' && answer.runs.length === 1)).toBe(true);
     expect(answers.filter((answer) => answer.runs[0]!.status === 'started').length).toBe(EVENTS);
+    // Every event delivered again, over the other API: a duplicate, and no second slot taken from the bucket.
+    const again = await burst('partner.sync', 'sync', 'acme', (i) => (i + 1) % 2);
+    expect(again.every((answer) => answer.status === 'duplicate')).toBe(true);
 
     // The bucket is in Postgres: an API process killed while runs wait changes nothing, and its replacement shares it.
     await killHard(apis[0]!.process.child);
     apis[0]!.process = spawnApiProcess(config, apis[0]!.port);
-    await apis[0]!.process.ready;
+    // A worker killed while delayed runs wait: Temporal holds the delays, the other worker and the replacement run them.
+    await killHard(workers[0]!.child);
+    workers[0] = spawnWorkerProcess(config);
+    await Promise.all([apis[0]!.process.ready, workers[0].ready]);
 
     const routes = await routesOf(activityId);
     expect(routes).toHaveLength(EVENTS);
