@@ -5,8 +5,14 @@
  * logic of its own.
  */
 import type { EventDataLimits, Logger } from '@activity-core/contracts';
-import type { DefinitionRow, DefinitionsRepository, EventsRepository, RunsRepository } from '@activity-core/db';
-import type { RunStarter } from '@activity-core/temporal/client';
+import type {
+  CoalesceWindowsRepository,
+  DefinitionRow,
+  DefinitionsRepository,
+  EventsRepository,
+  RunsRepository,
+} from '@activity-core/db';
+import type { CoalesceStarter, RunStarter } from '@activity-core/temporal/client';
 import { createAvailabilityGate, type AvailabilityGate } from './availability-gate';
 import type { CancelOn } from './cancel-on';
 import { createDefinitionCache, type DefinitionCache } from './definition-index';
@@ -53,6 +59,17 @@ export interface EventIngestDeps {
   cancelOn?: CancelOn;
   /** `wait_for_event` tasks (event-waits.ts): events that resume waiting tasks. Without it, waits are never resumed by events. */
   eventWaits?: EventWaits;
+  /**
+   * Debounce (coalescing.ts, docs/coalescing.md): the windows in Postgres and
+   * the starter of their workflows. Without it, a debounced trigger's events
+   * each run alone (logged).
+   */
+  coalescing?: {
+    windows: Pick<CoalesceWindowsRepository, 'join'>;
+    starter: Pick<CoalesceStarter, 'start'>;
+    /** Most open windows per activity. @default COALESCE_MAX_OPEN_WINDOWS */
+    maxOpenWindows?: number;
+  };
 }
 
 /** The dependencies with their defaults applied, and the objects the parts share. */

@@ -47,7 +47,8 @@ export type AcceptResult =
 /** Temporal's answer for one route, as `settle` records it. */
 export interface RouteSettlement {
   activityId: string;
-  outcome: 'started' | 'duplicate';
+  /** `coalescing`: the route opened a debounce window whose workflow Temporal has now (docs/coalescing.md). */
+  outcome: 'started' | 'duplicate' | 'coalescing';
 }
 
 /** A row of `events` as `to_jsonb` gives it: snake_case keys, timestamps as ISO strings. */
@@ -78,6 +79,7 @@ type RouteJson = {
   run_id: string;
   outcome: string;
   detail: string | null;
+  window_id?: string | null;
   created_at: string;
   updated_at: string;
 };
@@ -113,6 +115,7 @@ function routeFromJson(row: RouteJson): EventRouteRow {
     runId: row.run_id,
     outcome: row.outcome,
     detail: row.detail,
+    windowId: row.window_id ?? null,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
