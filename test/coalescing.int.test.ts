@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eventRunWorkflowId, runIdFor } from '@activity-core/contracts';
+import { recordGoldenHistory } from './golden-histories';
 import { startStack, waitFor, type TestStack } from './harness';
 
 /**
@@ -124,10 +125,20 @@ describe('trailing debounce', () => {
     expect(route.detail).toContain('debounce');
 
     const windows = await stack.sql.query(
-      'SELECT state, member_count, run_workflow_id FROM coalesce_windows WHERE activity_id = $1',
+      'SELECT state, member_count, run_workflow_id, workflow_id FROM coalesce_windows WHERE activity_id = $1',
       [activity.id],
     );
-    expect(windows.rows).toEqual([{ state: 'closed', member_count: 50, run_workflow_id: runWorkflowId }]);
+    expect(windows.rows).toEqual([
+      { state: 'closed', member_count: 50, run_workflow_id: runWorkflowId, workflow_id: expect.any(String) },
+    ]);
+    // The window's workflow ended with the run it became (it looked again when later events pushed its due time).
+    const windowWorkflow = stack.client.workflow.getHandle(windows.rows[0].workflow_id);
+    expect(await windowWorkflow.result()).toEqual({ runWorkflowId, members: 50 });
+    await recordGoldenHistory(
+      'coalesce-window-workflow',
+      await windowWorkflow.fetchHistory(),
+      windowWorkflow.workflowId,
+    );
   });
 
   test("two keys interleaved are two bursts: two runs, each with its own key's last event", async () => {
