@@ -131,6 +131,10 @@ describe('trailing debounce', () => {
     expect(windows.rows).toEqual([
       { state: 'closed', member_count: 50, run_workflow_id: runWorkflowId, workflow_id: expect.any(String) },
     ]);
+    // Metrics: the merged events and no window left open.
+    const metrics = await stack.api.server.inject({ method: 'GET', url: '/metrics' });
+    expect(metrics.body).toContain(`activity_core_events_merged_total{activity="${activity.id}",reason="debounce"} 49`);
+    expect(metrics.body).toContain(`activity_core_coalesce_windows_open{activity="${activity.id}",kind="debounce"} 0`);
     // The window's workflow ended with the run it became (it looked again when later events pushed its due time).
     const windowWorkflow = stack.client.workflow.getHandle(windows.rows[0].workflow_id);
     expect(await windowWorkflow.result()).toEqual({ runWorkflowId, members: 50 });

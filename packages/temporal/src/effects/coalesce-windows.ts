@@ -19,8 +19,6 @@ export interface CoalescingEffectDeps {
   definitions: Pick<DefinitionsRepository, 'getVersion'>;
   /** Starts the run a closed window became (REJECT_DUPLICATE). */
   runStarter: Pick<RunStarter, 'start'>;
-  /** Counts merged events (activity_core_events_merged_total). */
-  onMerged?: (activityId: string, reason: 'debounce', count: number) => void;
 }
 
 export function createCoalesceWindowEffects(deps: CoalescingEffectDeps | undefined) {
@@ -63,8 +61,6 @@ export function createCoalesceWindowEffects(deps: CoalescingEffectDeps | undefin
         },
       });
       await coalesceWindows.markStarted(window, outcome);
-      if (outcome === 'started' && window.memberCount > 1)
-        deps.onMerged?.(window.activityId, 'debounce', window.memberCount - 1);
       return { state: 'closed', runWorkflowId: step.window.runWorkflowId, members: window.memberCount };
     },
   };
