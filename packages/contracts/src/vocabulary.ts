@@ -13,6 +13,10 @@
  *   under its event id.
  * - **route** — the decision, at an event's first accept, about one activity
  *   whose trigger matched it: one run, or none because its filter said no.
+ * - **debounce window** — a burst of events of one (activity, key) that becomes
+ *   one run (docs/coalescing.md): a `coalesce_windows` row and a
+ *   `CoalesceWindowWorkflow`; every event of it but the last is **merged** into
+ *   the last one's run.
  * - **run** — one execution of one activity version for one trigger firing;
  *   a `RunActivityWorkflow` with a deterministic workflow id, a row in
  *   `activity_runs`.
