@@ -186,13 +186,51 @@ describe('trailing debounce', () => {
     );
   });
 
+  test('leading mode: the first event of a burst runs at once, the rest are merged into its run at accept; after a quiet period the next event runs again', async () => {
+    const activity = await register({
+      name: 'debounce-leading',
+      triggers: [
+        { type: 'event', event_type: 'order.updated', debounce: { key: 'data.order', period: '1s', mode: 'leading' } },
+      ],
+      tasks: [{ type: 'noop' }],
+    });
+    const first = await post('order.updated', 'evt_lead_01', { order: 'o-1', n: 1 });
+    expect(first.runs[0]).toMatchObject({
+      status: 'started',
+      workflow_id: eventRunWorkflowId(activity.id, 'evt_lead_01'),
+    });
+    for (let n = 2; n <= 10; n++) {
+      await post('order.updated', `evt_lead_${String(n).padStart(2, '0')}`, { order: 'o-1', n });
+      await sleep(30);
+    }
+    const firstRun = eventRunWorkflowId(activity.id, 'evt_lead_01');
+    await settledRuns(activity.id, 1);
+    expect((await runInput(firstRun)).trigger.event.data).toEqual({ order: 'o-1', n: 1 });
+    const routes = await routesOf(activity.id);
+    expect(routes.filter((route) => route.outcome === 'merged' && route.workflow_id === firstRun)).toHaveLength(9);
+    const log = await stack.api.server.inject({ method: 'GET', url: '/v1/events/evt_lead_05' });
+    expect(log.json().routes[0]).toMatchObject({
+      outcome: 'merged',
+      workflow_id: firstRun,
+      run_id: runIdFor(firstRun),
+    });
+    // Quiet for longer than the period: the next event opens a new window and runs at once.
+    await sleep(1_300);
+    await post('order.updated', 'evt_lead_11', { order: 'o-1', n: 11 });
+    const runs = await settledRuns(activity.id, 2);
+    expect(runs.map((run) => run.workflow_id).sort()).toEqual(
+      [firstRun, eventRunWorkflowId(activity.id, 'evt_lead_11')].sort(),
+    );
+  });
+
   test('a debounce the server cannot accept is refused naming the field, and nothing is stored', async () => {
     const cases: Array<[object, string]> = [
       [{ period: '0s' }, 'triggers[0].debounce.period'],
       [{ period: '8d' }, 'triggers[0].debounce.period'],
       [{ period: '10s', max_wait: '5s' }, 'triggers[0].debounce.max_wait'],
       [{ period: '1s', key: 'data.' }, 'triggers[0].debounce.key'],
-      [{ period: '1s', mode: 'leading' }, 'triggers[0].debounce.mode'],
+      [{ period: '1s', mode: 'first' }, 'triggers[0].debounce.mode'],
+      [{ period: '1s', batch: { max_size: 10 } }, 'triggers[0].debounce'],
     ];
     for (const [debounce, field] of cases) {
       const response = await stack.api.server.inject({

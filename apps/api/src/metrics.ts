@@ -50,8 +50,8 @@ interface StateRow {
 /** Per activity with debounce windows: events merged (closed windows) and windows open. */
 const COALESCE_QUERY = `
   SELECT activity_id,
-         coalesce(sum(member_count - 1) FILTER (WHERE state = 'closed'), 0) AS merged,
-         count(*) FILTER (WHERE state = 'open') AS open
+         coalesce(sum(member_count - 1) FILTER (WHERE state = 'closed' OR mode = 'leading'), 0) AS merged,
+         count(*) FILTER (WHERE state = 'open' AND (mode = 'trailing' OR due_at > now())) AS open
   FROM coalesce_windows GROUP BY activity_id`;
 
 export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
@@ -117,7 +117,7 @@ export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
   };
   new Counter({
     name: 'activity_core_events_merged_total',
-    help: "Events recorded merged into another event's run, by activity id and reason (debounce): every event of a closed debounce window but the one whose run it became.",
+    help: "Events recorded merged into another event's run, by activity id and reason (debounce): every event of a debounce window but the one whose run it became (trailing: once the window closed; leading: at accept).",
     labelNames: ['activity', 'reason'] as const,
     registers: [registry],
     async collect() {

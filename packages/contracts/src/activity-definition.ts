@@ -175,8 +175,12 @@ export const Debounce = z
     period: debounceDuration(DEBOUNCE_LIMITS.minPeriod, DEBOUNCE_LIMITS.maxPeriod),
     /** Longest a burst is held open by a steady stream (at least the period). @default "7d", the bound */
     max_wait: debounceDuration(DEBOUNCE_LIMITS.minPeriod, DEBOUNCE_LIMITS.maxWait).optional(),
-    /** Which event of the burst runs: only `trailing` (the last) is supported. @default "trailing" */
-    mode: z.enum(['trailing']).default('trailing'),
+    /**
+     * Which event of the burst runs: `trailing`, the last, once the key is
+     * quiet; `leading`, the first, at once (the rest of the burst is merged
+     * into its run). @default "trailing"
+     */
+    mode: z.enum(['trailing', 'leading']).default('trailing'),
   })
   .strict()
   .superRefine((debounce, ctx) => {

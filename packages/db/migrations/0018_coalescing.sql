@@ -4,6 +4,7 @@ CREATE TABLE "coalesce_windows" (
 	"id" uuid PRIMARY KEY NOT NULL,
 	"activity_id" uuid NOT NULL,
 	"kind" text NOT NULL,
+	"mode" text DEFAULT 'trailing' NOT NULL,
 	"key" text NOT NULL,
 	"state" text DEFAULT 'open' NOT NULL,
 	"workflow_id" text NOT NULL,
@@ -21,7 +22,8 @@ CREATE TABLE "coalesce_windows" (
 	"closed_at" timestamp (3) with time zone,
 	CONSTRAINT "coalesce_windows_kind_ck" CHECK ("kind" IN ('debounce')),
 	CONSTRAINT "coalesce_windows_state_ck" CHECK ("state" IN ('open','closed')),
-	CONSTRAINT "coalesce_windows_closed_ck" CHECK (("state" = 'closed') = ("run_workflow_id" IS NOT NULL))
+	CONSTRAINT "coalesce_windows_mode_ck" CHECK ("mode" IN ('trailing','leading')),
+	CONSTRAINT "coalesce_windows_closed_ck" CHECK ("state" = 'open' OR "run_workflow_id" IS NOT NULL)
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX "coalesce_windows_open_key_uq" ON "coalesce_windows" ("activity_id","key") WHERE "state" = 'open';

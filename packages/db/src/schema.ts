@@ -234,6 +234,8 @@ export const coalesceWindows = pgTable(
     id: uuid('id').primaryKey(),
     activityId: uuid('activity_id').notNull(),
     kind: text('kind').notNull(),
+    /** `trailing`: the window's workflow starts the last event's run when it closes; `leading`: its first event ran at once. */
+    mode: text('mode').notNull().default('trailing'),
     key: text('key').notNull(),
     state: text('state').notNull().default('open'),
     /** The `coalesce-…` workflow that holds the window's timer. */
@@ -250,6 +252,7 @@ export const coalesceWindows = pgTable(
     firstEventId: text('first_event_id').notNull(),
     lastEventId: text('last_event_id').notNull(),
     lastActivityVersion: integer('last_activity_version').notNull(),
+    /** The run the window became: set at close (trailing), at open (leading: its first event's run). */
     runWorkflowId: text('run_workflow_id'),
     closedAt: ts('closed_at'),
   },
@@ -259,7 +262,8 @@ export const coalesceWindows = pgTable(
       .where(sql`${t.state} = 'open'`),
     check('coalesce_windows_kind_ck', sql`${t.kind} IN ('debounce')`),
     check('coalesce_windows_state_ck', sql`${t.state} IN ('open','closed')`),
-    check('coalesce_windows_closed_ck', sql`(${t.state} = 'closed') = (${t.runWorkflowId} IS NOT NULL)`),
+    check('coalesce_windows_mode_ck', sql`${t.mode} IN ('trailing','leading')`),
+    check('coalesce_windows_closed_ck', sql`${t.state} = 'open' OR ${t.runWorkflowId} IS NOT NULL`),
   ],
 );
 

@@ -113,8 +113,9 @@ describe('debounce bounds on write', () => {
     ]);
   });
 
-  test('only trailing mode is accepted, and unknown fields are refused', () => {
-    expect(issues({ period: '1s', mode: 'leading' })).toHaveLength(1);
+  test('trailing and leading modes are accepted, and unknown fields are refused', () => {
+    expect(issues({ period: '1s', mode: 'leading' })).toEqual([]);
+    expect(issues({ period: '1s', mode: 'first' })).toHaveLength(1);
     expect(issues({ period: '1s', max_size: 10 })).toHaveLength(1);
   });
 });

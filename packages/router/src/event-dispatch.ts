@@ -83,7 +83,16 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
       bytes: JSON.stringify(envelope).length,
       maxOpen: coalescing.maxOpenWindows ?? COALESCE_MAX_OPEN_WINDOWS,
       workflowIdOf: (windowId) => coalesceWindowWorkflowId(route.activityId, keyed.key, windowId),
+      ...(plan.debounce.mode === 'leading' ? { leading: { runWorkflowId: route.workflowId } } : {}),
     });
+    if (joined.kind !== 'alone' && joined.kind !== 'settled' && joined.window.mode === 'leading') {
+      // Leading: the window's first event runs at once, as an event without debounce; the rest were merged.
+      if (joined.kind === 'merged') {
+        outcomes.set(route.activityId, 'merged');
+        return 'done';
+      }
+      return joined.window.firstEventId === envelope.event_id ? undefined : 'done';
+    }
     switch (joined.kind) {
       case 'alone':
         return undefined;
@@ -91,6 +100,8 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
         return 'done';
       case 'joined':
         outcomes.set(route.activityId, 'coalescing');
+        return 'done';
+      case 'merged':
         return 'done';
       case 'opened':
         return joined.window;

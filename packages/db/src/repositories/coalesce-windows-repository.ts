@@ -17,6 +17,7 @@ interface WindowSql {
   id: string;
   activity_id: string;
   kind: string;
+  mode: string;
   key: string;
   state: string;
   workflow_id: string;
@@ -41,6 +42,7 @@ function windowOf(row: WindowSql): CoalesceWindowRow {
     id: row.id,
     activityId: row.activity_id,
     kind: row.kind,
+    mode: row.mode,
     key: row.key,
     state: row.state,
     workflowId: row.workflow_id,
@@ -67,10 +69,12 @@ function windowOf(row: WindowSql): CoalesceWindowRow {
  * - `member`: the route had joined `window` before (a retry): nothing changed;
  * - `alone`: the activity has `maxOpen` open windows and this key none: the
  *   event runs alone, as if it had no debounce (recorded in the route's detail);
+ * - `merged` (leading mode): the event joined an open window whose first
+ *   event's run started at once; its route is `merged` into that run;
  * - `settled`: the route is no longer pending (merged or started already).
  */
 export type JoinOutcome =
-  | { kind: 'opened' | 'joined' | 'member'; window: CoalesceWindowRow }
+  | { kind: 'opened' | 'joined' | 'member' | 'merged'; window: CoalesceWindowRow }
   | { kind: 'alone'; openWindows: number }
   | { kind: 'settled' };
 
@@ -105,7 +109,15 @@ export function createCoalesceWindowsRepository(db: Db) {
       maxOpen: number;
       /** The workflow id of a window with this id (ids.ts). */
       workflowIdOf: (windowId: string) => string;
+      /**
+       * Leading mode: the run of the event that opens a window (its own
+       * `activity-…:<event_id>`, started by the caller at once); later events
+       * are merged into it. A leading window past its due time is closed by
+       * the next event of its key, which opens a new one. @default trailing
+       */
+      leading?: { runWorkflowId: string };
     }): Promise<JoinOutcome> {
+      const mode = input.leading === undefined ? 'trailing' : 'leading';
       return await db.transaction(async (tx) => {
         const routes = await tx.execute<{ outcome: string; window_id: string | null }>(sql`
           SELECT ${eventRoutes.outcome} AS outcome, ${eventRoutes.windowId} AS window_id FROM ${eventRoutes}
@@ -120,6 +132,11 @@ export function createCoalesceWindowsRepository(db: Db) {
           return { kind: 'member', window: windowOf(found.rows[0]!) };
         }
         if (route.outcome !== 'pending') return { kind: 'settled' };
+        // A leading window whose quiet period (or max_wait) passed has done its work: the next event opens a new one.
+        await tx.execute(sql`
+            UPDATE ${coalesceWindows} SET state = 'closed', closed_at = now()
+            WHERE ${coalesceWindows.activityId} = ${input.activityId} AND ${coalesceWindows.key} = ${input.key}
+              AND ${coalesceWindows.state} = 'open' AND ${coalesceWindows.mode} = 'leading' AND ${coalesceWindows.dueAt} <= now()`);
         const open = await tx.execute<{ id: string }>(sql`
           SELECT ${coalesceWindows.id} AS id FROM ${coalesceWindows}
           WHERE ${coalesceWindows.activityId} = ${input.activityId} AND ${coalesceWindows.key} = ${input.key}
@@ -129,6 +146,7 @@ export function createCoalesceWindowsRepository(db: Db) {
             SELECT count(*)::int AS n FROM (
               SELECT 1 FROM ${coalesceWindows}
               WHERE ${coalesceWindows.activityId} = ${input.activityId} AND ${coalesceWindows.state} = 'open'
+                AND (${coalesceWindows.mode} = 'trailing' OR ${coalesceWindows.dueAt} > now())
               LIMIT ${input.maxOpen}) open_windows`);
           const openWindows = counted.rows[0]?.n ?? 0;
           if (openWindows >= input.maxOpen) {
@@ -142,12 +160,12 @@ export function createCoalesceWindowsRepository(db: Db) {
         const id = randomUUID();
         // The upsert locks the open window of the key (or creates it): concurrent joins of one key queue here.
         const upserted = await tx.execute<WindowSql & { inserted: boolean } & Record<string, unknown>>(sql`
-          INSERT INTO ${coalesceWindows} (id, activity_id, kind, key, workflow_id, period_ms, due_at, deadline_at,
-            member_bytes, first_event_id, last_event_id, last_activity_version)
-          VALUES (${id}, ${input.activityId}, 'debounce', ${input.key}, ${input.workflowIdOf(id)}, ${input.periodMs},
+          INSERT INTO ${coalesceWindows} (id, activity_id, kind, mode, key, workflow_id, period_ms, due_at, deadline_at,
+            member_bytes, first_event_id, last_event_id, last_activity_version, run_workflow_id)
+          VALUES (${id}, ${input.activityId}, 'debounce', ${mode}, ${input.key}, ${input.workflowIdOf(id)}, ${input.periodMs},
             now() + make_interval(secs => ${input.periodMs / 1000}::double precision),
             now() + make_interval(secs => ${input.maxWaitMs / 1000}::double precision),
-            ${input.bytes}, ${input.eventId}, ${input.eventId}, ${input.activityVersion})
+            ${input.bytes}, ${input.eventId}, ${input.eventId}, ${input.activityVersion}, ${input.leading?.runWorkflowId ?? null})
           ON CONFLICT (activity_id, key) WHERE state = 'open' DO UPDATE SET
             last_event_id = EXCLUDED.last_event_id,
             last_activity_version = EXCLUDED.last_activity_version,
@@ -160,6 +178,25 @@ export function createCoalesceWindowsRepository(db: Db) {
         const row = upserted.rows[0]!;
         const window = windowOf(row);
         const inserted = row.inserted === true;
+        if (window.mode === 'leading') {
+          // Leading: the opener runs at once (its route stays pending for the caller's start); the rest merge now.
+          const run = window.runWorkflowId!;
+          await tx.execute(
+            inserted
+              ? sql`
+                UPDATE ${eventRoutes} SET window_id = ${window.id},
+                  detail = ${`opened debounce window ${window.id} (leading: this event runs; the rest of the burst merges into its run)`},
+                  updated_at = now()
+                WHERE ${eventRoutes.eventId} = ${input.eventId} AND ${eventRoutes.activityId} = ${input.activityId}`
+              : sql`
+                UPDATE ${eventRoutes} SET window_id = ${window.id}, outcome = 'merged', workflow_id = ${run},
+                  run_id = (SELECT r.run_id FROM ${eventRoutes} r WHERE r.event_id = ${window.firstEventId} AND r.activity_id = ${input.activityId}),
+                  detail = ${`merged into run ${run} (debounce, leading: event ${window.memberCount} of window ${window.id}; its first event ran)`},
+                  updated_at = now()
+                WHERE ${eventRoutes.eventId} = ${input.eventId} AND ${eventRoutes.activityId} = ${input.activityId}`,
+          );
+          return { kind: inserted ? 'opened' : 'merged', window };
+        }
         await tx.execute(sql`
           UPDATE ${eventRoutes} SET window_id = ${window.id},
             outcome = ${inserted ? 'pending' : 'coalescing'},
