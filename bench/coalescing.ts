@@ -48,7 +48,7 @@ try {
     event_type: 'bench.debounced',
     debounce: { key: 'data.key', period: `${period}s`, max_wait: `${seconds * 2 + period}s` },
   });
-  const plain = await register('bench-plain', { type: 'event', event_type: 'bench.plain' });
+  await register('bench-plain', { type: 'event', event_type: 'bench.plain' });
 
   /** Sends `total` events at `rate`/s (in 10 ms ticks); returns the CPU µs the process spent meanwhile and how many failed. */
   const phase = async (
@@ -71,6 +71,7 @@ try {
               event_id: `${prefix}-${n}`,
               event_type: eventType,
               source: 'bench',
+              occurred_at: new Date().toISOString(),
               data: { key: `k${n % keys}`, n },
             }),
           }).then(
