@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eventRunWorkflowId } from '@activity-core/contracts';
 import { startStack, waitFor, type TestStack } from './harness';
 import { createRestartableTemporal } from './restartable-temporal';
-import { killHard, spawnWorkerProcess, stopGracefully, type SpawnedProcess } from './worker-process';
+import { freePort } from '@activity-core/dev-services';
+import { killHard, spawnApiProcess, spawnWorkerProcess, stopGracefully, type SpawnedProcess } from './worker-process';
 
 /**
  * Debounce across faults (docs/coalescing.md, ADR 0066): a worker SIGKILLed
@@ -125,6 +126,62 @@ describe('debounce across faults', () => {
     const runs = await settled(activityId, 50, 1);
     expect(runs).toEqual([{ workflow_id: eventRunWorkflowId(activityId, 'evt_kill_50'), status: 'succeeded' }]);
     expect(await outcomes(activityId)).toEqual({ merged: 49, started: 1 });
+  });
+
+  test('an API process SIGKILLed mid-burst with events in flight: every stored event ends merged or started once, one run per window', async () => {
+    const activityId = await register('debounce-api-kill', 'contact.apikill');
+    if (workers.every((worker) => worker.exited() !== null)) await startWorker().ready;
+    const port = await freePort();
+    const api = spawnApiProcess(stack.config, port);
+    workers.push(api);
+    await api.ready;
+    const send = (n: number) =>
+      fetch(`http://127.0.0.1:${port}/v1/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          event_id: `evt_ak_${String(n).padStart(2, '0')}`,
+          event_type: 'contact.apikill',
+          source: 'crm',
+          data: { contact: 'c-1', n },
+        }),
+      }).then(
+        (response) => response.status,
+        () => 0,
+      );
+    // Twenty events in flight at once, and the API killed while they are.
+    const inFlight = Array.from({ length: 20 }, (_, n) => send(n + 1));
+    await sleep(30);
+    await killHard(api.child);
+    const statuses = await Promise.all(inFlight);
+    const acked = statuses.filter((status) => status === 202).length;
+    // The in-process API (its dispatcher) takes over; more events of the key arrive through it.
+    await burst('contact.apikill', 'evt_ak', 'c-1', 21, 30);
+    const stored = (
+      await stack.sql.query('SELECT count(*)::int AS n FROM event_routes WHERE activity_id = $1', [activityId])
+    ).rows[0].n as number;
+    expect(stored).toBeGreaterThanOrEqual(acked + 10);
+    await settled(activityId, stored, 1);
+    // Events the killed process stored but never put in a window are joined by the dispatcher once their inline
+    // lease ends: if the burst's window closed meanwhile they form a later burst (a window and a run of their own).
+    const windows = await waitFor(
+      'every window closed and its run finished',
+      async () => {
+        const rows = await stack.sql.query(
+          `SELECT w.state, w.member_count, w.run_workflow_id, r.status FROM coalesce_windows w
+         LEFT JOIN activity_runs r ON r.workflow_id = w.run_workflow_id WHERE w.activity_id = $1`,
+          [activityId],
+        );
+        return rows.rows.every((row) => row.state === 'closed' && row.status === 'succeeded') ? rows.rows : undefined;
+      },
+      90_000,
+    );
+    const runs = await stack.sql.query('SELECT workflow_id FROM activity_runs WHERE activity_id = $1', [activityId]);
+    expect(runs.rows.map((run) => run.workflow_id).sort()).toEqual(
+      windows.map((window) => window.run_workflow_id).sort(),
+    );
+    expect(windows.reduce((sum, window) => sum + window.member_count, 0)).toBe(stored);
+    expect(await outcomes(activityId)).toEqual({ merged: stored - windows.length, started: windows.length });
   });
 
   test('Temporal restarted mid-burst, and a burst that opens while Temporal is down: one run per burst, nothing lost', async () => {

@@ -223,6 +223,37 @@ describe('trailing debounce', () => {
     );
   });
 
+  test("a definition changed while a window is open: the window's run uses the version its last event was routed on", async () => {
+    const definition = (tasks: object[]) => ({
+      name: 'debounce-changed',
+      triggers: [{ type: 'event', event_type: 'contact.edited', debounce: { period: '1s' } }],
+      tasks,
+    });
+    const activity = await register(definition([{ type: 'noop' }]));
+    await post('contact.edited', 'evt_chg_1', { n: 1 });
+    const changed = await stack.api.server.inject({
+      method: 'PUT',
+      url: `/v1/activities/${activity.id}`,
+      payload: definition([{ type: 'noop' }, { type: 'noop' }]),
+    });
+    expect(changed.statusCode, changed.body).toBe(200);
+    await waitFor('the new version to be routed on', async () => {
+      await post('contact.edited', `evt_chg_${Date.now()}`, { n: 2 });
+      const last = await stack.sql.query(
+        'SELECT last_activity_version FROM coalesce_windows WHERE activity_id = $1 AND state = $2',
+        [activity.id, 'open'],
+      );
+      return last.rows[0]?.last_activity_version === 2 ? true : undefined;
+    });
+    const runs = await settledRuns(activity.id, 1);
+    const input = await runInput(runs[0]!.workflow_id);
+    expect(input.activity.version).toBe(2);
+    const versions = await stack.sql.query('SELECT activity_version FROM activity_runs WHERE activity_id = $1', [
+      activity.id,
+    ]);
+    expect(versions.rows).toEqual([{ activity_version: 2 }]);
+  });
+
   test('a debounce the server cannot accept is refused naming the field, and nothing is stored', async () => {
     const cases: Array<[object, string]> = [
       [{ period: '0s' }, 'triggers[0].debounce.period'],
