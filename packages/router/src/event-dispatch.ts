@@ -11,6 +11,7 @@
  */
 import {
   coalesceWindowWorkflowId,
+  runIdFor,
   type ActivityDefinition,
   type EventEnvelope,
   type RouteOutcome,
@@ -83,6 +84,7 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
       bytes: JSON.stringify(envelope).length,
       maxOpen: coalescing.maxOpenWindows ?? COALESCE_MAX_OPEN_WINDOWS,
       workflowIdOf: (windowId) => coalesceWindowWorkflowId(route.activityId, keyed.key, windowId),
+      runIdOf: runIdFor,
       ...(plan.debounce.mode === 'leading' ? { leading: { runWorkflowId: route.workflowId } } : {}),
     });
     if (joined.kind !== 'alone' && joined.kind !== 'settled' && joined.window.mode === 'leading') {

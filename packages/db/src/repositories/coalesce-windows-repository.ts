@@ -116,6 +116,8 @@ export function createCoalesceWindowsRepository(db: Db) {
        * the next event of its key, which opens a new one. @default trailing
        */
       leading?: { runWorkflowId: string };
+      /** The run id of a run workflow id (ids.ts `runIdFor`), for routes merged into a leading window's run. */
+      runIdOf: (runWorkflowId: string) => string;
     }): Promise<JoinOutcome> {
       const mode = input.leading === undefined ? 'trailing' : 'leading';
       return await db.transaction(async (tx) => {
@@ -190,7 +192,7 @@ export function createCoalesceWindowsRepository(db: Db) {
                 WHERE ${eventRoutes.eventId} = ${input.eventId} AND ${eventRoutes.activityId} = ${input.activityId}`
               : sql`
                 UPDATE ${eventRoutes} SET window_id = ${window.id}, outcome = 'merged', workflow_id = ${run},
-                  run_id = (SELECT r.run_id FROM ${eventRoutes} r WHERE r.event_id = ${window.firstEventId} AND r.activity_id = ${input.activityId}),
+                  run_id = ${input.runIdOf(run)},
                   detail = ${`merged into run ${run} (debounce, leading: event ${window.memberCount} of window ${window.id}; its first event ran)`},
                   updated_at = now()
                 WHERE ${eventRoutes.eventId} = ${input.eventId} AND ${eventRoutes.activityId} = ${input.activityId}`,
