@@ -21,6 +21,7 @@ import {
   createWebhookSourcesRepository,
   runMigrations,
   type Database,
+  createCoalesceWindowsRepository,
 } from '@activity-core/db';
 import { createCancelOn, createDependencyMonitor, createEventIngest, createEventWaits } from '@activity-core/router';
 import { createScheduleManager, scheduleIssues } from '@activity-core/schedule-manager';
@@ -32,6 +33,7 @@ import {
   createWaitSignaller,
   temporalConnectionOptions,
   type Tracing,
+  createCoalesceStarter,
 } from '@activity-core/temporal/client';
 import { Client, Connection } from '@temporalio/client';
 import type { FastifyServerOptions } from 'fastify';
@@ -282,6 +284,11 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
         signaller: createWaitSignaller({ client }),
         logger,
       }),
+      // Debounced triggers: their events join windows here; each window's workflow starts the run.
+      coalescing: {
+        windows: createCoalesceWindowsRepository(database.db),
+        starter: createCoalesceStarter({ client, taskQueue: config.temporal.taskQueue }),
+      },
     }),
   );
   const replaysRepository = createReplaysRepository(database.db);

@@ -51,6 +51,13 @@ interface StateRow {
   activities_enabled: number;
 }
 
+/** Per activity with debounce windows: events merged (closed windows) and windows open. */
+const COALESCE_QUERY = `
+  SELECT activity_id,
+         coalesce(sum(member_count - 1) FILTER (WHERE state = 'closed' OR mode = 'leading'), 0) AS merged,
+         count(*) FILTER (WHERE state = 'open' AND (mode = 'trailing' OR due_at > now())) AS open
+  FROM coalesce_windows GROUP BY activity_id`;
+
 export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'activity_core_api_' });
@@ -116,6 +123,41 @@ export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
     name: 'activity_core_postgres_connections_lost_total',
     help: 'Pooled Postgres connections of this process that broke because the server went away (restart, failover, network); each is replaced on the next use.',
     registers: [registry],
+  });
+
+  // Debounce windows (docs/coalescing.md), read from Postgres at scrape time: windows close in the workers.
+  let windowsRead: Promise<Array<{ activity_id: string; merged: string; open: string }>> | undefined;
+  const readWindows = () => {
+    windowsRead ??= deps.pool
+      .query(COALESCE_QUERY)
+      .then((result) => result.rows as Array<{ activity_id: string; merged: string; open: string }>)
+      .catch(() => [])
+      .finally(() => {
+        windowsRead = undefined;
+      });
+    return windowsRead;
+  };
+  new Counter({
+    name: 'activity_core_events_merged_total',
+    help: "Events recorded merged into another event's run, by activity id and reason (debounce): every event of a debounce window but the one whose run it became (trailing: once the window closed; leading: at accept).",
+    labelNames: ['activity', 'reason'] as const,
+    registers: [registry],
+    async collect() {
+      const rows = await readWindows();
+      this.reset();
+      for (const row of rows) this.inc({ activity: row.activity_id, reason: 'debounce' }, Number(row.merged));
+    },
+  });
+  new Gauge({
+    name: 'activity_core_coalesce_windows_open',
+    help: 'Open debounce windows (bursts whose run has not started yet), by activity id and kind.',
+    labelNames: ['activity', 'kind'] as const,
+    registers: [registry],
+    async collect() {
+      const rows = await readWindows();
+      this.reset();
+      for (const row of rows) this.set({ activity: row.activity_id, kind: 'debounce' }, Number(row.open));
+    },
   });
 
   // Scrape-time state, read once per scrape for all the gauges below.

@@ -3,6 +3,7 @@ import type { Logger } from '@activity-core/contracts';
 import {
   createCancellationsRepository,
   createEmitBudgetsRepository,
+  createCoalesceWindowsRepository,
   createEventWaitsRepository,
   createDatabase,
   createDefinitionsRepository,
@@ -19,6 +20,7 @@ import {
   checkSearchAttributes,
   createEncryptionCodec,
   createRunCanceller,
+  createCoalesceStarter,
   createWaitSignaller,
   createRunOutcomeRecovery,
   createRunStarter,
@@ -141,6 +143,7 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
 
   const runs = createRunsRepository(database.db);
   const eventWaits = createEventWaitsRepository(database.db);
+  const coalesceWindows = createCoalesceWindowsRepository(database.db);
   const ingest = createEventIngest({
     definitions: createDefinitionsRepository(database.db),
     events: createEventsRepository(database.db, { statements: database.statements }),
@@ -158,6 +161,11 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     }),
     // Emitted events resume waiting tasks too.
     eventWaits: createEventWaits({ eventWaits, signaller: createWaitSignaller({ client }), logger }),
+    // Emitted events are debounced too.
+    coalescing: {
+      windows: coalesceWindows,
+      starter: createCoalesceStarter({ client, taskQueue: config.temporal.taskQueue }),
+    },
   });
   const scheduleManager = createScheduleManager({
     client,
@@ -201,6 +209,12 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     // run_activity tasks look up the activity they run here, and count the runs they start per root run.
     definitions: createDefinitionsRepository(database.db),
     callBudget: { claim: emitBudgets.claim },
+    // Debounce windows' workflows close their windows and start their runs here.
+    coalescing: {
+      coalesceWindows,
+      definitions: createDefinitionsRepository(database.db),
+      runStarter: createRunStarter({ client, taskQueue: config.temporal.taskQueue }),
+    },
   });
   const worker = await createWorker({
     connection: nativeConnection,

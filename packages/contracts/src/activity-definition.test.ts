@@ -22,6 +22,17 @@ function issues(input: unknown): Array<{ path: string; message: string }> {
 }
 
 describe('activity definitions', () => {
+  test('debounce on a trigger is refused beside throttle or rate_limit, naming the trigger', () => {
+    const debounced = { ...valid, triggers: [{ type: 'event', event_type: 'order.paid', debounce: { period: '5s' } }] };
+    expect(issues(debounced)).toEqual([]);
+    expect(issues({ ...debounced, throttle: { limit: 10, period: '1s' } })).toEqual([
+      { path: 'triggers.0.debounce', message: 'debounce cannot be combined with throttle on one activity' },
+    ]);
+    expect(issues({ ...debounced, rate_limit: { limit: 10, period: '1m' } })).toEqual([
+      { path: 'triggers.0.debounce', message: 'debounce cannot be combined with rate_limit on one activity' },
+    ]);
+  });
+
   test('a minimal event-triggered definition is valid and gets its defaults', () => {
     const parsed = ActivityDefinition.parse(valid);
     expect(parsed.enabled).toBe(true);

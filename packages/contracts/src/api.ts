@@ -157,12 +157,27 @@ export type RunWithTasks = z.infer<typeof RunWithTasks>;
  *   missing key); no run, and `detail` says why.
  * - `dropped`: the activity's `rate_limit` was reached; no run, and `detail`
  *   names the limit and the key.
+ * - `coalescing`: the event is in an open debounce window (`detail` names the
+ *   window and when it is due); it becomes `merged` or `started`.
+ * - `merged`: the event was merged into another event's run (`workflow_id`
+ *   and `run_id` name that run; `detail` says why). See docs/coalescing.md.
  */
-export const RouteOutcome = z.enum(['started', 'duplicate', 'pending', 'filtered', 'filter_error', 'dropped']);
+export const RouteOutcome = z.enum([
+  'started',
+  'duplicate',
+  'pending',
+  'filtered',
+  'filter_error',
+  // pacing (docs/pacing.md)
+  'dropped',
+  // coalescing (docs/coalescing.md)
+  'coalescing',
+  'merged',
+]);
 export type RouteOutcome = z.infer<typeof RouteOutcome>;
 
 /** The outcomes of routes that lead to a run. */
-export const RunRouteOutcome = z.enum(['started', 'duplicate', 'pending']);
+export const RunRouteOutcome = z.enum(['started', 'duplicate', 'pending', 'coalescing']);
 export type RunRouteOutcome = z.infer<typeof RunRouteOutcome>;
 
 /** The outcomes of routes a filter stopped. */

@@ -194,6 +194,35 @@ export function concurrencyCoordinatorWorkflowId(activityId: string, key: string
   return `concurrency-${activityId}:${hex.slice(0, 32)}`;
 }
 
+/** First 32 hex digits of the SHA-256 of a key's UTF-8 bytes: user data of any length and characters, kept out of ids. */
+function keyHash(key: string): string {
+  let hex = '';
+  for (const byte of sha256(new TextEncoder().encode(key))) hex += byte.toString(16).padStart(2, '0');
+  return hex.slice(0, 32);
+}
+
+/**
+ * `coalesce-{activity_id}:{key_hash}:{window_id}` — the workflow that holds the
+ * timer of one open debounce window (docs/coalescing.md): `key_hash` is the
+ * first 32 hex digits of the SHA-256 of the key (so a key can never change the
+ * id's structure), `window_id` the window's row id (a UUID), so each window of
+ * a key has its own workflow.
+ */
+export function coalesceWindowWorkflowId(activityId: string, key: string, windowId: string): string {
+  assertActivityId(activityId);
+  if (!UUID_RE.test(windowId)) throw new Error(`window_id must be a lowercase UUID, got ${windowId}`);
+  return `coalesce-${activityId}:${keyHash(key)}:${windowId}`;
+}
+
+/** The activity and window a `coalesce-…` workflow id names, or undefined when it is not one. */
+export function parseCoalesceWindowWorkflowId(
+  workflowId: string,
+): { activityId: string; keyHash: string; windowId: string } | undefined {
+  const match = /^coalesce-([0-9a-f-]{36}):([0-9a-f]{32}):([0-9a-f-]{36})$/.exec(workflowId);
+  if (match === null || !UUID_RE.test(match[1]!) || !UUID_RE.test(match[3]!)) return undefined;
+  return { activityId: match[1]!, keyHash: match[2]!, windowId: match[3]! };
+}
+
 /**
  * `overlap-{activity_id}-{trigger_index}` — the coordinator that applies one
  * cron trigger's overlap policy to its runs (one slot, held by the run of the

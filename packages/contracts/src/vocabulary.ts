@@ -13,11 +13,16 @@
  *   under its event id.
  * - **route** — the decision, at an event's first accept, about one activity
  *   whose trigger matched it: one run, or none because its filter said no
- *   (or its rate limit was reached: `dropped`).
+ *   (or its rate limit was reached: `dropped`), or merged into another
+ *   event's run by a debounce window (`merged`).
  * - **throttle**, **rate limit** — an activity's pacing of its event runs per
  *   key: over a throttle a run starts later (`not_before`), over a rate limit
  *   it is `dropped`; each key's state is a **bucket** (a `pacing_buckets` row).
  * - **priority** — 1 (highest) to 5, Temporal's task-queue priority of a run.
+ * - **debounce window** — a burst of events of one (activity, key) that becomes
+ *   one run (docs/coalescing.md): a `coalesce_windows` row and a
+ *   `CoalesceWindowWorkflow`; every event of it but the last is **merged** into
+ *   the last one's run.
  * - **run** — one execution of one activity version for one trigger firing;
  *   a `RunActivityWorkflow` with a deterministic workflow id, a row in
  *   `activity_runs`.

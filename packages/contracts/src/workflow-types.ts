@@ -14,6 +14,16 @@ export interface ActivitySnapshot {
   definition: ActivityDefinition;
 }
 
+/** What a debounce window's run is told about the window (docs/coalescing.md). */
+export interface CoalescedSummary {
+  kind: 'debounce';
+  window_id: string;
+  /** Events in the window, this run's event included. */
+  count: number;
+  first_event_id: string;
+  last_event_id: string;
+}
+
 export type RunTrigger =
   | {
       type: 'event';
@@ -24,6 +34,12 @@ export type RunTrigger =
        * before hops were counted.
        */
       hops?: number;
+      /**
+       * The run of a debounce window (docs/coalescing.md): `event` is the
+       * window's last event, and this says how many events the window merged.
+       * Absent on runs of one event.
+       */
+      coalesced?: CoalescedSummary;
     }
   | {
       type: 'cron' | 'backfill';

@@ -18,4 +18,4 @@ ALTER TABLE "event_routes" ADD COLUMN "not_before" timestamp (3) with time zone;
 --> statement-breakpoint
 ALTER TABLE "event_routes" DROP CONSTRAINT "event_routes_outcome_ck";
 --> statement-breakpoint
-ALTER TABLE "event_routes" ADD CONSTRAINT "event_routes_outcome_ck" CHECK ("outcome" IN ('pending','started','duplicate','filtered','filter_error','dropped'));
+ALTER TABLE "event_routes" ADD CONSTRAINT "event_routes_outcome_ck" CHECK ("outcome" IN ('pending','started','duplicate','filtered','filter_error','dropped','coalescing','merged'));

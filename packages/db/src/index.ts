@@ -42,6 +42,13 @@ export {
   type SelectionCursor,
 } from './repositories/reruns-repository';
 export {
+  createCoalesceWindowsRepository,
+  type AdvanceOutcome,
+  type CoalesceWindowRow,
+  type CoalesceWindowsRepository,
+  type JoinOutcome,
+} from './repositories/coalesce-windows-repository';
+export {
   createEventsRepository,
   type AcceptResult,
   type EventRouteRow,

@@ -209,6 +209,8 @@ export const eventRoutes = pgTable(
     pacedAt: ts('paced_at'),
     /** A throttled route's run starts at this time (Temporal's start delay). */
     notBefore: ts('not_before'),
+    /** The debounce window the event joined (migration 0018, docs/coalescing.md); null: none. */
+    windowId: uuid('window_id'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -216,8 +218,11 @@ export const eventRoutes = pgTable(
     primaryKey({ columns: [t.eventId, t.activityId] }),
     check(
       'event_routes_outcome_ck',
-      sql`${t.outcome} IN ('pending','started','duplicate','filtered','filter_error','dropped')`,
+      sql`${t.outcome} IN ('pending','started','duplicate','filtered','filter_error','dropped','coalescing','merged')`,
     ),
+    index('event_routes_window_idx')
+      .on(t.windowId)
+      .where(sql`${t.windowId} IS NOT NULL`),
   ],
 );
 
@@ -241,6 +246,51 @@ export const pacingBuckets = pgTable(
     check('pacing_buckets_policy_ck', sql`${t.policy} IN ('throttle','rate_limit')`),
     check('pacing_buckets_key_ck', sql`char_length(${t.key}) <= 500`),
     index('pacing_buckets_tat_idx').on(t.tat),
+  ],
+);
+
+/**
+ * One row per debounce window (migration 0018, docs/coalescing.md): a burst of
+ * events of one (activity, key). At most one `open` window per (activity, key);
+ * its members are the routes naming it (`event_routes.window_id`). Closed in
+ * one transaction with its members' outcomes; `run_workflow_id` names the run.
+ */
+export const coalesceWindows = pgTable(
+  'coalesce_windows',
+  {
+    id: uuid('id').primaryKey(),
+    activityId: uuid('activity_id').notNull(),
+    kind: text('kind').notNull(),
+    /** `trailing`: the window's workflow starts the last event's run when it closes; `leading`: its first event ran at once. */
+    mode: text('mode').notNull().default('trailing'),
+    key: text('key').notNull(),
+    state: text('state').notNull().default('open'),
+    /** The `coalesce-…` workflow that holds the window's timer. */
+    workflowId: text('workflow_id').notNull(),
+    periodMs: integer('period_ms').notNull(),
+    openedAt: ts('opened_at').notNull().defaultNow(),
+    lastEventAt: ts('last_event_at').notNull().defaultNow(),
+    /** When the window closes unless a later event pushes it (never past `deadline_at`). */
+    dueAt: ts('due_at').notNull(),
+    /** opened_at + max_wait: the latest the window closes. */
+    deadlineAt: ts('deadline_at').notNull(),
+    memberCount: integer('member_count').notNull().default(1),
+    memberBytes: bigint('member_bytes', { mode: 'number' }).notNull().default(0),
+    firstEventId: text('first_event_id').notNull(),
+    lastEventId: text('last_event_id').notNull(),
+    lastActivityVersion: integer('last_activity_version').notNull(),
+    /** The run the window became: set at close (trailing), at open (leading: its first event's run). */
+    runWorkflowId: text('run_workflow_id'),
+    closedAt: ts('closed_at'),
+  },
+  (t) => [
+    uniqueIndex('coalesce_windows_open_key_uq')
+      .on(t.activityId, t.key)
+      .where(sql`${t.state} = 'open'`),
+    check('coalesce_windows_kind_ck', sql`${t.kind} IN ('debounce')`),
+    check('coalesce_windows_state_ck', sql`${t.state} IN ('open','closed')`),
+    check('coalesce_windows_mode_ck', sql`${t.mode} IN ('trailing','leading')`),
+    check('coalesce_windows_closed_ck', sql`${t.state} = 'open' OR ${t.runWorkflowId} IS NOT NULL`),
   ],
 );
 

@@ -9,9 +9,16 @@
  * - `redispatch`: the dispatcher's retry of a pending event, which reads the
  *   definition versions and the run records again.
  */
-import type { ActivityDefinition, EventEnvelope, RouteOutcome } from '@activity-core/contracts';
-import type { DefinitionRow, EventRouteRow, RouteSettlement } from '@activity-core/db';
+import {
+  coalesceWindowWorkflowId,
+  runIdFor,
+  type ActivityDefinition,
+  type EventEnvelope,
+  type RouteOutcome,
+} from '@activity-core/contracts';
+import type { CoalesceWindowRow, DefinitionRow, EventRouteRow, RouteSettlement } from '@activity-core/db';
 import { StartTimeoutError } from '@activity-core/temporal/client';
+import { COALESCE_MAX_OPEN_WINDOWS, debounceFor, debounceKeyOf } from './coalescing';
 import type { Accepted } from './event-accept';
 import type { EventSettle } from './event-settle';
 import { deliverPending, type PendingWorkFailure } from './gated-delivery';
@@ -35,6 +42,79 @@ interface StartedRuns {
 
 export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
   const { deps, logger } = ctx;
+
+  const coalescing = deps.coalescing;
+
+  /**
+   * A debounced route's window (coalescing.ts): the window the event opened
+   * (its workflow is to be started), `'done'` when the event joined an open
+   * window (its route is `coalescing` now) or was settled before, undefined
+   * when the route is not debounced or runs alone (a key that fails, the
+   * open-window bound): its run is started as usual.
+   */
+  async function joinWindow(
+    envelope: EventEnvelope,
+    route: EventRouteRow,
+    snapshot: DefinitionRow,
+    outcomes: Map<string, RouteOutcome>,
+  ): Promise<CoalesceWindowRow | 'done' | undefined> {
+    const plan = debounceFor(snapshot.definition as ActivityDefinition, envelope);
+    if (plan === undefined) return undefined;
+    if (coalescing === undefined) {
+      logger.warn(
+        { eventId: envelope.event_id, activityId: route.activityId },
+        'no coalescing here: the event runs alone',
+      );
+      return undefined;
+    }
+    const keyed = debounceKeyOf(plan.debounce, envelope);
+    if ('error' in keyed) {
+      logger.warn(
+        { eventId: envelope.event_id, activityId: route.activityId, reason: keyed.error },
+        'debounce key failed: the event runs alone',
+      );
+      return undefined;
+    }
+    const joined = await coalescing.windows.join({
+      eventId: envelope.event_id,
+      activityId: route.activityId,
+      activityVersion: route.activityVersion,
+      key: keyed.key,
+      periodMs: plan.periodMs,
+      maxWaitMs: plan.maxWaitMs,
+      bytes: JSON.stringify(envelope).length,
+      maxOpen: coalescing.maxOpenWindows ?? COALESCE_MAX_OPEN_WINDOWS,
+      workflowIdOf: (windowId) => coalesceWindowWorkflowId(route.activityId, keyed.key, windowId),
+      runIdOf: runIdFor,
+      ...(plan.debounce.mode === 'leading' ? { leading: { runWorkflowId: route.workflowId } } : {}),
+    });
+    if (joined.kind !== 'alone' && joined.kind !== 'settled' && joined.window.mode === 'leading') {
+      // Leading: the window's first event runs at once, as an event without debounce; the rest were merged.
+      if (joined.kind === 'merged') {
+        outcomes.set(route.activityId, 'merged');
+        return 'done';
+      }
+      return joined.window.firstEventId === envelope.event_id ? undefined : 'done';
+    }
+    switch (joined.kind) {
+      case 'alone':
+        return undefined;
+      case 'settled':
+        return 'done';
+      case 'joined':
+        outcomes.set(route.activityId, 'coalescing');
+        return 'done';
+      case 'merged':
+        return 'done';
+      case 'opened':
+        return joined.window;
+      case 'member':
+        // A retry: the opener (still pending) starts its window's workflow again; Temporal answers duplicate.
+        return joined.window.state === 'open' && joined.window.firstEventId === envelope.event_id
+          ? joined.window
+          : 'done';
+    }
+  }
 
   /**
    * Starts every pending route of one event. Never throws: a route that
@@ -67,13 +147,16 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
           logger.info({ eventId: envelope.event_id, workflowId: route.workflowId }, 'run already recorded (duplicate)');
           return undefined;
         }
-        // Pacing (docs/pacing.md): decided once per route and stored on it, so a redispatch reuses the decision.
+        const joined = await joinWindow(envelope, route, snapshot, outcomes);
+        if (joined === 'done') return undefined;
+        if (joined !== undefined) return { route, snapshot, window: joined, notBefore: undefined };
+        // Pacing (docs/pacing.md; a definition has pacing or debounce, not both): decided once per route and stored on it, so a redispatch reuses the decision.
         const definition = snapshot.definition as ActivityDefinition;
         const pacing = pacingRequestFor(definition, envelope, {
           eventId: envelope.event_id,
           activityId: route.activityId,
         });
-        if (pacing === undefined) return { route, snapshot, notBefore: undefined };
+        if (pacing === undefined) return { route, snapshot, window: undefined, notBefore: undefined };
         if (deps.pacing === undefined)
           throw new Error(`activity ${route.activityId} is paced, but this ingest has no pacing store`);
         const decision = await deps.pacing.decide(pacing);
@@ -94,29 +177,50 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
           );
           return undefined;
         }
-        return { route, snapshot, notBefore: decision.notBefore };
+        return { route, snapshot, window: undefined, notBefore: decision.notBefore };
       },
-      call: ({ route, snapshot, notBefore }, deadline) =>
+      call: ({ route, snapshot, window, notBefore }, deadline) =>
         withTimeout(
-          deps.starter.start(
-            {
-              workflowId: route.workflowId,
-              activity: {
-                id: snapshot.id,
-                name: snapshot.name,
-                version: snapshot.version,
-                definition: snapshot.definition as ActivityDefinition,
-              },
-              // The hop count rides along only when non-zero, so runs of external events keep their input shape.
-              trigger: { type: 'event', event: envelope, ...(hops > 0 ? { hops } : {}) },
-            },
-            { deadline, ...(notBefore === undefined ? {} : { notBefore }) },
-          ),
+          window !== undefined
+            ? coalescing!.starter.start(
+                {
+                  workflowId: window.workflowId,
+                  windowId: window.id,
+                  activityId: snapshot.id,
+                  activityName: snapshot.name,
+                  key: window.key,
+                },
+                { deadline },
+              )
+            : deps.starter.start(
+                {
+                  workflowId: route.workflowId,
+                  activity: {
+                    id: snapshot.id,
+                    name: snapshot.name,
+                    version: snapshot.version,
+                    definition: snapshot.definition as ActivityDefinition,
+                  },
+                  // The hop count rides along only when non-zero, so runs of external events keep their input shape.
+                  trigger: { type: 'event', event: envelope, ...(hops > 0 ? { hops } : {}) },
+                },
+                { deadline, ...(notBefore === undefined ? {} : { notBefore }) },
+              ),
           // A backstop only: the deadline above normally ends the call first.
           deadline.getTime() - Date.now() + 2_000,
           'starting the run workflow',
         ),
-      settle: async ({ route }, outcome) => {
+      settle: async ({ route, window }, outcome) => {
+        if (window !== undefined) {
+          // The window's workflow runs: the event waits in its window (coalescing) like every later member.
+          settled.push({ activityId: route.activityId, outcome: 'coalescing' });
+          outcomes.set(route.activityId, 'coalescing');
+          logger.info(
+            { eventId: envelope.event_id, windowWorkflowId: window.workflowId, outcome },
+            'debounce window opened',
+          );
+          return;
+        }
         settled.push({ activityId: route.activityId, outcome });
         outcomes.set(route.activityId, outcome);
         logger.info(

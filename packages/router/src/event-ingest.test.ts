@@ -80,6 +80,7 @@ function fakeEvents(recordedRuns: ReadonlySet<string> = new Set()) {
       const routes = input.routes.map((route: NewRoute): EventRouteRow => ({
         ...route,
         eventId: input.envelope.event_id,
+        windowId: null,
         // As the accept statement does: a pending route whose run is already recorded is a duplicate at once.
         outcome:
           (route.outcome ?? 'pending') === 'pending' && recordedRuns.has(route.workflowId)

@@ -6,13 +6,14 @@
  */
 import type { EventDataLimits, Logger } from '@activity-core/contracts';
 import type {
+  CoalesceWindowsRepository,
   DefinitionRow,
   DefinitionsRepository,
   EventsRepository,
   PacingRepository,
   RunsRepository,
 } from '@activity-core/db';
-import type { RunStarter } from '@activity-core/temporal/client';
+import type { CoalesceStarter, RunStarter } from '@activity-core/temporal/client';
 import { createAvailabilityGate, type AvailabilityGate } from './availability-gate';
 import type { CancelOn } from './cancel-on';
 import { createDefinitionCache, type DefinitionCache } from './definition-index';
@@ -67,6 +68,17 @@ export interface EventIngestDeps {
    * at once. For the metrics.
    */
   onPaced?: (activityName: string, reason: 'throttle' | 'rate_limit' | undefined) => void;
+  /**
+   * Debounce (coalescing.ts, docs/coalescing.md): the windows in Postgres and
+   * the starter of their workflows. Without it, a debounced trigger's events
+   * each run alone (logged).
+   */
+  coalescing?: {
+    windows: Pick<CoalesceWindowsRepository, 'join'>;
+    starter: Pick<CoalesceStarter, 'start'>;
+    /** Most open windows per activity. @default COALESCE_MAX_OPEN_WINDOWS */
+    maxOpenWindows?: number;
+  };
 }
 
 /** The dependencies with their defaults applied, and the objects the parts share. */

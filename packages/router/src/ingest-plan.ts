@@ -59,7 +59,10 @@ export function storedRoutedAtAccept(routes: readonly Pick<NewRoute, 'outcome'>[
 }
 
 const isRunRoute = (route: EventRouteRow): boolean =>
-  route.outcome === 'pending' || route.outcome === 'started' || route.outcome === 'duplicate';
+  route.outcome === 'pending' ||
+  route.outcome === 'started' ||
+  route.outcome === 'duplicate' ||
+  route.outcome === 'coalescing';
 
 function filteredResults(routes: readonly EventRouteRow[]): EventFilteredResult[] {
   return routes
@@ -97,7 +100,7 @@ export function ingestAnswer(
 
 /** A run's status in the answer to a new event: what Temporal said, or pending when it has not said yet. */
 export function runStatusOf(outcome: RouteOutcome | undefined): EventRunResult['status'] {
-  return outcome === 'started' || outcome === 'duplicate' ? outcome : 'pending';
+  return outcome === 'started' || outcome === 'duplicate' || outcome === 'coalescing' ? outcome : 'pending';
 }
 
 /**

@@ -78,6 +78,13 @@ function evaluate(
   }
 }
 
+/** Whether a matching trigger's filter (when it has one) lets the event through; compiled once per process. */
+export function filterPasses(trigger: EventTrigger, envelope: EventEnvelope): boolean {
+  if (trigger.filter === undefined) return true;
+  const result = evaluate(trigger.filter, envelope);
+  return result.ok && result.match;
+}
+
 function truncate(text: string): string {
   return text.length <= MAX_DETAIL_LENGTH ? text : `${text.slice(0, MAX_DETAIL_LENGTH - 1)}…`;
 }

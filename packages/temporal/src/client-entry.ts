@@ -12,6 +12,11 @@ export {
   type StartRunOptions,
   type StartRunRequest,
 } from './client/run-starter';
+export {
+  createCoalesceStarter,
+  type CoalesceStarter,
+  type StartCoalesceWindowRequest,
+} from './client/coalesce-starter';
 export { createRunCanceller, type CancelOutcome, type RunCanceller } from './client/run-canceller';
 export {
   createWaitSignaller,

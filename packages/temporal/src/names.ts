@@ -10,3 +10,5 @@ export const CONCURRENCY_COORDINATOR_WORKFLOW = 'ConcurrencyCoordinatorWorkflow'
  * matched its wait (docs/wait-for-event.md). Never rename it: histories carry it.
  */
 export const EVENT_WAIT_MATCHED_SIGNAL = 'eventWaitMatched';
+/** One per open debounce window: holds its timer (docs/coalescing.md). */
+export const COALESCE_WINDOW_WORKFLOW = 'CoalesceWindowWorkflow';

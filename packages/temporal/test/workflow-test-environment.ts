@@ -48,6 +48,7 @@ export function stubEffects(stubs: Partial<Effects>): Effects {
     registerEventWait: unexpected('registerEventWait'),
     closeEventWait: unexpected('closeEventWait'),
     prepareCalledRun: unexpected('prepareCalledRun'),
+    advanceCoalesceWindow: unexpected('advanceCoalesceWindow'),
     // Pure (the CEL engine, no I/O): the real one.
     ...createTaskExpressionEffects(),
     ...stubs,

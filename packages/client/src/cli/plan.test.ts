@@ -56,6 +56,20 @@ describe('field diffs', () => {
 });
 
 describe('the plan', () => {
+  test('a debounce added to or changed on a trigger is named field by field in the dry-run diff', () => {
+    const trigger = { type: 'event' as const, event_type: 'contact.updated' };
+    const before = live({ ...noop, triggers: [{ ...trigger, debounce: { period: '1m' } }] });
+    const after = desired({ ...noop, triggers: [{ ...trigger, debounce: { period: '5m', key: 'data.contact_id' } }] });
+    const [change] = planChanges([after], [before], { prune: false });
+    expect(change).toMatchObject({
+      kind: 'update',
+      fields: [
+        { path: 'triggers[0].debounce.key', kind: 'added', after: 'data.contact_id' },
+        { path: 'triggers[0].debounce.period', kind: 'changed', before: '1m', after: '5m' },
+      ],
+    });
+  });
+
   test('a definition equal to the live one after defaults is unchanged, whatever the file leaves to defaults', () => {
     const written = { name: 'a', tasks: [{ type: 'noop' as const }] };
     const stored = {

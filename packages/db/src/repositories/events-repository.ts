@@ -47,7 +47,8 @@ export type AcceptResult =
 /** Temporal's answer for one route, as `settle` records it. */
 export interface RouteSettlement {
   activityId: string;
-  outcome: 'started' | 'duplicate';
+  /** `coalescing`: the route opened a debounce window whose workflow Temporal has now (docs/coalescing.md). */
+  outcome: 'started' | 'duplicate' | 'coalescing';
 }
 
 /** A row of `events` as `to_jsonb` gives it: snake_case keys, timestamps as ISO strings. */
@@ -80,6 +81,7 @@ type RouteJson = {
   detail: string | null;
   paced_at: string | null;
   not_before: string | null;
+  window_id?: string | null;
   created_at: string;
   updated_at: string;
 };
@@ -117,6 +119,7 @@ function routeFromJson(row: RouteJson): EventRouteRow {
     detail: row.detail,
     pacedAt: row.paced_at === null ? null : new Date(row.paced_at),
     notBefore: row.not_before === null ? null : new Date(row.not_before),
+    windowId: row.window_id ?? null,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };

@@ -1,5 +1,6 @@
 import type { Logger } from '@activity-core/contracts';
 import type { DefinitionsRepository, EventWaitsRepository, RunsRepository } from '@activity-core/db';
+import { createCoalesceWindowEffects, type CoalescingEffectDeps } from './coalesce-windows';
 import type { Client } from '@temporalio/client';
 import type { EgressPolicy } from './egress';
 import { createCalledRunEffects } from './called-runs';
@@ -38,6 +39,8 @@ export interface EffectDeps {
   eventWaits?: Pick<EventWaitsRepository, 'register' | 'close'>;
   /** Where `run_activity` tasks look up the activity they run (absent: such a task fails, saying so). */
   definitions?: Pick<DefinitionsRepository, 'findByName' | 'get'>;
+  /** Debounce windows (docs/coalescing.md); absent: a window's workflow fails its step, saying so. */
+  coalescing?: CoalescingEffectDeps;
   /** Counts the runs `run_activity` tasks start per root run (MAX_CALLS_PER_ROOT); absent: no breadth bound (unit tests only). */
   callBudget?: Pick<EmitBudget, 'claim'>;
 }
@@ -53,6 +56,7 @@ export function createEffects(deps: EffectDeps) {
     ...createEventWaitEffects(deps),
     ...createTaskExpressionEffects(),
     ...createCalledRunEffects(deps),
+    ...createCoalesceWindowEffects(deps.coalescing),
   };
 }
 
@@ -72,6 +76,7 @@ export { EMIT_BUDGET_EXCEEDED, type EmitBudget, type EmitEvent } from './task-co
 export type { EventWaitAnswer, RegisterEventWaitInput } from './event-waits';
 export type { EvaluateTaskExpressionInput } from './task-expressions';
 export type { PrepareCalledRunInput, PreparedCalledRun } from './called-runs';
+export type { CoalesceWindowStep, CoalescingEffectDeps } from './coalesce-windows';
 export type {
   RequestConcurrencySlotInput,
   RequestConcurrencySlotResult,

@@ -3,3 +3,4 @@ export { RunActivityWorkflow } from './run-activity-workflow';
 export { TaskWorkflow } from './task-workflow';
 export { ScheduleTickWorkflow } from './schedule-tick-workflow';
 export { ConcurrencyCoordinatorWorkflow } from './concurrency-coordinator';
+export { CoalesceWindowWorkflow } from './coalesce-window-workflow';

@@ -395,6 +395,16 @@ async function explainEvent(
           `  ${style.yellow('…')} ${who}: will run — Temporal has not confirmed the start yet; the dispatcher keeps trying (run ${route.run_id})\n`,
         );
         break;
+      case 'coalescing':
+        out.write(
+          `  ${style.yellow('…')} ${who}: waiting in a debounce window — the window's run starts once the key is quiet for the period: ${route.detail ?? ''}\n`,
+        );
+        break;
+      case 'merged':
+        out.write(
+          `  ${style.green('✓')} ${who}: merged into another event's run — run ${route.run_id} (${route.workflow_id}): ${route.detail ?? ''}\n`,
+        );
+        break;
       case 'filtered':
       case 'filter_error':
         out.write(
