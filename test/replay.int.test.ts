@@ -159,6 +159,44 @@ describe('replaying accepted events against today’s definitions', () => {
     expect(await runsOf(activityId)).toHaveLength(1);
   });
 
+  test('an event a rate limit dropped is replayed once the limit is lifted: one run, and a second replay answers already_ran', async () => {
+    const definition = (paced: boolean) => ({
+      name: 'replay-dropped',
+      triggers: [{ type: 'event', event_type: 'replay.dropped' }],
+      tasks: [{ type: 'noop' }],
+      ...(paced ? { rate_limit: { limit: 1, period: '1h' } } : {}),
+    });
+    const created = await api('POST', '/v1/activities', definition(true));
+    const activityId = created.json.id as string;
+    expect((await api('POST', '/v1/events', event('evt_dropped_1', 'replay.dropped'))).status).toBe(202);
+    expect((await api('POST', '/v1/events', event('evt_dropped_2', 'replay.dropped'))).status).toBe(202);
+    const dropped = await api('GET', '/v1/events/evt_dropped_2');
+    expect(dropped.json.routes[0]).toMatchObject({ outcome: 'dropped' });
+
+    // Still limited: the replay is paced again on today's definition and dropped again, recorded.
+    const early = await api('POST', '/v1/events/evt_dropped_2/replay', {});
+    expect(early.status).toBe(200);
+    const again = await api('GET', '/v1/events/evt_dropped_2');
+    expect(again.json.routes[0]).toMatchObject({ outcome: 'dropped' });
+    expect(again.json.routes[0].detail).toMatch(/rate_limit/);
+
+    expect((await api('PUT', `/v1/activities/${activityId}`, definition(false))).status).toBe(200);
+    const workflowId = eventRunWorkflowId(activityId, 'evt_dropped_2');
+    const replayed = await api('POST', '/v1/events/evt_dropped_2/replay', {});
+    expect(replayed.json.runs).toEqual([
+      expect.objectContaining({ activity_id: activityId, workflow_id: workflowId, status: 'started' }),
+    ]);
+    const twice = await api('POST', '/v1/events/evt_dropped_2/replay');
+    expect(twice.json.runs).toEqual([expect.objectContaining({ workflow_id: workflowId, status: 'already_ran' })]);
+    await waitFor('both runs succeeded', async () => {
+      const runs = await runsOf(activityId);
+      return runs.length === 2 && runs.every((run) => run.status === 'succeeded') ? runs : undefined;
+    });
+    expect((await runsOf(activityId)).map((run) => run.workflow_id)).toEqual(
+      [eventRunWorkflowId(activityId, 'evt_dropped_1'), workflowId].sort(),
+    );
+  });
+
   test('a forced replay of a succeeded run’s event starts one new run linked to it; the same key again starts nothing', async () => {
     const created = await api('POST', '/v1/activities', {
       name: 'replay-force',

@@ -98,7 +98,8 @@ export function createReplayService(deps: ReplayDeps) {
     const previous = new Map(before.map((route) => [route.activityId, route]));
     const toOpen = runRoutes.filter((route) => {
       const had = previous.get(route.activityId);
-      return had === undefined || had.outcome === 'filtered' || had.outcome === 'filter_error';
+      // Routes that never led to a run: stopped by a filter, or dropped by a rate limit (paced again on today's definition).
+      return had === undefined || had.outcome === 'filtered' || had.outcome === 'filter_error' || had.outcome === 'dropped';
     });
     const note = `replayed (if_no_runs) by ${requester.actor} at ${new Date().toISOString()}`;
     const after = await deps.replays.openRoutes(envelope.event_id, toOpen, note, INLINE_LEASE_MS);

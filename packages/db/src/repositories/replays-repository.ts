@@ -55,7 +55,7 @@ function selectionWhere(selection: ReplaySelection, cursor?: ReplayCursor): SQL 
     )}))`;
   switch (selection.outcome) {
     case 'unmatched':
-      conditions.push(sql`NOT ${routeWith(['pending', 'started', 'duplicate'])}`);
+      conditions.push(sql`NOT ${routeWith(['pending', 'started', 'duplicate', 'coalescing', 'merged'])}`);
       break;
     case 'filtered':
       conditions.push(routeWith(['filtered', 'filter_error']));
@@ -82,7 +82,8 @@ export function createReplaysRepository(db: Db) {
     /**
      * Opens the routes a replay (`if_no_runs`) decided, in one statement: a
      * route the event never had is inserted `pending`; a route a filter
-     * stopped (`filtered`, `filter_error`) becomes `pending` on today's
+     * stopped (`filtered`, `filter_error`) or a rate limit dropped (`dropped`;
+     * its pacing decision is cleared, so today's limits decide again) becomes `pending` on today's
      * version, its detail naming the replay and what it was; a route that
      * already leads to a run is left alone. A route whose run is already
      * recorded is stored `duplicate` at once. When a route was opened the
@@ -121,8 +122,10 @@ export function createReplaysRepository(db: Db) {
               activity_name = excluded.activity_name,
               outcome = excluded.outcome,
               detail = left(excluded.detail || '; was ' || er.outcome || coalesce(': ' || er.detail, ''), ${MAX_DETAIL}),
+              paced_at = NULL,
+              not_before = NULL,
               updated_at = now()
-            WHERE er.outcome IN ('filtered', 'filter_error')
+            WHERE er.outcome IN ('filtered', 'filter_error', 'dropped')
             RETURNING er.outcome
           )
           UPDATE ${events} SET routing_state = 'pending', routed_at = NULL,
