@@ -99,7 +99,9 @@ export function createReplayService(deps: ReplayDeps) {
     const toOpen = runRoutes.filter((route) => {
       const had = previous.get(route.activityId);
       // Routes that never led to a run: stopped by a filter, or dropped by a rate limit (paced again on today's definition).
-      return had === undefined || had.outcome === 'filtered' || had.outcome === 'filter_error' || had.outcome === 'dropped';
+      return (
+        had === undefined || had.outcome === 'filtered' || had.outcome === 'filter_error' || had.outcome === 'dropped'
+      );
     });
     const note = `replayed (if_no_runs) by ${requester.actor} at ${new Date().toISOString()}`;
     const after = await deps.replays.openRoutes(envelope.event_id, toOpen, note, INLINE_LEASE_MS);
