@@ -112,14 +112,16 @@ describe('authentication', () => {
         })
       ).statusCode,
     ).toBe(202);
-    expectUnauthorized(
-      await stack.api.server.inject({ method: 'GET', url: '/v1/events/auth-ingest-1', headers: bearer(INGEST_KEY) }),
-      'GET event with an ingest key',
-    );
-    expectUnauthorized(
-      await stack.api.server.inject({ method: 'GET', url: '/v1/activities', headers: bearer(INGEST_KEY) }),
-      'GET activities with an ingest key',
-    );
+    // A known key without the right: 403 (forbidden), not 401 — the caller is identified, the route is not theirs.
+    for (const [url, what] of [
+      ['/v1/events/auth-ingest-1', 'GET event with an ingest key'],
+      ['/v1/activities', 'GET activities with an ingest key'],
+    ] as const) {
+      const response = await stack.api.server.inject({ method: 'GET', url, headers: bearer(INGEST_KEY) });
+      expect(response.statusCode, `${what}: ${response.body}`).toBe(403);
+      expect(response.headers['content-type'], what).toContain('application/problem+json');
+      expect(JSON.parse(response.body).type, what).toBe('urn:activity-core:problem:forbidden');
+    }
   });
 
   test('a management key works everywhere, including one configured only as a SHA-256 digest', async () => {

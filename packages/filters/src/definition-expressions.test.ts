@@ -57,24 +57,33 @@ describe('definitionExpressionIssues', () => {
   });
 
   test('every expression site is compiled by its own kind, and the issues follow the order of the fields', () => {
-    const issues = definitionExpressionIssues(
-      definition({
-        triggers: [
-          { type: 'event', event_type: 'a.b', cancel_on: [{ event_type: 'a.c', match: 'data.x == 1' }] },
-          { type: 'event', event_type: 'a.b', filter: 'event.data.x == 1' },
-        ],
-        tasks: [
-          { type: 'wait_for_event', config: { event_type: 'a.d', match: 'data.x ==', timeout: '1h' } },
-          { type: 'noop', if: 'trigger.x', for_each: 'data.items' },
-        ],
-        concurrency: { limit: 1, key: 'event.data.customer' },
-        throttle: { limit: 1, period: '1s', key: 'data.' },
-        rate_limit: { limit: 1, period: '1s', key: 'trigger.x' },
-      }),
-    );
+    const issues = [
+      ...definitionExpressionIssues(
+        definition({
+          triggers: [
+            { type: 'event', event_type: 'a.b', cancel_on: [{ event_type: 'a.c', match: 'data.x == 1' }] },
+            { type: 'event', event_type: 'a.b', filter: 'event.data.x == 1' },
+            { type: 'event', event_type: 'a.b', debounce: { period: '1s', key: 'trigger.x' } },
+          ],
+          tasks: [
+            { type: 'wait_for_event', config: { event_type: 'a.d', match: 'data.x ==', timeout: '1h' } },
+            { type: 'noop', if: 'trigger.x', for_each: 'data.items' },
+          ],
+          concurrency: { limit: 1, key: 'event.data.customer' },
+        }),
+      ),
+      // Pacing and debounce do not combine on one activity: the pacing keys are a second definition.
+      ...definitionExpressionIssues(
+        definition({
+          throttle: { limit: 1, period: '1s', key: 'data.' },
+          rate_limit: { limit: 1, period: '1s', key: 'trigger.x' },
+        }),
+      ),
+    ];
     expect(issues.map((issue) => issue.path)).toEqual([
       'triggers[0].cancel_on[0].match',
       'triggers[1].filter',
+      'triggers[2].debounce.key',
       'tasks[0].config.match',
       'tasks[1].if',
       'tasks[1].for_each',
@@ -84,14 +93,15 @@ describe('definitionExpressionIssues', () => {
     ]);
     expect(issues[0]?.message).toMatch(/^unknown variable 'data'; a match expression can read event and trigger/);
     expect(issues[1]?.message).toMatch(/^unknown variable 'event'; a filter can read/);
-    expect(issues[2]?.message).toMatch(/^syntax error/);
-    expect(issues[3]?.message).toMatch(
+    expect(issues[2]?.message).toMatch(/^unknown variable 'trigger'; a filter can read/);
+    expect(issues[3]?.message).toMatch(/^syntax error/);
+    expect(issues[4]?.message).toMatch(
       /^unknown variable 'trigger'; a task condition can read event, run, tasks and input/,
     );
-    expect(issues[4]?.message).toMatch(
+    expect(issues[5]?.message).toMatch(
       /^unknown variable 'data'; a for_each expression can read event, run, tasks and input/,
     );
-    expect(issues[5]?.message).toMatch(/^unknown variable 'event'; a filter can read/);
+    expect(issues[6]?.message).toMatch(/^unknown variable 'event'; a filter can read/);
     expect(new Set(DEFINITION_EXPRESSION_SITES.map((site) => site.path.join('.'))).size).toBe(issues.length);
   });
 

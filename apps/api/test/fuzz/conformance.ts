@@ -76,13 +76,27 @@ export const UNSTATED_RULES: readonly UnstatedRule[] = [
     matches: ({ path }) => /^triggers\[\d+\]\.timezone$/.test(path),
   },
   {
-    rule: 'the CEL expressions of a definition parse and type-check: trigger filters, cancel_on matches, wait_for_event matches, the concurrency key, task conditions (if) and fan-outs (for_each)',
+    rule: 'the CEL expressions of a definition parse and type-check: trigger filters, cancel_on matches, debounce keys, wait_for_event matches, the concurrency, throttle and rate_limit keys, task conditions (if) and fan-outs (for_each)',
     why: 'CEL is a grammar with types',
     operations: ACTIVITY_WRITES,
     matches: ({ path }) =>
       /^triggers\[\d+\]\.(?:filter|cancel_on\[\d+\]\.match)$/.test(path) ||
       /^tasks\[\d+\]\.(?:config\.match|if|for_each)$/.test(path) ||
-      path === 'concurrency.key',
+      /^triggers\[\d+\]\.debounce\.key$/.test(path) ||
+      ['concurrency.key', 'throttle.key', 'rate_limit.key'].includes(path),
+  },
+  {
+    rule: 'the durations of pacing and debounce are within their bounds: throttle and rate_limit periods 1s to 7d, a debounce period 1s to 7d, its max_wait at least its period and at most 7d',
+    why: "a duration is text ('90s', '1h'); the bounds are on the time it names, and max_wait's on another field's value",
+    operations: ACTIVITY_WRITES,
+    matches: ({ path }) =>
+      /^(?:throttle|rate_limit)\.period$/.test(path) || /^triggers\[\d+\]\.debounce\.(?:period|max_wait)$/.test(path),
+  },
+  {
+    rule: "a trigger's debounce is not combined with throttle or rate_limit on one activity",
+    why: 'a rule across fields in different parts of the definition',
+    operations: ACTIVITY_WRITES,
+    matches: ({ path, message }) => /^triggers\[\d+\]\.debounce$/.test(path) && /cannot be combined/.test(message),
   },
   {
     rule: "a definition's tasks form a graph: keys are unique, depends_on names other tasks' keys without a cycle, templates and expressions read only tasks the reading task depends on, and max_parallel is set on for_each tasks only, at most the definition's",
@@ -133,6 +147,14 @@ export const UNSTATED_RULES: readonly UnstatedRule[] = [
     matches: ({ path, message }, { detail }) =>
       (path === 'filter.to' && /must be after filter.from/.test(message)) ||
       /filter spans more than|the filter selects \d+ runs/.test(`${message} ${detail}`),
+  },
+  {
+    rule: "a bulk replay filter's range ends after it starts, starts in the past, spans at most 31 days, and selects at most the bulk limit of events",
+    why: 'a comparison of two fields, the clock, and the stored events',
+    operations: ['POST /v1/events/replay'],
+    matches: ({ path, message }) =>
+      (path === 'filter.to' && /must be after filter.from|must be at most \d+ days after/.test(message)) ||
+      (path === 'filter' && /selects more than \d+ events/.test(message)),
   },
   {
     rule: 'the name in a PUT body, when given, is the name in the path',
