@@ -247,26 +247,24 @@ async function ensureTestNode() {
 
 /** Runs `step`, then prints how long it took; the durations are collected for the summary at the end. */
 const timings = [];
-async function timed(name, step, { quiet = false } = {}) {
+async function timed(name, step) {
   const started = performance.now();
   try {
     return await step();
   } finally {
     const seconds = (performance.now() - started) / 1000;
     timings.push([name, seconds]);
-    if (!quiet) console.log(`  ${name}: ${seconds.toFixed(1)} s`);
+    console.log(`  ${name}: ${seconds.toFixed(1)} s`);
   }
 }
 
 /**
- * Runs checks at the same time, each with its output held back, so
- * interleaved lines never hide which check said what. Resolves with the
- * failed checks' names and a `report()` that prints every check's output
- * whole: they run beside the tests, and print after them.
+ * Runs checks at the same time, each with its output held back and printed
+ * whole when it ends, so interleaved lines never hide which check said what.
+ * Resolves with the failed checks' names.
  */
 async function concurrently(checks) {
   const failed = [];
-  const printed = [];
   await Promise.all(
     checks.map(({ name, command, args, hint }) =>
       timed(
@@ -282,18 +280,15 @@ async function concurrently(checks) {
               const text = Buffer.concat(output).toString();
               if (code !== 0) {
                 failed.push(name);
-                printed.push(() =>
-                  console.error(`\n✗ ${name} failed (exit ${code})${hint ? `: ${hint}` : ''}\n${text}`),
-                );
-              } else if (text.trim()) printed.push(() => process.stdout.write(text));
+                console.error(`\n✗ ${name} failed (exit ${code})${hint ? `: ${hint}` : ''}\n${text}`);
+              } else if (text.trim()) process.stdout.write(text);
               resolve();
             });
           }),
-        { quiet: true },
       ),
     ),
   );
-  return { failed, report: () => printed.forEach((print) => print()) };
+  return failed;
 }
 
 /** The slowest test files of a vitest JSON report, slowest first. */
@@ -333,33 +328,20 @@ if (mode === 'stack') {
   // kills the stack before it has stopped its children in order.
   process.exit(run(process.execPath, ['--import', 'tsx', 'scripts/dev-stack.ts', ...process.argv.slice(3)], { env }));
 } else if (mode === 'test') {
-  // The tools the tests need install while lint, format and typecheck run, and the tests start as soon as
-  // the tools are there, beside the checks (ADR 0069): none reads another's output, and a failed check still
-  // fails the run. The checks' output is printed after the tests'. Format and typecheck keep caches in .data
-  // (keyed on file contents; a clean clone has none); lint does not: its type-aware rules read other files,
-  // which eslint's cache does not track.
+  // The tools the tests need install while lint, format and typecheck run: none reads another's output.
   const tools = Promise.all([
     timed('install: temporal test server', ensureTemporalTestServer),
     timed('install: schemathesis', ensureSchemathesis),
     timed('install: test Node', ensureTestNode),
   ]);
-  console.log('• lint, format and typecheck (beside the tool installs and the tests; their output after the tests)');
-  mkdirSync(join(root, '.data'), { recursive: true });
-  const checks = concurrently([
+  console.log('• lint, format and typecheck (at the same time as the tool installs)');
+  const failed = await concurrently([
     { name: 'lint', command: bin('eslint'), args: ['.', '--max-warnings=0'] },
-    {
-      name: 'format',
-      command: bin('prettier'),
-      args: ['--check', '.', '--cache', '--cache-strategy', 'content', '--cache-location', '.data/prettier-cache'],
-      hint: 'npm run format fixes it',
-    },
-    {
-      name: 'typecheck',
-      command: bin('tsc'),
-      args: ['--noEmit', '-p', 'tsconfig.json', '--incremental', '--tsBuildInfoFile', '.data/typecheck.tsbuildinfo'],
-    },
+    { name: 'format', command: bin('prettier'), args: ['--check', '.'], hint: 'npm run format fixes it' },
+    { name: 'typecheck', command: bin('tsc'), args: ['--noEmit', '-p', 'tsconfig.json'] },
   ]);
   const [testServer, schemathesis, testNode] = await tools;
+  if (failed.length > 0) process.exit(1);
   env.TEMPORAL_TEST_SERVER_PATH = testServer;
   env.SCHEMATHESIS_PATH = schemathesis;
   const testNodeVersion = spawnSync(testNode, ['--version'], { encoding: 'utf8' }).stdout.trim();
@@ -402,9 +384,6 @@ if (mode === 'stack') {
   );
   console.log('\n• the wall-clock integration files (run at the same time as the above)\n');
   process.stdout.write(wallClock.output);
-  const { failed, report: reportChecks } = await checks;
-  console.log('\n• lint, format and typecheck (run at the same time as the tests)\n');
-  reportChecks();
   // Judge the run by what actually ran: a configuration error can make vitest
   // exit 0 having run nothing, and that must never pass.
   if (!parts.every((part) => existsSync(part))) {
@@ -434,10 +413,7 @@ if (mode === 'stack') {
     console.error('✗ no test ran.');
     process.exit(1);
   }
-  if (failed.length > 0) console.error(`✗ ${failed.join(', ')} failed (output above the test summary)`);
-  process.exit(
-    status !== 0 || wallClock.code !== 0 || failedTests > 0 || results.success === false || failed.length > 0 ? 1 : 0,
-  );
+  process.exit(status !== 0 || wallClock.code !== 0 || failedTests > 0 || results.success === false ? 1 : 0);
 } else {
   console.error('usage: node scripts/bootstrap.mjs stack|test');
   process.exit(2);
