@@ -105,6 +105,29 @@ describe('backfill', () => {
     expect(why.json().explanation).toContain('by a backfill');
   });
 
+  test('a backfill of fire times a year old starts their runs and records how late they are', async () => {
+    const activity = await registerActivity(stack, {
+      name: 'backfill-a-year-back',
+      triggers: [{ type: 'cron', cron: '0 9 1 * *' }],
+      tasks: noop,
+    });
+    const year = new Date().getUTCFullYear() - 1;
+    const response = await stack.api.server.inject({
+      method: 'POST',
+      url: `/v1/activities/${activity.id}/schedules/backfill`,
+      payload: { start: `${year}-01-01T00:00:00Z`, end: `${year}-02-28T00:00:00Z` },
+    });
+    // Lateness past 24.8 days once overflowed a 32-bit column: a 500 for any backfill older than that.
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json()).toMatchObject({ started: 2, duplicate: 0 });
+    const fires = await stack.sql.query<{ late_by_ms: string }>(
+      'SELECT late_by_ms::text FROM schedule_fires WHERE activity_id = $1 ORDER BY scheduled_for',
+      [activity.id],
+    );
+    expect(fires.rows).toHaveLength(2);
+    for (const fire of fires.rows) expect(Number(fire.late_by_ms)).toBeGreaterThan(2 ** 31);
+  });
+
   test('a backfill that reaches into the future, over too many fire times, or over times the schedule has not decided is a 400 naming the field', async () => {
     const activity = await registerActivity(stack, {
       name: 'backfill-limits',

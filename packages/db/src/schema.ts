@@ -479,7 +479,8 @@ export const scheduleFires = pgTable(
     /** For `compressed` skips: the workflow id of the run whose window covers this time. */
     coveredBy: text('covered_by'),
     /** How late the decision was made, relative to the nominal time. */
-    lateByMs: integer('late_by_ms'),
+    /** bigint (migration 0021): a backfilled fire time may be years late. */
+    lateByMs: bigint('late_by_ms', { mode: 'number' }),
     detail: text('detail'),
     decidedAt: ts('decided_at').notNull().defaultNow(),
     updatedAt: updatedAt(),
