@@ -1,11 +1,12 @@
 /**
  * The background runner of bulk re-runs: pages through a recorded bulk
  * re-run's selection under a lease and re-runs each original through the
- * re-run service, recording its progress after every page.
+ * re-run service, recording its progress after every page
+ * (bulk-job-runner.ts).
  */
 import { bulkRerunKey, type BulkRerunRecord, type Logger, type RerunFrom } from '@activity-core/contracts';
-import type { BulkRerunRow, RerunsRepository } from '@activity-core/db';
-import { randomUUID } from 'node:crypto';
+import type { RerunsRepository } from '@activity-core/db';
+import { createBulkJobRunner } from './bulk-job-runner';
 import type { RerunService } from './rerun-service';
 
 export interface BulkRerunRunnerOptions {
@@ -31,119 +32,43 @@ export interface BulkRerunRunnerOptions {
  * redoes allocates the same `bulk:{id}` re-runs and starts none twice.
  */
 export function createBulkRerunRunner(options: BulkRerunRunnerOptions) {
-  const owner = randomUUID();
-  const leaseMs = options.leaseMs ?? 15_000;
-  const pollMs = options.pollMs ?? 1_000;
-  const pageSize = options.pageSize ?? 20;
   const concurrency = options.concurrency ?? 4;
-  let stopping = false;
-  let timer: NodeJS.Timeout | undefined;
-  let current: Promise<void> | undefined;
-  let holding: string | undefined;
-
-  /** False when interrupted (Temporal or Postgres away): the caller waits for the next poll before claiming again. */
-  async function carryOut(row: BulkRerunRow): Promise<boolean> {
-    holding = row.id;
-    const filter = row.filter as BulkRerunRecord['filter'];
-    const selection = options.service.selectionOf(filter);
-    const from = row.fromMode as RerunFrom;
-    const key = bulkRerunKey(row.id);
-    let cursor =
-      row.cursorCreatedAt === null || row.cursorRunId === null
-        ? undefined
-        : { createdAt: row.cursorCreatedAt, runId: row.cursorRunId };
-    const progress = {
-      processed: row.processed,
-      started: row.started,
-      skipped: row.skipped,
-      skippedReasons: { ...(row.skippedReasons as Record<string, number>) },
-    };
-    try {
-      while (!stopping) {
-        const page = await options.reruns.pageSelection(selection, cursor, pageSize);
-        if (page.length === 0) {
-          await options.reruns.recordPage(row.id, owner, leaseMs, { cursor, ...progress, done: true });
-          options.logger.info({ bulkRerunId: row.id, ...progress }, 'bulk re-run completed');
-          return true;
-        }
-        const outcomes = await mapBounded(page, concurrency, (original) =>
-          options.service.rerunOriginal(original, from, key, row.id),
-        );
-        for (const outcome of outcomes) {
-          progress.processed++;
-          if (outcome.status === 'skipped') {
-            progress.skipped++;
-            progress.skippedReasons[outcome.reason] = (progress.skippedReasons[outcome.reason] ?? 0) + 1;
-          } else {
-            progress.started++;
+  return createBulkJobRunner({
+    store: options.reruns,
+    logger: options.logger,
+    noun: 'bulk re-run',
+    idField: 'bulkRerunId',
+    ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+    ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+    ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
+    jobOf: (row) => {
+      const selection = options.service.selectionOf(row.filter as BulkRerunRecord['filter']);
+      const from = row.fromMode as RerunFrom;
+      const key = bulkRerunKey(row.id);
+      return {
+        cursor:
+          row.cursorCreatedAt === null || row.cursorRunId === null
+            ? undefined
+            : { createdAt: row.cursorCreatedAt, runId: row.cursorRunId },
+        page: (cursor, size) => options.reruns.pageSelection(selection, cursor, size),
+        cursorAfter: (last) => ({ createdAt: last.createdAt, runId: last.runId }),
+        async carryOutPage(page, progress) {
+          const outcomes = await mapBounded(page, concurrency, (original) =>
+            options.service.rerunOriginal(original, from, key, row.id),
+          );
+          for (const outcome of outcomes) {
+            progress.processed++;
+            if (outcome.status === 'skipped') {
+              progress.skipped++;
+              progress.skippedReasons[outcome.reason] = (progress.skippedReasons[outcome.reason] ?? 0) + 1;
+            } else {
+              progress.started++;
+            }
           }
-        }
-        const last = page[page.length - 1]!;
-        cursor = { createdAt: last.createdAt, runId: last.runId };
-        if (!(await options.reruns.recordPage(row.id, owner, leaseMs, { cursor, ...progress, done: false }))) {
-          options.logger.warn({ bulkRerunId: row.id }, 'bulk re-run lease lost; another process carries it on');
-          return true;
-        }
-      }
-      await options.reruns.releaseBulk(row.id, owner);
-      return false;
-    } catch (error) {
-      // Temporal or Postgres away: give the lease back; a process picks it up again at the recorded cursor.
-      options.logger.warn(
-        { bulkRerunId: row.id, err: error },
-        'bulk re-run interrupted; it resumes from its last recorded page',
-      );
-      await options.reruns.releaseBulk(row.id, owner).catch(() => undefined);
-      return false;
-    } finally {
-      holding = undefined;
-    }
-  }
-
-  async function round(): Promise<void> {
-    for (;;) {
-      if (stopping) return;
-      const claimed = await options.reruns.claimBulk(owner, leaseMs);
-      if (claimed === undefined || !(await carryOut(claimed))) return;
-    }
-  }
-
-  function schedule(): void {
-    if (stopping) return;
-    timer = setTimeout(() => {
-      current = round()
-        .catch((error: unknown) => options.logger.warn({ err: error }, 'looking for bulk re-runs failed; retrying'))
-        .finally(() => {
-          current = undefined;
-          schedule();
-        });
-    }, pollMs);
-  }
-
-  return {
-    start(): void {
-      stopping = false;
-      schedule();
+        },
+      };
     },
-    /** Looks for work now (after a bulk re-run was accepted) rather than at the next poll. */
-    nudge(): void {
-      if (stopping || current !== undefined) return;
-      clearTimeout(timer);
-      current = round()
-        .catch((error: unknown) => options.logger.warn({ err: error }, 'looking for bulk re-runs failed; retrying'))
-        .finally(() => {
-          current = undefined;
-          schedule();
-        });
-    },
-    /** Stops after the page in hand and gives the lease back, so another process resumes at once. */
-    async stop(): Promise<void> {
-      stopping = true;
-      clearTimeout(timer);
-      await current;
-      if (holding !== undefined) await options.reruns.releaseBulk(holding, owner).catch(() => undefined);
-    },
-  };
+  });
 }
 
 async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {

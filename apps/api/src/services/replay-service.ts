@@ -340,22 +340,6 @@ export function createReplayService(deps: ReplayDeps) {
       return toBulkRecord(row);
     },
 
-    /** The forced replays of an event, for `GET /v1/events/{event_id}`. */
-    async replaysOf(eventId: string) {
-      return (await deps.replays.listForEvent(eventId)).map((row) => ({
-        run_id: row.runId,
-        workflow_id: row.workflowId,
-        activity_id: row.activityId,
-        activity_version: row.activityVersion,
-        replay_of: row.replayOf,
-        attempt: row.attempt,
-        status: row.status,
-        bulk_replay_id: row.bulkReplayId,
-        requested_by: row.requestedBy,
-        requested_at: row.requestedAt.toISOString(),
-      }));
-    },
-
     selectionOf,
 
     /** Called once per bulk replay accepted by this process (the runner looks for work at once). */
