@@ -222,10 +222,15 @@ describe('cron overlap policies applied to runs', () => {
         `but the run was cancelled: the trigger's overlap policy is cancel_other and ${second.workflow_id} replaced it`,
       );
       // The new run took the slot and ran its task (it holds it until the next fire replaces it).
-      await waitFor('the second run to start its delay task', async () => {
-        const tasks = await stack.sql.query('SELECT 1 FROM task_instances WHERE run_id = $1', [second.run_id]);
-        return tasks.rowCount! > 0 ? true : undefined;
-      });
+      // A window for a loaded machine: the new run waits for the cancelled one to release the slot first.
+      await waitFor(
+        'the second run to start its delay task',
+        async () => {
+          const tasks = await stack.sql.query('SELECT 1 FROM task_instances WHERE run_id = $1', [second.run_id]);
+          return tasks.rowCount! > 0 ? true : undefined;
+        },
+        60_000,
+      );
       const cancelled = stack.client.workflow.getHandle(first.workflow_id);
       await recordGoldenHistory(
         'run-activity-workflow-overlap-cancelled',
