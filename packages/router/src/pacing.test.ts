@@ -40,4 +40,11 @@ describe('pacing requests', () => {
     const request = pacingRequestFor({ rate_limit: { limit: 1, period: '1s', key: 'data.missing' } }, envelope, route)!;
     expect(request.rateLimit!.describe('')).toMatch(/activity-wide bucket \(the key could not be evaluated: .*missing/);
   });
+
+  test('a key longer than 500 characters is never a bucket of its own: the event is paced on the activity-wide bucket, and the record says why', () => {
+    const long = { ...envelope, data: { account: 'x'.repeat(501) } };
+    const outcome = pacingKeyFor('data.account', long);
+    expect(outcome.key).toBe('');
+    expect(outcome.keyError).toMatch(/501 characters long; the limit is 500/);
+  });
 });
