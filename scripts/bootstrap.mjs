@@ -300,6 +300,24 @@ function slowestFiles(results, count) {
     .slice(0, count);
 }
 
+/**
+ * Every failed test (and every file that failed outside a test, e.g. in a hook)
+ * with the first line of its error: the end of the log names what to look at
+ * even when the failing process's own output scrolled away.
+ */
+function failures(results) {
+  const firstLine = (messages) => String(messages?.[0] ?? '').split('\n')[0].slice(0, 300);
+  const lines = [];
+  for (const file of results.testResults ?? []) {
+    const name = relative(root, file.name);
+    const failedTests = (file.assertionResults ?? []).filter((test) => test.status === 'failed');
+    for (const test of failedTests) lines.push(`${name} > ${test.fullName}\n      ${firstLine(test.failureMessages)}`);
+    if (file.status === 'failed' && failedTests.length === 0)
+      lines.push(`${name} (outside any test)\n      ${String(file.message ?? '').split('\n')[0].slice(0, 300)}`);
+  }
+  return lines;
+}
+
 // Ctrl-C reaches the whole process group; the child handles it and this
 // process waits for it to finish cleaning up instead of exiting first.
 process.on('SIGINT', () => undefined);
@@ -408,6 +426,11 @@ if (mode === 'stack') {
     console.log(`  ${seconds.toFixed(1).padStart(6)} s  ${file}`);
   console.log('\nsteps:');
   for (const [name, seconds] of timings) console.log(`  ${seconds.toFixed(1).padStart(6)} s  ${name}`);
+  const failedLines = failures(results);
+  if (failedLines.length > 0) {
+    console.log('\nfailed:');
+    for (const line of failedLines) console.log(`  ✗ ${line}`);
+  }
   console.log(`\ntests: ${passed} passed, ${failedTests} failed${skipped ? `, ${skipped} skipped` : ''}`);
   if (total === 0 || passed === 0) {
     console.error('✗ no test ran.');

@@ -57,7 +57,8 @@ async function withOutage(stack: TestStack, policy: MisfirePolicy): Promise<Outa
     ],
     tasks: [{ type: 'noop' }],
   });
-  await waitForRun(stack, activity.id, () => true);
+  // The first fire comes up to one period after registration; under the full suite's load, give it two more.
+  await waitForRun(stack, activity.id, () => true, 3 * PERIOD_MS);
   await stopWorker(stack);
 
   const state = await stack.sql.query('SELECT last_window_end FROM schedule_states WHERE activity_id = $1', [
@@ -73,7 +74,12 @@ async function withOutage(stack: TestStack, policy: MisfirePolicy): Promise<Outa
   const worker = await startWorker(stack);
   try {
     const next = utc(new Date(lastBefore.getTime() + (MISSED + 1) * PERIOD_MS));
-    await waitForRun(stack, activity.id, (run) => run.scheduled_for === next && run.status === 'succeeded');
+    await waitForRun(
+      stack,
+      activity.id,
+      (run) => run.scheduled_for === next && run.status === 'succeeded',
+      3 * PERIOD_MS,
+    );
     // Caught-up runs start in order but may finish after the on-time one; read the record once all have ended.
     const runs = await runsEndedThrough(stack, activity.id, next);
     const disabled = await stack.api.server.inject({ method: 'POST', url: `/v1/activities/${activity.id}/disable` });
