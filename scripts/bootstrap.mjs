@@ -306,14 +306,21 @@ function slowestFiles(results, count) {
  * even when the failing process's own output scrolled away.
  */
 function failures(results) {
-  const firstLine = (messages) => String(messages?.[0] ?? '').split('\n')[0].slice(0, 300);
+  const firstLine = (messages) =>
+    String(messages?.[0] ?? '')
+      .split('\n')[0]
+      .slice(0, 300);
   const lines = [];
   for (const file of results.testResults ?? []) {
     const name = relative(root, file.name);
     const failedTests = (file.assertionResults ?? []).filter((test) => test.status === 'failed');
     for (const test of failedTests) lines.push(`${name} > ${test.fullName}\n      ${firstLine(test.failureMessages)}`);
     if (file.status === 'failed' && failedTests.length === 0)
-      lines.push(`${name} (outside any test)\n      ${String(file.message ?? '').split('\n')[0].slice(0, 300)}`);
+      lines.push(
+        `${name} (outside any test)\n      ${String(file.message ?? '')
+          .split('\n')[0]
+          .slice(0, 300)}`,
+      );
   }
   return lines;
 }
