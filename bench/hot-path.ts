@@ -2,7 +2,8 @@
  * The hot-path benchmark behind docs/performance.md: one command, its own stack, every row.
  *
  *   npm run bench:hot-path -- [--rounds 3] [--events 300] [--concurrency 32] [--latency 50]
- *                             [--backlog 900] [--memory-runs 1000] [--built] [--pause-worker] [--timeout-min 30]
+ *                             [--backlog 900] [--drain-rounds 2] [--shape one|linear5|graph5]
+ *                             [--memory-runs 1000] [--built] [--pause-worker] [--timeout-min 30]
  *                             [--task-queue-partitions N] [--transfer-poll-rps N] [--worker-env KEY=VALUE …]
  *                             [--cpu-prof DIR] [--api-node-defaults] [--pin-temporal]
  *
@@ -12,7 +13,9 @@
  * the API and one worker as separate node processes (their real entry points: the sources
  * through tsx, or with --built the compiled dist/api/main.js and dist/worker/main.js from
  * `npm run build`), with RATE_LIMIT_MAX=0 and every other setting at its default.
- * One activity with one `noop` task. Measures, in this order:
+ * One activity of `--shape`: one `noop` task (the default), five `noop` tasks in a line
+ * (`linear5`), or five with two parallel branches (`graph5`: a; then b → c beside d; then e once
+ * c and d ended). Measures, in this order:
  *
  *   1. latency: sequential events on an idle stack, 202 received → run `finished_at` (Postgres);
  *   2. alternating rounds of `--events` each, with `--concurrency` senders:
@@ -25,8 +28,17 @@
  *        The worker runs the new runs while the events are being posted, as in production;
  *        with --pause-worker it is frozen (SIGSTOP) during the event phases, which isolates
  *        the API's own path from the worker's competition for the same cores;
- *   3. backlog: the worker stopped, `--backlog` events posted, the worker started again, the
- *      time from the first to the last run finishing (runs/s);
+ *   3. backlog, `--drain-rounds` rounds, each of two drains on the same server, worker processes
+ *      stopped in between so only one drains at a time:
+ *        the engine's floor: `--backlog` empty parent workflows of the run's shape (one empty child
+ *        per task, bench/workflow-floor-workflows.ts) started on a queue nobody polls, then an SDK
+ *        worker with default options and nothing of activity-core (bench/floor-worker.ts, its own
+ *        process, a workflow bundle written beforehand as `npm run build` writes the worker's)
+ *        started; the time from the first to the last parent finishing (runs/s);
+ *        activity-core: the worker stopped, `--backlog` events posted, the worker started again,
+ *        the time from the first to the last run finishing (runs/s);
+ *      the drains and the CPU per run of the worker and of Temporal are printed as ratios to the
+ *      floor's (both figures include the worker process's start-up);
  *   4. resident memory (VmRSS of the node process itself) of the API and of that worker once
  *      it has run `--memory-runs` runs.
  * Prints a table with the medians, the ratios to the raw start rate and the targets.
@@ -65,7 +77,11 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import pg from 'pg';
 import { API_NODE_FLAGS, API_PROCESS_ENV } from '../apps/api/src/runtime-flags';
 import { WORKER_NODE_FLAGS, WORKER_PROCESS_ENV } from '../apps/worker/src/runtime-flags';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { CLOCK_TICKS, keyValueArgs, memoryMb, procStat } from './proc';
+import type { FloorShape } from './workflow-floor-workflows';
 
 // ---------------------------------------------------------------- options
 
@@ -82,6 +98,23 @@ const concurrency = flag('concurrency', 32);
 const latencyEvents = flag('latency', 50);
 const backlogEvents = flag('backlog', 900);
 const memoryRuns = flag('memory-runs', 1000);
+const drainRounds = flag('drain-rounds', 2);
+const shapeAt = process.argv.indexOf('--shape');
+const shape = (shapeAt === -1 ? 'one' : process.argv[shapeAt + 1]) as FloorShape;
+if (!['one', 'linear5', 'graph5'].includes(shape)) throw new Error('--shape needs one, linear5 or graph5');
+/** The activity's tasks for each shape; the floor's parent runs one empty child per task, in the same order. */
+const SHAPE_TASKS: Record<FloorShape, object[]> = {
+  one: [{ type: 'noop' }],
+  linear5: Array.from({ length: 5 }, () => ({ type: 'noop' })),
+  graph5: [
+    { key: 'a', depends_on: [], type: 'noop' },
+    { key: 'b', depends_on: ['a'], type: 'noop' },
+    { key: 'c', depends_on: ['b'], type: 'noop' },
+    { key: 'd', depends_on: ['a'], type: 'noop' },
+    { key: 'e', depends_on: ['c', 'd'], type: 'noop' },
+  ],
+};
+const tasksPerRun = SHAPE_TASKS[shape].length;
 const timeoutMs = flag('timeout-min', 30) * 60_000;
 /** `--task-queue-partitions N`: the dev server's task queue partitions (Temporal's default is 4). */
 const partitions = process.argv.includes('--task-queue-partitions') ? flag('task-queue-partitions', 4) : undefined;
@@ -118,6 +151,7 @@ const overallDeadline = Date.now() + timeoutMs;
 
 const EVENT_TYPE = 'bench.tick';
 const RAW_TASK_QUEUE = 'bench-raw-unpolled';
+const FLOOR_TASK_QUEUE = 'bench-floor';
 const log = (message: string): void => console.error(`[${new Date().toISOString().slice(11, 19)}] ${message}`);
 
 // ---------------------------------------------------------------- helpers
@@ -359,6 +393,28 @@ function startNode(name: string, entry: 'api' | 'worker', env: Record<string, st
   return proc;
 }
 
+/** The floor's worker (bench/floor-worker.ts): an SDK worker with default options, nothing of activity-core. */
+function startFloorWorker(address: string, namespace: string, bundle: string): Proc {
+  if (cleaning !== undefined) throw new Error('not starting the floor worker: the benchmark is stopping');
+  const proc = spawnStackProcess({
+    name: 'floor worker',
+    args: ['--import', 'tsx', join(root, 'bench', 'floor-worker.ts')],
+    cwd: root,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      TEMPORAL_ADDRESS: address,
+      TEMPORAL_NAMESPACE: namespace,
+      FLOOR_TASK_QUEUE,
+      FLOOR_BUNDLE: bundle,
+    },
+    keepOutputChars: 20_000,
+  });
+  procs.add(proc);
+  void proc.exited.then(() => procs.delete(proc));
+  return proc;
+}
+
 function alive(proc: Proc): boolean {
   return proc.alive();
 }
@@ -535,7 +591,7 @@ async function main(): Promise<void> {
     body: JSON.stringify({
       name: 'bench-hot-path',
       triggers: [{ type: 'event', event_type: EVENT_TYPE }],
-      tasks: [{ type: 'noop' }],
+      tasks: SHAPE_TASKS[shape],
     }),
   });
   if (registered.status !== 201)
@@ -629,17 +685,22 @@ async function main(): Promise<void> {
   const cpu = new Map<string, { items: number; used: Record<CpuPart, number> }>();
   // Each measured phase's span on the monotonic clock (µs), the clock of a .cpuprofile's timestamps: with --cpu-prof, cut a profile by phase.
   const phaseWindows: { phase: string; fromUs: bigint; toUs: bigint }[] = [];
-  const roots = () => ({
+  const roots = (workerProc: Proc = worker) => ({
     api: api.child.pid ?? -1,
-    worker: worker.child.pid ?? -1,
+    worker: workerProc.child.pid ?? -1,
     temporal: temporal?.process.pid ?? -1,
   });
-  const cpuPhase = async <T>(phase: string, items: number, run: () => Promise<T>): Promise<T> => {
-    const before = cpuByPart(roots());
+  const cpuPhase = async <T>(
+    phase: string,
+    items: number,
+    run: () => Promise<T>,
+    workerProc: Proc = worker,
+  ): Promise<T> => {
+    const before = cpuByPart(roots(workerProc));
     const fromUs = process.hrtime.bigint() / 1000n;
     const result = await run();
     phaseWindows.push({ phase, fromUs, toUs: process.hrtime.bigint() / 1000n });
-    const after = cpuByPart(roots());
+    const after = cpuByPart(roots(workerProc));
     const entry = cpu.get(phase) ?? { items: 0, used: { api: 0, worker: 0, temporal: 0, postgres: 0, bench: 0 } };
     entry.items += items;
     for (const part of Object.keys(after) as CpuPart[]) entry.used[part] += after[part] - before[part];
@@ -723,27 +784,104 @@ async function main(): Promise<void> {
         .catch(() => undefined);
   });
 
-  // 3. Backlog: the worker stopped, events posted, the worker started again.
-  await idle(runsSoFar);
-  log(`backlog: stopping the worker, posting ${backlogEvents} events…`);
-  await stopProc(worker, 45_000);
-  await drive(backlogEvents, async (i) => {
-    const { status, body } = await post(`backlog-${i}`);
-    if (status !== 202 || body.runs?.[0] === undefined)
-      throw new Error(`backlog event ${i} answered ${status} ${JSON.stringify(body)}`);
-  });
-  runsSoFar += backlogEvents;
-  log('backlog: starting the worker again…');
-  const workerSpawnedAt = Date.now();
-  worker = startNode('worker', 'worker', env);
-  await cpuPhase('backlog drain', backlogEvents, () => idle(runsSoFar, 900_000));
-  const { rows: drained } = await db.query<{ first: string; last: string }>(
-    `SELECT (extract(epoch FROM min(finished_at)) * 1000)::text AS first, (extract(epoch FROM max(finished_at)) * 1000)::text AS last FROM activity_runs WHERE event_id LIKE 'backlog-%'`,
+  // 3. Backlog, alternating the engine's floor and activity-core on the same server, one drain at a time.
+  const floorBundle = join(scratch!, 'floor-workflows.js');
+  await writeFile(
+    floorBundle,
+    (
+      await bundleWorkflowCode({
+        workflowsPath: fileURLToPath(new URL('./workflow-floor-workflows.ts', import.meta.url)),
+        logger: {
+          log: () => undefined,
+          trace: () => undefined,
+          debug: () => undefined,
+          info: () => undefined,
+          warn: () => undefined,
+          error: () => undefined,
+        },
+      })
+    ).code,
   );
-  const firstDone = Number(drained[0]?.first);
-  const lastDone = Number(drained[0]?.last);
-  const drainRate = (backlogEvents - 1) / ((lastDone - firstDone) / 1000);
-  const drainWall = (lastDone - workerSpawnedAt) / 1000;
+  const floorQuery = (status: string) => `WorkflowType='floorRun' AND ExecutionStatus='${status}'`;
+  const floorRates: number[] = [];
+  const drainRates: number[] = [];
+  let drainWall = NaN;
+  let firstDone = NaN;
+  let lastDone = NaN;
+  for (let round = 0; round < drainRounds; round++) {
+    await idle(runsSoFar);
+    log(
+      `drain round ${round + 1}/${drainRounds}: stopping the worker; the floor: ${backlogEvents} empty parents (${shape})…`,
+    );
+    await stopProc(worker, 45_000);
+    const completedBefore = (await client.workflow.count(floorQuery('Completed'))).count;
+    await drive(backlogEvents, async (i) => {
+      await client.workflow.start('floorRun', {
+        workflowId: `floor-${round}-${i}`,
+        taskQueue: FLOOR_TASK_QUEUE,
+        args: [shape],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      });
+    });
+    // Visibility is eventually consistent: every parent is seen waiting before the floor's worker starts.
+    await waitFor(
+      'the floor parents to be visible',
+      120_000,
+      async () => ((await client.workflow.count(floorQuery('Running'))).count >= backlogEvents ? true : undefined),
+      250,
+    );
+    const floorWorker = startFloorWorker(temporal!.address, temporal!.namespace, floorBundle);
+    await cpuPhase(
+      'floor drain',
+      backlogEvents,
+      () =>
+        waitFor(
+          'the floor parents to finish',
+          900_000,
+          async () => {
+            if (!alive(floorWorker)) throw new Error(`the floor worker exited:\n${floorWorker.output()}`);
+            return (await client.workflow.count(floorQuery('Completed'))).count >= completedBefore + backlogEvents
+              ? true
+              : undefined;
+          },
+          250,
+        ),
+      floorWorker,
+    );
+    await stopProc(floorWorker, 45_000);
+    const closed: number[] = [];
+    for await (const execution of client.workflow.list({ query: floorQuery('Completed') }))
+      if (execution.workflowId.startsWith(`floor-${round}-`) && execution.closeTime !== undefined)
+        closed.push(execution.closeTime.getTime());
+    if (closed.length !== backlogEvents)
+      throw new Error(`the floor listed ${closed.length} of ${backlogEvents} parents finished`);
+    floorRates.push((backlogEvents - 1) / ((Math.max(...closed) - Math.min(...closed)) / 1000));
+
+    log(`drain round ${round + 1}/${drainRounds}: activity-core: posting ${backlogEvents} events…`);
+    await drive(backlogEvents, async (i) => {
+      const { status, body } = await post(`backlog-${round}-${i}`);
+      if (status !== 202 || body.runs?.[0] === undefined)
+        throw new Error(`backlog event ${i} answered ${status} ${JSON.stringify(body)}`);
+    });
+    runsSoFar += backlogEvents;
+    log(`drain round ${round + 1}/${drainRounds}: starting the worker again…`);
+    const workerSpawnedAt = Date.now();
+    worker = startNode('worker', 'worker', env);
+    await cpuPhase('backlog drain', backlogEvents, () => idle(runsSoFar, 900_000));
+    const { rows: drained } = await db.query<{ first: string; last: string }>(
+      `SELECT (extract(epoch FROM min(finished_at)) * 1000)::text AS first, (extract(epoch FROM max(finished_at)) * 1000)::text AS last FROM activity_runs WHERE event_id LIKE $1`,
+      [`backlog-${round}-%`],
+    );
+    firstDone = Number(drained[0]?.first);
+    lastDone = Number(drained[0]?.last);
+    drainRates.push((backlogEvents - 1) / ((lastDone - firstDone) / 1000));
+    drainWall = (lastDone - workerSpawnedAt) / 1000;
+    log(
+      `drain round ${round + 1}/${drainRounds}: floor ${floorRates.at(-1)!.toFixed(1)} runs/s, activity-core ${drainRates.at(-1)!.toFixed(1)} runs/s`,
+    );
+  }
+  const drainRate = median(drainRates);
+  const floorRate = median(floorRates);
 
   // 4. Memory once the (restarted) worker has run `memoryRuns` runs.
   const topUp = Math.max(0, memoryRuns - backlogEvents);
@@ -759,6 +897,10 @@ async function main(): Promise<void> {
   const apiMemory = memoryMb(api.child.pid);
   const workerMemory = memoryMb(worker.child.pid);
   const workerRuns = backlogEvents + topUp;
+  const cpuPerRun = (phase: string, part: CpuPart) => {
+    const entry = cpu.get(phase);
+    return entry === undefined ? NaN : (entry.used[part] * 1000) / entry.items;
+  };
   const totalRuns = await count('true');
   const load1 = loadavg();
 
@@ -800,6 +942,30 @@ async function main(): Promise<void> {
       '≤ 250 / ≤ 150 MB',
     ],
   ];
+  const perTask = (ms: number) => (tasksPerRun === 1 ? '' : ` (${f(ms / tasksPerRun, 2)} per task)`);
+  const floorRows: Array<[string, string, string, string]> = [
+    [
+      `the floor: ${backlogEvents} empty parents (${shape}: ${tasksPerRun} empty ${tasksPerRun === 1 ? 'child' : 'children'}) drained`,
+      `${f(floorRate, 1)} runs/s`,
+      '1.00×',
+      '— (the engine)',
+    ],
+    [
+      `activity-core: ${backlogEvents} runs (${shape}) drained`,
+      `${f(drainRate, 1)} runs/s`,
+      `${f(drainRate / floorRate, 2)}×`,
+      '≥ 0.8×',
+    ],
+    ...(['worker', 'temporal'] as const).map((part): [string, string, string, string] => {
+      const [own, floor] = [cpuPerRun('backlog drain', part), cpuPerRun('floor drain', part)];
+      return [
+        `${part === 'worker' ? "the worker's" : "Temporal's"} CPU per run drained, activity-core / the floor`,
+        `${f(own, 1)}${perTask(own)} / ${f(floor, 1)}${perTask(floor)} ms`,
+        `${f(own / floor, 2)}×`,
+        part === 'worker' ? '≤ 1.5×' : '≤ 1.2×',
+      ];
+    }),
+  ];
   const out: string[] = [];
   out.push('');
   out.push(`activity-core hot path — commit ${gitCommit()}, ${new Date().toISOString()}`);
@@ -821,6 +987,14 @@ async function main(): Promise<void> {
   out.push('|---|---|---|---|');
   for (const row of rows) out.push(`| ${row.join(' | ')} |`);
   out.push('');
+  out.push(
+    `against the engine's floor (${drainRounds} alternating drain rounds of ${backlogEvents}, same server, one worker process draining at a time; medians of the drains, CPU summed over the rounds):`,
+  );
+  out.push('');
+  out.push('| measure | figure | ratio to the floor | target |');
+  out.push('|---|---|---|---|');
+  for (const row of floorRows) out.push(`| ${row.join(' | ')} |`);
+  out.push('');
   out.push(`raw start        ${spread(raw)} /s`);
   out.push(`run-shaped start ${spread(shaped)} /s`);
   out.push(
@@ -831,7 +1005,10 @@ async function main(): Promise<void> {
     `latency          ${latencyEvents} events: p50 ${f(percentile(latencies, 50))}, p90 ${f(percentile(latencies, 90))}, p99 ${f(percentile(latencies, 99))}, max ${f(Math.max(...latencies))} ms`,
   );
   out.push(
-    `backlog          first to last run finished: ${f((lastDone - firstDone) / 1000, 1)} s; worker spawn to last run finished (includes its start-up): ${f(drainWall, 1)} s`,
+    `backlog          activity-core rounds: ${drainRates.map((v) => f(v, 1)).join(', ')} runs/s; the floor's: ${floorRates.map((v) => f(v, 1)).join(', ')} runs/s; ratio per round: ${drainRates.map((v, i) => f(v / floorRates[i]!, 2)).join(', ')}×`,
+  );
+  out.push(
+    `backlog          last round: first to last run finished ${f((lastDone - firstDone) / 1000, 1)} s; worker spawn to last run finished (includes its start-up): ${f(drainWall, 1)} s`,
   );
   for (const [phase, { items, used }] of cpu) {
     const per = (part: CpuPart) => `${part} ${f((used[part] * 1000) / items, 2)}`;
