@@ -12,6 +12,7 @@ import TestSequencer from './test/sequencer.ts';
  */
 export const WALL_CLOCK_FILES = [
   'test/coalescing-faults.int.test.ts',
+  'test/coalescing-postgres.int.test.ts',
   'test/cron-overlap.int.test.ts',
   'test/cron-overlap-crash.int.test.ts',
   'test/fault-postgres.int.test.ts',
