@@ -19,6 +19,7 @@ export const WALL_CLOCK_FILES = [
   'test/fault-temporal.int.test.ts',
   'test/ingress-postgres-outage.int.test.ts',
   'test/ingress-temporal-outage.int.test.ts',
+  'test/pacing-faults.int.test.ts',
   'test/schedule-misfire.int.test.ts',
   'test/schedule-pause.int.test.ts',
   'test/schedule-temporal-outage.int.test.ts',
