@@ -117,11 +117,16 @@ export function startBackgroundLoops(
     ...(options.dispatcherBatchSize === undefined ? {} : { batchSize: options.dispatcherBatchSize }),
   });
   if (options.dispatcher ?? true) dispatcher.start();
-  const retentionDays = config.events.retentionDays;
+  const { retentionDays, payloadRetentionDays } = config.events;
   const retention =
-    retentionDays === null
+    retentionDays === null && payloadRetentionDays === null
       ? undefined
-      : createEventRetention({ events: wiring.events, logger: server.log, retentionMs: retentionDays * 86_400_000 });
+      : createEventRetention({
+          events: wiring.events,
+          logger: server.log,
+          ...(retentionDays === null ? {} : { retentionMs: retentionDays * 86_400_000 }),
+          ...(payloadRetentionDays === null ? {} : { payloadRetentionMs: payloadRetentionDays * 86_400_000 }),
+        });
   if (options.retention ?? true) retention?.start();
   const bulkRerunRunner = createBulkRerunRunner({
     reruns: wiring.rerunsRepository,

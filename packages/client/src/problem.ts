@@ -33,6 +33,7 @@ export type ProblemCode =
   | 'invalid_webhook_payload'
   | 'not_found'
   | 'conflict'
+  | 'gone'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'event_id_reused'
@@ -53,6 +54,7 @@ const CODE_OF_TYPE: Readonly<Record<string, ProblemCode>> = {
   'invalid-webhook-payload': 'invalid_webhook_payload',
   'not-found': 'not_found',
   conflict: 'conflict',
+  gone: 'gone',
   'payload-too-large': 'payload_too_large',
   'unsupported-media-type': 'unsupported_media_type',
   'event-id-reused': 'event_id_reused',
@@ -68,6 +70,7 @@ const CODE_OF_STATUS: Readonly<Record<number, ProblemCode>> = {
   403: 'forbidden',
   404: 'not_found',
   409: 'conflict',
+  410: 'gone',
   413: 'payload_too_large',
   415: 'unsupported_media_type',
   422: 'event_id_reused',

@@ -523,6 +523,16 @@ export const ConfigSchema = z
      */
     EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).optional(),
     /**
+     * Days an accepted event's `data` is kept (1–3650), counted from
+     * `received_at`; at most EVENT_RETENTION_DAYS when both are set. After it
+     * the retention purger clears the data (the event's id, fingerprint and
+     * decision log stay, so redeliveries are still duplicates) and a replay of
+     * the event answers 410. Events whose routing is not final (pending,
+     * in a debounce window, held, dead-lettered) keep their data. Unset (the
+     * default): data is kept as long as the event. See docs/recovery.md.
+     */
+    EVENT_PAYLOAD_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).optional(),
+    /**
      * Requests per key (API/ingest key, webhook source, or client IP when
      * auth is off) per window, counted per API process; 0 turns limiting off.
      * A batch counts as one request. @default 1200 (20 per second on average)
@@ -600,6 +610,16 @@ export const ConfigSchema = z
     path: ['WORKER_MAX_CONCURRENT_WORKFLOW_TASKS'],
     message: 'must be at most WORKER_MAX_CACHED_WORKFLOWS (a workflow task needs its workflow in the cache)',
   })
+  .refine(
+    (env) =>
+      env.EVENT_PAYLOAD_RETENTION_DAYS === undefined ||
+      env.EVENT_RETENTION_DAYS === undefined ||
+      env.EVENT_PAYLOAD_RETENTION_DAYS <= env.EVENT_RETENTION_DAYS,
+    {
+      path: ['EVENT_PAYLOAD_RETENTION_DAYS'],
+      message: 'must be at most EVENT_RETENTION_DAYS (an event is not kept without its id)',
+    },
+  )
   .refine((env) => env.HTTP_HEADERS_TIMEOUT_MS <= env.HTTP_REQUEST_TIMEOUT_MS, {
     path: ['HTTP_HEADERS_TIMEOUT_MS'],
     message: 'must be at most HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)',
@@ -723,7 +743,10 @@ export const ConfigSchema = z
     migrateOnStart: env.MIGRATE_ON_START,
     databasePoolSize: env.DATABASE_POOL_SIZE,
     databasePreparedStatements: env.DATABASE_PREPARED_STATEMENTS,
-    events: { retentionDays: env.EVENT_RETENTION_DAYS ?? null },
+    events: {
+      retentionDays: env.EVENT_RETENTION_DAYS ?? null,
+      payloadRetentionDays: env.EVENT_PAYLOAD_RETENTION_DAYS ?? null,
+    },
     rateLimit: { max: env.RATE_LIMIT_MAX, windowMs: env.RATE_LIMIT_WINDOW_SECONDS * 1000 },
     /** Failed bearer keys / unverified webhook deliveries per client address (AUTH_FAILURE_LIMIT). */
     authFailureLimit: { max: env.AUTH_FAILURE_LIMIT, windowMs: env.RATE_LIMIT_WINDOW_SECONDS * 1000 },

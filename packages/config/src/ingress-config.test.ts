@@ -8,7 +8,7 @@ describe('ingress configuration', () => {
   test('retention, rate limit and webhook secret keys have documented defaults', () => {
     const config = loadConfig(base);
     // No retention unless an operator chooses one: ids are remembered forever (docs/ingress.md, "How long ids are remembered").
-    expect(config.events).toEqual({ retentionDays: null });
+    expect(config.events).toEqual({ retentionDays: null, payloadRetentionDays: null });
     expect(config.rateLimit).toEqual({ max: 1200, windowMs: 60_000 });
     expect(config.webhooks).toEqual({ secretKeys: [] });
   });
@@ -21,6 +21,18 @@ describe('ingress configuration', () => {
     expect(loadConfig({ ...base, EVENT_RETENTION_DAYS: '7' }).events.retentionDays).toBe(7);
     expect(() => loadConfig({ ...base, EVENT_RETENTION_DAYS: '0' })).toThrow(/EVENT_RETENTION_DAYS/);
     expect(() => loadConfig({ ...base, EVENT_RETENTION_DAYS: '1.5' })).toThrow(/EVENT_RETENTION_DAYS/);
+  });
+
+  test('payload retention is whole days and never longer than the event retention', () => {
+    expect(loadConfig({ ...base, EVENT_PAYLOAD_RETENTION_DAYS: '30' }).events.payloadRetentionDays).toBe(30);
+    expect(loadConfig({ ...base, EVENT_RETENTION_DAYS: '90', EVENT_PAYLOAD_RETENTION_DAYS: '30' }).events).toEqual({
+      retentionDays: 90,
+      payloadRetentionDays: 30,
+    });
+    expect(() => loadConfig({ ...base, EVENT_PAYLOAD_RETENTION_DAYS: '0' })).toThrow(/EVENT_PAYLOAD_RETENTION_DAYS/);
+    expect(() => loadConfig({ ...base, EVENT_RETENTION_DAYS: '7', EVENT_PAYLOAD_RETENTION_DAYS: '8' })).toThrow(
+      /EVENT_PAYLOAD_RETENTION_DAYS: must be at most EVENT_RETENTION_DAYS/,
+    );
   });
 
   test('ingest keys without API keys are refused, since authentication would be off', () => {

@@ -16,7 +16,8 @@ export type DomainErrorCode =
   | 'forbidden'
   | 'payload_too_large'
   | 'unsupported_media_type'
-  | 'unavailable';
+  | 'unavailable'
+  | 'gone';
 
 /**
  * One refused field of a request: where (`a.b[0].c` for body fields,
@@ -105,6 +106,11 @@ export class UnsupportedMediaTypeError extends DomainError {
   ) {
     super(message);
   }
+}
+
+/** The resource existed but what the request needs of it is no longer kept (410), e.g. an event's data past its retention. */
+export class GoneError extends DomainError {
+  readonly code = 'gone';
 }
 
 /** A dependency (Postgres, Temporal) is down; the caller should retry later. */

@@ -135,7 +135,7 @@ export const BulkReplayRecord = z
     processed: z.number().int(),
     /** Runs the replay started. */
     started: z.number().int(),
-    /** Events for which nothing new was started (`skipped_reasons`: `already_ran`, `no_match`, `filtered`). */
+    /** Events for which nothing new was started (`skipped_reasons`: `already_ran`, `no_match`, `filtered`, `payload_expired`). */
     skipped: z.number().int(),
     skipped_reasons: z.record(z.string(), z.number().int()),
     created_at: Timestamp,

@@ -23,6 +23,10 @@ export const StoredEvent = z
     }),
     fingerprint: z.string(),
     received_at: z.string(),
+    payload_expired_at: z.string().nullable().meta({
+      description:
+        "When the event's `data` was cleared by the payload retention (EVENT_PAYLOAD_RETENTION_DAYS); `envelope.data` is then `{}` and a replay answers 410. Null: the data is kept.",
+    }),
     routing_state: z.enum(['pending', 'routed']),
     routing_attempts: z.number().int(),
     routed_at: z.string().nullable(),

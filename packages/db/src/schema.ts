@@ -177,6 +177,11 @@ export const events = pgTable(
     credential: text('credential'),
     /** emit_event steps between this event and an external one (posted, webhook, cron): 0 for external events. */
     hops: integer('hops').notNull().default(0),
+    /**
+     * When the retention purger cleared the event's `data` (EVENT_PAYLOAD_RETENTION_DAYS,
+     * migration 0026): the envelope keeps its other fields, a replay answers 410. Null: kept.
+     */
+    payloadExpiredAt: ts('payload_expired_at'),
   },
   (t) => [
     check('events_hops_ck', sql`${t.hops} >= 0`),
@@ -184,6 +189,9 @@ export const events = pgTable(
       .on(t.nextAttemptAt)
       .where(sql`${t.routingState} = 'pending'`),
     index('events_received_idx').on(t.receivedAt),
+    index('events_payload_kept_idx')
+      .on(t.receivedAt)
+      .where(sql`${t.payloadExpiredAt} IS NULL`),
     check('events_routing_state_ck', sql`${t.routingState} IN ('pending','routed')`),
   ],
 );

@@ -76,6 +76,7 @@ function fakeEvents(recordedRuns: ReadonlySet<string> = new Set()) {
         lastError: null,
         credential: input.credential ?? null,
         hops: input.hops ?? 0,
+        payloadExpiredAt: null,
       };
       const routes = input.routes.map((route: NewRoute): EventRouteRow => ({
         ...route,

@@ -2,10 +2,12 @@ import type { Logger } from '@activity-core/contracts';
 import type { EventsRepository } from '@activity-core/db';
 
 export interface EventRetentionOptions {
-  events: Pick<EventsRepository, 'purgeRoutedBefore'>;
+  events: Pick<EventsRepository, 'purgeRoutedBefore' | 'expirePayloadsBefore'>;
   logger: Logger;
-  /** How long an accepted event (and so its id) is remembered. */
-  retentionMs: number;
+  /** How long an accepted event (and so its id) is remembered; undefined: forever. */
+  retentionMs?: number;
+  /** How long an accepted event's data is kept; undefined: as long as the event. */
+  payloadRetentionMs?: number;
   /** Time between purges. @default 600000 (10 minutes) */
   intervalMs?: number;
   /** Events removed per statement; a purge repeats until a batch comes back short. @default 1000 */
@@ -16,7 +18,8 @@ export interface EventRetentionOptions {
 
 /**
  * Forgets routed events older than the retention, so the events table (the
- * idempotency-key store) does not grow forever. Runs in every API process:
+ * idempotency-key store) does not grow forever, and clears the data of those
+ * older than the payload retention (their id and decision log stay). Runs in every API process:
  * purgers skip rows another purger holds, so several never fight or
  * delete twice, and a process that dies mid-purge leaves nothing half done
  * (each batch is one statement).
@@ -30,15 +33,31 @@ export function createEventRetention(options: EventRetentionOptions) {
   let stopped = true;
   let closing = false;
 
-  /** One full purge; returns how many events were forgotten. */
-  async function purge(): Promise<number> {
-    const cutoff = new Date(now().getTime() - options.retentionMs);
+  /** Repeats one batch statement until a batch comes back short; returns the total. */
+  async function drain(batch: () => Promise<number>): Promise<number> {
     let total = 0;
     for (;;) {
-      const removed = await options.events.purgeRoutedBefore(cutoff, batchSize);
-      total += removed;
-      if (removed < batchSize || closing) break;
+      const done = await batch();
+      total += done;
+      if (done < batchSize || closing) return total;
     }
+  }
+
+  /** One full purge: data past the payload retention cleared, events past the retention forgotten; returns how many events were forgotten. */
+  async function purge(): Promise<number> {
+    const at = now().getTime();
+    if (options.payloadRetentionMs !== undefined) {
+      const cutoff = new Date(at - options.payloadRetentionMs);
+      const cleared = await drain(() => options.events.expirePayloadsBefore(cutoff, batchSize));
+      if (cleared > 0)
+        options.logger.info(
+          { cleared, cutoff: cutoff.toISOString() },
+          'cleared the data of events past their payload retention',
+        );
+    }
+    if (options.retentionMs === undefined || closing) return 0;
+    const cutoff = new Date(at - options.retentionMs);
+    const total = await drain(() => options.events.purgeRoutedBefore(cutoff, batchSize));
     if (total > 0)
       options.logger.info({ removed: total, cutoff: cutoff.toISOString() }, 'forgot events past their retention');
     return total;

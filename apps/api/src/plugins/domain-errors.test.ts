@@ -10,6 +10,7 @@ import {
   PayloadTooLargeError,
   UnauthorizedError,
   UnavailableError,
+  GoneError,
   UnsupportedMediaTypeError,
 } from '@activity-core/contracts';
 import { DatabaseUnreachableError, UnstorableTextError } from '@activity-core/db';
@@ -41,6 +42,7 @@ const SAMPLES: Record<DomainErrorCode, DomainError> = {
     [{ path: 'header.content-type', message: 'send application/json' }],
   ),
   unavailable: new UnavailableError('Temporal is unreachable'),
+  gone: new GoneError("event e1's data was cleared"),
 };
 
 const EXPECTED_STATUS: Record<DomainErrorCode, number> = {
@@ -48,6 +50,7 @@ const EXPECTED_STATUS: Record<DomainErrorCode, number> = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  gone: 410,
   conflict: 409,
   payload_too_large: 413,
   event_id_reused: 422,

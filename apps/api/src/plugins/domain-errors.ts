@@ -30,6 +30,7 @@ export const DOMAIN_ERROR_ANSWERS: Readonly<Record<DomainErrorCode, DomainErrorA
   forbidden: { status: 403, kind: 'forbidden', title: 'Forbidden' },
   not_found: { status: 404, kind: 'not_found', title: 'Not found' },
   conflict: { status: 409, kind: 'conflict', title: 'Conflict' },
+  gone: { status: 410, kind: 'gone', title: 'Gone' },
   payload_too_large: { status: 413, kind: 'payload_too_large', title: 'Payload too large' },
   unsupported_media_type: { status: 415, kind: 'unsupported_media_type', title: 'Unsupported media type' },
   event_id_reused: { status: 422, kind: 'event_id_reused', title: 'Event id reused with a different payload' },

@@ -12,6 +12,7 @@ export const PROBLEM_TYPES = {
   not_found: 'urn:activity-core:problem:not-found',
   method_not_allowed: 'urn:activity-core:problem:method-not-allowed',
   conflict: 'urn:activity-core:problem:conflict',
+  gone: 'urn:activity-core:problem:gone',
   event_id_reused: 'urn:activity-core:problem:event-id-reused',
   unauthorized: 'urn:activity-core:problem:unauthorized',
   forbidden: 'urn:activity-core:problem:forbidden',

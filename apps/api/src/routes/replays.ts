@@ -35,7 +35,7 @@ export const replayRoutes =
           params: z.object({ event_id: z.string().min(1) }),
           headers: KeyHeaders,
           body: OptionalReplayRequest,
-          response: { 200: ReplayResponse, ...replayErrors },
+          response: { 200: ReplayResponse, ...replayErrors, 410: Problem },
         },
       },
       async (request) =>

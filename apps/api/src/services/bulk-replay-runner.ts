@@ -51,6 +51,13 @@ export function createBulkReplayRunner(options: BulkReplayRunnerOptions) {
         async carryOutPage(page, progress) {
           // In arrival order, one event after the other: the runs start in the order their events arrived.
           for (const event of page) {
+            if (event.payloadExpiredAt !== null) {
+              // Its data is past the payload retention: nothing to replay it with (a single replay answers 410).
+              progress.processed++;
+              progress.skipped++;
+              progress.skippedReasons.payload_expired = (progress.skippedReasons.payload_expired ?? 0) + 1;
+              continue;
+            }
             const answer = await options.service.replay(event.eventId, mode, requester);
             const started = answer.runs.filter(
               (run) =>

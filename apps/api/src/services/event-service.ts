@@ -515,6 +515,7 @@ export function createEventService(deps: {
         hops: event.hops,
         fingerprint: event.fingerprint,
         received_at: event.receivedAt.toISOString(),
+        payload_expired_at: event.payloadExpiredAt?.toISOString() ?? null,
         routing_state: event.routingState as 'pending' | 'routed',
         routing_attempts: event.routingAttempts,
         routed_at: event.routedAt?.toISOString() ?? null,

@@ -10,6 +10,7 @@
 import {
   bulkReplayId,
   canonicalJson,
+  GoneError,
   InvalidInputError,
   MAX_BULK_REPLAY_EVENTS,
   MAX_BULK_REPLAY_RANGE_DAYS,
@@ -194,6 +195,10 @@ export function createReplayService(deps: ReplayDeps) {
   async function replay(eventId: string, mode: ReplayMode, requester: ReplayRequester): Promise<ReplayResponse> {
     const found = await deps.events.get(eventId);
     if (found === undefined) throw new NotFoundError('event', eventId);
+    if (found.event.payloadExpiredAt !== null)
+      throw new GoneError(
+        `event ${eventId}'s data was cleared at ${found.event.payloadExpiredAt.toISOString()} (EVENT_PAYLOAD_RETENTION_DAYS): it can no longer be replayed; its decision log is kept`,
+      );
     const envelope = found.event.payload as EventEnvelope;
     const planned = await deps.ingest.plan(envelope);
     const runs =

@@ -69,6 +69,7 @@ type EventJson = {
   last_error: string | null;
   credential: string | null;
   hops: number;
+  payload_expired_at?: string | null;
 };
 type RouteJson = {
   event_id: string;
@@ -104,6 +105,7 @@ function eventFromJson(row: EventJson): EventRow {
     lastError: row.last_error,
     credential: row.credential,
     hops: row.hops,
+    payloadExpiredAt: row.payload_expired_at == null ? null : new Date(row.payload_expired_at),
   };
 }
 
@@ -557,6 +559,33 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
           DELETE FROM ${eventRoutes} WHERE ${eventRoutes.eventId} IN (SELECT event_id FROM doomed)
         )
         DELETE FROM ${events} WHERE ${events.eventId} IN (SELECT event_id FROM doomed)`);
+      return result.rowCount ?? 0;
+    },
+
+    /**
+     * Clears the `data` of routed events received before `olderThan` (payload
+     * retention), up to `limit` per statement, skipping rows another purger
+     * holds. An event keeps its data while any of its routes is not final —
+     * still to be started, in a debounce window, held or dead-lettered — since
+     * that route still needs it. Answers how many were cleared.
+     */
+    async expirePayloadsBefore(olderThan: Date, limit: number): Promise<number> {
+      const result = await db.execute(sql`
+        WITH doomed AS (
+          SELECT e.event_id FROM ${events} e
+          WHERE e.received_at < ${olderThan.toISOString()}::timestamptz
+            AND e.payload_expired_at IS NULL
+            AND e.routing_state = 'routed'
+            AND NOT EXISTS (
+              SELECT 1 FROM ${eventRoutes} r
+              WHERE r.event_id = e.event_id AND r.outcome IN ('pending','coalescing','held','dead_letter')
+            )
+          ORDER BY e.received_at
+          LIMIT ${limit}
+          FOR UPDATE SKIP LOCKED
+        )
+        UPDATE ${events} SET payload = jsonb_set(payload, '{data}', '{}'::jsonb), payload_expired_at = now()
+        WHERE event_id IN (SELECT event_id FROM doomed)`);
       return result.rowCount ?? 0;
     },
 
