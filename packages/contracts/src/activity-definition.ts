@@ -608,6 +608,15 @@ export const Priority = z.number().int().min(PRIORITY_HIGHEST).max(PRIORITY_LOWE
     "1 (highest) to 5 (lowest), Temporal's task-queue priority; default 3. Re-runs, backfills and cron catch-ups default one lower than the definition's.",
 });
 
+/**
+ * The priority a re-run, bulk re-run or backfill request names for the runs it starts, in place of
+ * the default (one lower than the definition's). Recorded on each run (`priority` of the run record).
+ */
+export const PriorityOverride = z.number().int().min(PRIORITY_HIGHEST).max(PRIORITY_LOWEST).meta({
+  description:
+    "1 (highest) to 5 (lowest): the Temporal task-queue priority of the runs this request starts, in place of the default (one lower than the definition's `priority`, never below 5). Recorded on each run's record.",
+});
+
 /** A CEL expression over the event envelope whose value is a pacing key (throttle, rate limit). */
 export const PacingKeyExpression = expressionString('key').meta({
   description:

@@ -138,6 +138,10 @@ export const RunRecord = z
       description:
         "The workflow id of the newer cron run whose trigger's `cancel_other` overlap policy requested this run's cancellation; null otherwise.",
     }),
+    priority: z.number().int().min(1).max(5).nullable().meta({
+      description:
+        "The Temporal task-queue priority the run was started with, 1 (highest) to 5: the definition's `priority` (default 3), one lower for re-runs, backfills and cron catch-ups, or the `priority` a re-run or backfill request named. Null for runs recorded before priorities were recorded. See docs/pacing.md.",
+    }),
   })
   .meta({ id: 'Run' });
 export type RunRecord = z.infer<typeof RunRecord>;

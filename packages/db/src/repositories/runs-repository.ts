@@ -19,6 +19,8 @@ export interface NewRun {
   windowEnd?: Date | null;
   /** Only for runs started by a `run_activity` task: the calling run. */
   parentRunId?: string | null;
+  /** The Temporal priority the run was started with (1 highest … 5); null when its start named none. */
+  priority?: number | null;
 }
 
 export interface ErrorInfo {

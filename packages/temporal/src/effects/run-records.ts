@@ -14,6 +14,8 @@ export interface LogRunInput {
   windowEnd?: string;
   /** Only for runs started by a `run_activity` task. */
   parentRunId?: string;
+  /** The Temporal priority the run was started with (1 highest … 5); absent when its start named none. */
+  priority?: number;
 }
 
 /** A task instance write, exactly as the repository takes it. */
@@ -47,6 +49,7 @@ export function createRunRecordEffects(deps: {
         windowStart: fireTimeOrNull(input.windowStart),
         windowEnd: fireTimeOrNull(input.windowEnd),
         ...(input.parentRunId === undefined ? {} : { parentRunId: input.parentRunId }),
+        ...(input.priority === undefined ? {} : { priority: input.priority }),
       });
     },
 
