@@ -45,6 +45,7 @@ interface RunView {
   workflow_id: string;
   status: string;
   priority: number | null;
+  fairness_key: string | null;
   trigger_type: string;
 }
 
@@ -90,6 +91,7 @@ describe('priority on the run record', () => {
     const runId = await postEvent('recorded.priority', 'recorded-1');
     const run = await finishedRun(runId);
     expect(run.priority).toBe(2);
+    expect(run.fairness_key).toBe(activityId);
     expect(await temporalPriority(run.workflow_id)).toBe(2);
     const listed = await api('GET', `/v1/runs?activity_id=${activityId}`);
     expect(listed.json.items.map((item: RunView) => item.priority)).toEqual([2]);
@@ -101,6 +103,26 @@ describe('priority on the run record', () => {
       tasks: [{ type: 'noop' }],
     });
     expect((await finishedRun(await postEvent('default.priority', 'default-1'))).priority).toBe(3);
+  });
+
+  test("a run started by a run_activity task records its caller's priority and fairness key, which it inherits", async () => {
+    const calleeId = await register({ name: 'callee', tasks: [{ type: 'noop' }], priority: 5 });
+    const callerId = await register({
+      name: 'caller',
+      triggers: [{ type: 'event', event_type: 'caller.called' }],
+      tasks: [{ type: 'run_activity', config: { activity: 'callee' } }],
+      priority: 1,
+    });
+    const caller = await finishedRun(await postEvent('caller.called', 'caller-1'));
+    expect(caller).toMatchObject({ priority: 1, fairness_key: callerId });
+    const called = await waitFor('the called run', async () => {
+      const listed = await api('GET', `/v1/runs?activity_id=${calleeId}`);
+      return (listed.json.items as RunView[])[0];
+    });
+    expect((await finishedRun(called.run_id)).trigger_type).toBe('call');
+    expect(await api('GET', `/v1/runs/${called.run_id}`)).toMatchObject({
+      json: { priority: 1, fairness_key: callerId },
+    });
   });
 
   test('a run that waited for a concurrency slot records its priority from the moment it waits', async () => {

@@ -142,6 +142,10 @@ export const RunRecord = z
       description:
         "The Temporal task-queue priority the run was started with, 1 (highest) to 5: the definition's `priority` (default 3), one lower for re-runs, backfills and cron catch-ups, or the `priority` a re-run or backfill request named. Null for runs recorded before priorities were recorded. See docs/pacing.md.",
     }),
+    fairness_key: z.string().nullable().meta({
+      description:
+        "The Temporal fairness key the run was started with: the value of the definition's `fairness.key` over its event, else the activity's id (a run started by a `run_activity` task shares its caller's). Null for runs recorded before fairness keys were recorded. See docs/pacing.md.",
+    }),
   })
   .meta({ id: 'Run' });
 export type RunRecord = z.infer<typeof RunRecord>;

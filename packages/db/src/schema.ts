@@ -102,6 +102,8 @@ export const activityRuns = pgTable(
     parentRunId: uuid('parent_run_id'),
     /** The Temporal priority the run was started with, 1 (highest) to 5 (migration 0025); null for runs recorded before it. */
     priority: smallint('priority'),
+    /** The Temporal fairness key the run was started with, ≤ 64 bytes (migration 0025); null for runs recorded before it. */
+    fairnessKey: text('fairness_key'),
   },
   (t) => [
     uniqueIndex('activity_runs_workflow_id_uq').on(t.workflowId),
@@ -117,6 +119,7 @@ export const activityRuns = pgTable(
     ),
     check('activity_runs_trigger_ck', sql`${t.triggerType} IN ('event','cron','manual','backfill','call')`),
     check('activity_runs_priority_ck', sql`${t.priority} BETWEEN 1 AND 5`),
+    check('activity_runs_fairness_key_ck', sql`octet_length(${t.fairnessKey}) <= 64`),
     index('activity_runs_parent_run_id_idx')
       .on(t.parentRunId)
       .where(sql`${t.parentRunId} IS NOT NULL`),

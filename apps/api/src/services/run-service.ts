@@ -46,6 +46,7 @@ export function toRunRecord(row: RunRow): RunRecord {
     cancelled_by_run: row.cancelledByRun,
     ...(row.parentRunId === null ? {} : { parent_run_id: row.parentRunId }),
     priority: row.priority,
+    fairness_key: row.fairnessKey,
   };
 }
 

@@ -21,6 +21,8 @@ export interface NewRun {
   parentRunId?: string | null;
   /** The Temporal priority the run was started with (1 highest … 5); null when its start named none. */
   priority?: number | null;
+  /** The Temporal fairness key the run was started with; null when its start named none. */
+  fairnessKey?: string | null;
 }
 
 export interface ErrorInfo {

@@ -16,6 +16,8 @@ export interface LogRunInput {
   parentRunId?: string;
   /** The Temporal priority the run was started with (1 highest … 5); absent when its start named none. */
   priority?: number;
+  /** The Temporal fairness key the run was started with; absent when its start named none. */
+  fairnessKey?: string;
 }
 
 /** A task instance write, exactly as the repository takes it. */
@@ -50,6 +52,7 @@ export function createRunRecordEffects(deps: {
         windowEnd: fireTimeOrNull(input.windowEnd),
         ...(input.parentRunId === undefined ? {} : { parentRunId: input.parentRunId }),
         ...(input.priority === undefined ? {} : { priority: input.priority }),
+        ...(input.fairnessKey === undefined ? {} : { fairnessKey: input.fairnessKey }),
       });
     },
 

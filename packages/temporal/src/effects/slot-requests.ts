@@ -83,6 +83,7 @@ export function createConcurrencyEffects(deps: {
       windowStart: run.windowStart === undefined ? null : toScheduledFor(run.windowStart),
       windowEnd: run.windowEnd === undefined ? null : toScheduledFor(run.windowEnd),
       ...(run.priority === undefined ? {} : { priority: run.priority }),
+      ...(run.fairnessKey === undefined ? {} : { fairnessKey: run.fairnessKey }),
     });
   return {
     /**
