@@ -46,6 +46,7 @@ interface RunView {
   status: string;
   priority: number | null;
   fairness_key: string | null;
+  not_before: string | null;
   trigger_type: string;
 }
 
@@ -135,6 +136,31 @@ describe('priority on the run record', () => {
     });
     const runIds = [await postEvent('slot.priority', 'slot-1'), await postEvent('slot.priority', 'slot-2')];
     for (const runId of runIds) expect((await finishedRun(runId)).priority).toBe(4);
+  });
+
+  test("a run its throttle delayed shows, on its record, the not_before its event's route holds; other runs and its re-run show null", async () => {
+    const activityId = await register({
+      name: 'throttled-record',
+      triggers: [{ type: 'event', event_type: 'throttled.record' }],
+      tasks: [{ type: 'noop' }],
+      throttle: { limit: 1, period: '2s' },
+    });
+    const first = await postEvent('throttled.record', 'throttled-1');
+    const second = await postEvent('throttled.record', 'throttled-2');
+    const route = await api('GET', '/v1/events/throttled-2');
+    const notBefore = route.json.routes[0].not_before as string;
+    expect(notBefore).toEqual(expect.any(String));
+    expect((await finishedRun(first)).not_before).toBeNull();
+    expect((await finishedRun(second)).not_before).toBe(notBefore);
+    const listed = await api('GET', `/v1/runs?activity_id=${activityId}`);
+    expect(Object.fromEntries((listed.json.items as RunView[]).map((run) => [run.run_id, run.not_before]))).toEqual({
+      [first]: null,
+      [second]: notBefore,
+    });
+
+    const rerun = await api('POST', `/v1/runs/${second}/rerun`, {});
+    expect(rerun.status, rerun.body).toBe(202);
+    expect((await finishedRun(rerun.json.run_id)).not_before).toBeNull();
   });
 
   test('a re-run runs one lower than the definition unless its request names a priority, which is kept under its Idempotency-Key', async () => {
