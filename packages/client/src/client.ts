@@ -463,12 +463,15 @@ export class ActivityCoreClient {
      */
     rerun: (
       runId: string,
-      options: CallOptions & { from?: RerunFrom; idempotencyKey?: string } = {},
+      options: CallOptions & { from?: RerunFrom; priority?: number; idempotencyKey?: string } = {},
     ): Promise<RerunResponse> =>
       this.request('rerunRun', {
         ...(options.signal === undefined ? {} : { signal: options.signal }),
         params: { run_id: runId },
-        body: options.from === undefined ? {} : { from: options.from },
+        body: {
+          ...(options.from === undefined ? {} : { from: options.from }),
+          ...(options.priority === undefined ? {} : { priority: options.priority }),
+        },
         headers: { 'idempotency-key': options.idempotencyKey ?? randomUUID() },
       }),
     /** Re-runs every run a filter selects (`dry_run: true` only counts them); keyed like `rerun`. */

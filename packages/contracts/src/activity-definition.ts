@@ -608,6 +608,15 @@ export const Priority = z.number().int().min(PRIORITY_HIGHEST).max(PRIORITY_LOWE
     "1 (highest) to 5 (lowest), Temporal's task-queue priority; default 3. Re-runs, backfills and cron catch-ups default one lower than the definition's.",
 });
 
+/**
+ * The priority a re-run, bulk re-run or backfill request names for the runs it starts, in place of
+ * the default (one lower than the definition's). Recorded on each run (`priority` of the run record).
+ */
+export const PriorityOverride = z.number().int().min(PRIORITY_HIGHEST).max(PRIORITY_LOWEST).meta({
+  description:
+    "1 (highest) to 5 (lowest): the Temporal task-queue priority of the runs this request starts, in place of the default (one lower than the definition's `priority`, never below 5). Recorded on each run's record.",
+});
+
 /** A CEL expression over the event envelope whose value is a pacing key (throttle, rate limit). */
 export const PacingKeyExpression = expressionString('key').meta({
   description:
@@ -639,6 +648,35 @@ export const RateLimit = z
   })
   .strict();
 export type RateLimit = z.infer<typeof RateLimit>;
+
+/** Temporal's bounds of a fairness weight (values outside are clamped by the server; here they are refused). */
+export const FAIRNESS_LIMITS = { minWeight: 0.001, maxWeight: 1000 } as const;
+
+/**
+ * Temporal's task-queue fairness (docs/pacing.md, "Fairness"): within one priority, the server hands
+ * out the tasks of each fairness key in proportion to its weight, so one key's backlog does not
+ * starve another's. Every run has a key: the value of `key` over its event, else its activity's id.
+ */
+export const Fairness = z
+  .object({
+    key: expressionString('key')
+      .meta({
+        description:
+          "A CEL expression over the event envelope (event_id, event_type, source, subject, occurred_at, data) whose value (a string, int, double or bool, at most 500 characters) is the run's fairness key, e.g. `data.tenant`; a value longer than 64 bytes is replaced by its digest (`sha256:…`). " +
+          "Absent, for runs without an event (cron, backfill, manual) and when it cannot be evaluated: the activity's id.",
+      })
+      .optional(),
+    weight: z
+      .number()
+      .min(FAIRNESS_LIMITS.minWeight)
+      .max(FAIRNESS_LIMITS.maxWeight)
+      .optional()
+      .meta({
+        description: `${FAIRNESS_LIMITS.minWeight} to ${FAIRNESS_LIMITS.maxWeight}, default 1: the share of task dispatch this activity's runs get for their key, relative to other keys.`,
+      }),
+  })
+  .strict();
+export type Fairness = z.infer<typeof Fairness>;
 
 export const ActivityName = z
   .string()
@@ -686,6 +724,8 @@ const ActivityDefinitionShape = z
     rate_limit: RateLimit.optional(),
     /** Temporal task-queue priority of this activity's runs, 1 (highest) to 5; default 3. */
     priority: Priority.optional(),
+    /** Temporal fairness key (per event, when `key` is given) and weight of this activity's runs (docs/pacing.md). */
+    fairness: Fairness.optional(),
     /** Task workflows of one run running at once (parallel branches and for_each items together). @default 10 */
     max_parallel: z.number().int().min(1).max(TASK_GRAPH_LIMITS.maxParallel).optional(),
   })

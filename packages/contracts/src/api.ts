@@ -138,6 +138,18 @@ export const RunRecord = z
       description:
         "The workflow id of the newer cron run whose trigger's `cancel_other` overlap policy requested this run's cancellation; null otherwise.",
     }),
+    priority: z.number().int().min(1).max(5).nullable().meta({
+      description:
+        "The Temporal task-queue priority the run was started with, 1 (highest) to 5: the definition's `priority` (default 3), one lower for re-runs, backfills and cron catch-ups, or the `priority` a re-run or backfill request named. Null for runs recorded before priorities were recorded. See docs/pacing.md.",
+    }),
+    not_before: Timestamp.nullable().meta({
+      description:
+        "Only for a run its activity's `throttle` delayed: the time Temporal held its start until (the `not_before` of its event's route, GET /v1/events/{event_id}). Null for every other run, re-runs included.",
+    }),
+    fairness_key: z.string().nullable().meta({
+      description:
+        "The Temporal fairness key the run was started with: the value of the definition's `fairness.key` over its event, else the activity's id (a run started by a `run_activity` task shares its caller's). Null for runs recorded before fairness keys were recorded. See docs/pacing.md.",
+    }),
   })
   .meta({ id: 'Run' });
 export type RunRecord = z.infer<typeof RunRecord>;

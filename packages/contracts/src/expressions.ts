@@ -60,6 +60,7 @@ export const DEFINITION_EXPRESSION_SITES: readonly ExpressionSite[] = [
   { path: ['concurrency', 'key'], kind: 'key' },
   { path: ['throttle', 'key'], kind: 'key' },
   { path: ['rate_limit', 'key'], kind: 'key' },
+  { path: ['fairness', 'key'], kind: 'key' },
 ];
 
 /** One expression found in a value at a site: its path (`['triggers', 0, 'filter']`) and source. */

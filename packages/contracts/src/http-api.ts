@@ -162,7 +162,7 @@ export const RunDetail = RunWithTasks.extend({
 });
 export type RunDetail = z.output<typeof RunDetail>;
 /** The body is optional: none at all is a re-run from the start. */
-export const OptionalRerunRequest = RerunRequest.nullish().transform((body) => body ?? { from: 'start' as const });
+export const OptionalRerunRequest = RerunRequest.nullish().transform((body): RerunRequest => body ?? { from: 'start' });
 export const CancelResponse = z.object({ run_id: z.string(), cancel_requested: z.boolean() });
 export type CancelResponse = z.output<typeof CancelResponse>;
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Rfc3339DateTime } from './date-time';
 import { RunStatus, TriggerType } from './api';
+import { PriorityOverride } from './activity-definition';
 
 const Timestamp = z.string().meta({ format: 'date-time' });
 
@@ -17,6 +18,8 @@ export const RerunRequest = z
   .object({
     /** `start` (default): every task again. `failed_task`: from the task that failed the run; the tasks before it are not executed again. */
     from: RerunFrom.default('start'),
+    /** The re-run's Temporal priority (1–5); default one lower than the definition's. Kept under the Idempotency-Key: a repeated request starts it with the first request's. */
+    priority: PriorityOverride.optional(),
   })
   .strict()
   .meta({ id: 'RerunRequest' });
@@ -87,6 +90,8 @@ export const BulkRerunRequest = z
     from: RerunFrom.default('start'),
     /** Only count what the filter selects; start nothing and record nothing. */
     dry_run: z.boolean().default(false),
+    /** The Temporal priority (1–5) of every re-run it starts; default one lower than each definition's. */
+    priority: PriorityOverride.optional(),
   })
   .strict()
   .meta({ id: 'BulkRerunRequest' });
@@ -124,6 +129,8 @@ export const BulkRerunRecord = z
     created_at: Timestamp,
     updated_at: Timestamp,
     completed_at: Timestamp.nullable(),
+    /** The priority its request named for every re-run; null: the default (one lower than each definition's). */
+    priority: z.number().int().nullable(),
   })
   .meta({ id: 'BulkRerun' });
 export type BulkRerunRecord = z.infer<typeof BulkRerunRecord>;

@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import { Rfc3339DateTime } from './date-time';
-import { MisfirePolicy } from './activity-definition';
+import { MisfirePolicy, PriorityOverride } from './activity-definition';
 
 const Timestamp = z.string().meta({ format: 'date-time' });
 
@@ -166,6 +166,8 @@ export const BackfillRequest = z
      * whose run already has a running or succeeded re-run is left alone.
      */
     rerun_failed: z.boolean().optional(),
+    /** The Temporal priority (1–5) of the runs (and re-runs) it starts; default one lower than the definition's. */
+    priority: PriorityOverride.optional(),
   })
   .strict()
   .meta({ id: 'BackfillRequest' });

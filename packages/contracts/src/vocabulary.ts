@@ -19,6 +19,8 @@
  *   key: over a throttle a run starts later (`not_before`), over a rate limit
  *   it is `dropped`; each key's state is a **bucket** (a `pacing_buckets` row).
  * - **priority** — 1 (highest) to 5, Temporal's task-queue priority of a run.
+ * - **fairness key** — the key Temporal shares a run's task dispatch by within
+ *   one priority (its activity's id, or its definition's `fairness.key`).
  * - **debounce window** — a burst of events of one (activity, key) that becomes
  *   one run (docs/coalescing.md): a `coalesce_windows` row and a
  *   `CoalesceWindowWorkflow`; every event of it but the last is **merged** into

@@ -27,6 +27,7 @@ export {
   type ErrorInfo,
   type NewRun,
   type RunRow,
+  type RunRowWithDelay,
   type RunsRepository,
   type TaskInstanceRow,
   type TaskInstanceUpsert,

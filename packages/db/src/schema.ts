@@ -8,6 +8,7 @@ import {
   jsonb,
   pgTable,
   primaryKey,
+  smallint,
   text,
   timestamp,
   uniqueIndex,
@@ -99,6 +100,10 @@ export const activityRuns = pgTable(
     cancelledByRun: text('cancelled_by_run'),
     /** The run whose `run_activity` task started this one (trigger type `call`, migration 0017); null otherwise. */
     parentRunId: uuid('parent_run_id'),
+    /** The Temporal priority the run was started with, 1 (highest) to 5 (migration 0025); null for runs recorded before it. */
+    priority: smallint('priority'),
+    /** The Temporal fairness key the run was started with, ≤ 64 bytes (migration 0025); null for runs recorded before it. */
+    fairnessKey: text('fairness_key'),
   },
   (t) => [
     uniqueIndex('activity_runs_workflow_id_uq').on(t.workflowId),
@@ -113,6 +118,8 @@ export const activityRuns = pgTable(
       sql`${t.status} IN ('running','waiting_for_slot','succeeded','failed','cancelled','skipped')`,
     ),
     check('activity_runs_trigger_ck', sql`${t.triggerType} IN ('event','cron','manual','backfill','call')`),
+    check('activity_runs_priority_ck', sql`${t.priority} BETWEEN 1 AND 5`),
+    check('activity_runs_fairness_key_ck', sql`octet_length(${t.fairnessKey}) <= 64`),
     index('activity_runs_parent_run_id_idx')
       .on(t.parentRunId)
       .where(sql`${t.parentRunId} IS NOT NULL`),
@@ -588,12 +595,15 @@ export const runReruns = pgTable(
     resume: jsonb('resume'),
     bulkRerunId: uuid('bulk_rerun_id'),
     requestedAt: ts('requested_at').notNull().defaultNow(),
+    /** The priority the request named (migration 0025); null: the default, one lower than the definition's. */
+    priority: smallint('priority'),
   },
   (t) => [
     uniqueIndex('run_reruns_workflow_id_uq').on(t.workflowId),
     uniqueIndex('run_reruns_of_attempt_uq').on(t.rerunOf, t.attempt),
     uniqueIndex('run_reruns_of_key_uq').on(t.rerunOf, t.idempotencyKey),
     check('run_reruns_attempt_ck', sql`${t.attempt} >= 1`),
+    check('run_reruns_priority_ck', sql`${t.priority} BETWEEN 1 AND 5`),
   ],
 );
 
@@ -622,6 +632,8 @@ export const bulkReruns = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
     completedAt: ts('completed_at'),
+    /** The priority of every re-run it starts, as its request named it (migration 0025); null: the default. */
+    priority: smallint('priority'),
   },
   (t) => [
     index('bulk_reruns_running_idx')
@@ -629,6 +641,7 @@ export const bulkReruns = pgTable(
       .where(sql`${t.status} = 'running'`),
     check('bulk_reruns_status_ck', sql`${t.status} IN ('running','completed')`),
     check('bulk_reruns_from_mode_ck', sql`${t.fromMode} IN ('start','failed_task')`),
+    check('bulk_reruns_priority_ck', sql`${t.priority} BETWEEN 1 AND 5`),
   ],
 );
 

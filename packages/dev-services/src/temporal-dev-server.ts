@@ -38,11 +38,17 @@ export function findTemporalCli(root: string, explicit?: string, pathEnv = ''): 
  * - `matching.useNewMatcher` true: the matcher that honours task-queue priority (docs/pacing.md),
  *   on by default in the server this CLI bundles (1.32) and set here so that stays true whatever
  *   the default; without it runs' priorities are accepted and ignored.
+ * - `matching.enableFairness` true: within one priority, tasks are handed out in proportion to their
+ *   fairness key's weight (every run carries one: its activity's id, or its definition's
+ *   `fairness.key` over its event), so one activity's or tenant's backlog does not starve another's
+ *   (docs/pacing.md, "Fairness"). Off by default in the server; it implies the new matcher. Without
+ *   it the keys are accepted and ignored: tasks of one priority go in arrival order.
  */
 export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, string | number | boolean>> = Object.freeze({
   'limit.maxIDLength': 255,
   'history.transferProcessorMaxPollRPS': 1000,
   'matching.useNewMatcher': true,
+  'matching.enableFairness': true,
 });
 
 export interface TemporalDevServerOptions {

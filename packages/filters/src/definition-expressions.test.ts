@@ -77,6 +77,7 @@ describe('definitionExpressionIssues', () => {
         definition({
           throttle: { limit: 1, period: '1s', key: 'data.' },
           rate_limit: { limit: 1, period: '1s', key: 'trigger.x' },
+          fairness: { key: 'event.data.tenant' },
         }),
       ),
     ];
@@ -90,6 +91,7 @@ describe('definitionExpressionIssues', () => {
       'concurrency.key',
       'throttle.key',
       'rate_limit.key',
+      'fairness.key',
     ]);
     expect(issues[0]?.message).toMatch(/^unknown variable 'data'; a match expression can read event and trigger/);
     expect(issues[1]?.message).toMatch(/^unknown variable 'event'; a filter can read/);
@@ -102,6 +104,7 @@ describe('definitionExpressionIssues', () => {
       /^unknown variable 'data'; a for_each expression can read event, run, tasks and input/,
     );
     expect(issues[6]?.message).toMatch(/^unknown variable 'event'; a filter can read/);
+    expect(issues[9]?.message).toMatch(/^unknown variable 'event'; a filter can read/);
     expect(new Set(DEFINITION_EXPRESSION_SITES.map((site) => site.path.join('.'))).size).toBe(issues.length);
   });
 

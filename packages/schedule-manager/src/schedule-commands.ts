@@ -173,6 +173,8 @@ export function createScheduleCommands(
                   window_start: formatScheduledFor(fire.windowStart),
                   window_end: scheduledFor,
                 },
+                // The request's priority, else runPriority's default for a backfill (one lower than the definition's).
+                ...(request.priority === undefined ? {} : { priority: request.priority }),
               });
         await deps.schedules.recordBackfillFire({
           activityId: row.id,

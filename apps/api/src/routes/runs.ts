@@ -79,6 +79,7 @@ export const runRoutes =
           request.params.run_id,
           request.body.from,
           request.headers['idempotency-key'],
+          request.body.priority,
         );
         // Started now or found started (the same Idempotency-Key): the body's status says which.
         return reply.status(202).send(outcome.answer);

@@ -54,7 +54,7 @@ export function createBulkRerunRunner(options: BulkRerunRunnerOptions) {
         cursorAfter: (last) => ({ createdAt: last.createdAt, runId: last.runId }),
         async carryOutPage(page, progress) {
           const outcomes = await mapBounded(page, concurrency, (original) =>
-            options.service.rerunOriginal(original, from, key, row.id),
+            options.service.rerunOriginal(original, from, key, row.id, row.priority ?? undefined),
           );
           for (const outcome of outcomes) {
             progress.processed++;

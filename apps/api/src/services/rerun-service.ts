@@ -102,6 +102,8 @@ export function createRerunService(deps: RerunDeps) {
           trigger,
           rerun: { of: row.rerunOf, attempt: row.attempt },
           ...(resume === undefined ? {} : { resume }),
+          // The priority the first request under this key named; a repeated request starts it with the same one.
+          ...(row.priority === null ? {} : { priority: row.priority }),
         },
         { deadline: new Date(Date.now() + START_DEADLINE_MS) },
       );
@@ -121,6 +123,7 @@ export function createRerunService(deps: RerunDeps) {
     from: RerunFrom,
     key: string,
     bulkId: string | null,
+    priority: number | undefined,
   ): Promise<{ row: RerunRow; status: 'started' | 'duplicate' }> {
     const { original, source } = resolved;
     let row = await deps.reruns.findByKey(original.runId, key);
@@ -140,6 +143,7 @@ export function createRerunService(deps: RerunDeps) {
           fromTaskIndex: resume?.from_index ?? 0,
           resume: resume ?? null,
           bulkRerunId: bulkId,
+          priority: priority ?? null,
         };
       }));
     }
@@ -193,6 +197,7 @@ export function createRerunService(deps: RerunDeps) {
       created_at: row.createdAt.toISOString(),
       updated_at: row.updatedAt.toISOString(),
       completed_at: row.completedAt === null ? null : row.completedAt.toISOString(),
+      priority: row.priority,
     };
   }
 
@@ -208,10 +213,10 @@ export function createRerunService(deps: RerunDeps) {
 
   return {
     /** `POST /v1/runs/{run_id}/rerun`. */
-    async rerun(runId: string, from: RerunFrom, header: string | undefined): Promise<RerunOutcome> {
+    async rerun(runId: string, from: RerunFrom, header: string | undefined, priority?: number): Promise<RerunOutcome> {
       const key = readKey(header);
       const resolved = await resolve(runId);
-      const { row, status } = await rerunUnderKey(resolved, from, key.key, null);
+      const { row, status } = await rerunUnderKey(resolved, from, key.key, null, priority);
       return { kind: status, answer: toResponse(row, status, key) };
     },
 
@@ -289,6 +294,7 @@ export function createRerunService(deps: RerunDeps) {
         filter: stored,
         fromMode: request.from,
         total,
+        priority: request.priority ?? null,
       });
       if (created) bulkAccepted?.();
       return { kind: 'recorded', answer: toBulkRecord(row) };
@@ -310,6 +316,8 @@ export function createRerunService(deps: RerunDeps) {
       from: RerunFrom,
       key: string,
       bulkId: string | null,
+      /** The priority the bulk re-run or backfill request named; absent: the default. */
+      priority?: number,
     ): Promise<
       { status: 'started' | 'duplicate'; row: RerunRow } | { status: 'skipped'; reason: string; detail: string }
     > {
@@ -321,7 +329,7 @@ export function createRerunService(deps: RerunDeps) {
           detail: `re-run ${active.workflowId} is ${active.status === 'succeeded' ? 'succeeded' : 'under way'}`,
         };
       try {
-        return await rerunUnderKey({ original, source: original }, from, key, bulkId);
+        return await rerunUnderKey({ original, source: original }, from, key, bulkId, priority);
       } catch (error) {
         if (error instanceof ConflictError)
           return { status: 'skipped', reason: 'not_rerunnable', detail: error.message };

@@ -25,7 +25,7 @@ import type { RerunService } from './rerun-service';
 
 const iso = (date: Date | null): string | null => (date === null ? null : date.toISOString());
 
-export function toRunRecord(row: RunRow): RunRecord {
+export function toRunRecord(row: RunRow & { notBefore?: Date | null }): RunRecord {
   return {
     run_id: row.runId,
     workflow_id: row.workflowId,
@@ -45,6 +45,9 @@ export function toRunRecord(row: RunRow): RunRecord {
     cancelled_by_event: row.cancelledByEvent,
     cancelled_by_run: row.cancelledByRun,
     ...(row.parentRunId === null ? {} : { parent_run_id: row.parentRunId }),
+    priority: row.priority,
+    fairness_key: row.fairnessKey,
+    not_before: iso(row.notBefore ?? null),
   };
 }
 

@@ -68,6 +68,7 @@ async function rerunFailedFires(
   answer: BackfillResponse,
   runs: RunsRepository,
   reruns: RerunService,
+  priority: number | undefined,
 ): Promise<NonNullable<BackfillResponse['reruns']>> {
   const key = `backfill:${randomUUID()}`;
   const results: NonNullable<BackfillResponse['reruns']> = [];
@@ -75,7 +76,7 @@ async function rerunFailedFires(
     if (fire.status !== 'duplicate') continue;
     const original = await runs.getRun(fire.run_id);
     if (original?.status !== 'failed') continue;
-    const outcome = await reruns.rerunOriginal(original, 'start', key, null);
+    const outcome = await reruns.rerunOriginal(original, 'start', key, null, priority);
     results.push({
       trigger_index: fire.trigger_index,
       scheduled_for: fire.scheduled_for,
@@ -141,7 +142,7 @@ export function createScheduleService(deps: {
         async () => {
           const answer = await deps.manager.backfill(activityId, request);
           if (request.rerun_failed !== true || deps.runs === undefined || deps.reruns === undefined) return answer;
-          return { ...answer, reruns: await rerunFailedFires(answer, deps.runs, deps.reruns) };
+          return { ...answer, reruns: await rerunFailedFires(answer, deps.runs, deps.reruns, request.priority) };
         },
         BACKFILL_DEADLINE_MS,
         `the backfill did not finish within ${BACKFILL_DEADLINE_MS / 1000} s; the runs it started are kept, ` +

@@ -169,9 +169,10 @@ Options:
 
 ${GLOBAL_OPTIONS}
 `,
-  rerun: `Usage: activity-core rerun <run_id> [--from start|failed-task] [--idempotency-key <key>] [-o text|json]
+  rerun: `Usage: activity-core rerun <run_id> [--from start|failed-task] [--priority <1-5>] [--idempotency-key <key>] [-o text|json]
        activity-core rerun --from <time> --to <time> [--activity <name>] [--status <s>] [--trigger <t>]
-                           [--rerun-from start|failed-task] [--dry-run | --wait] [--idempotency-key <key>] [-o text|json]
+                           [--rerun-from start|failed-task] [--priority <1-5>] [--dry-run | --wait]
+                           [--idempotency-key <key>] [-o text|json]
        activity-core rerun --bulk <id> [--wait] [-o text|json]
 
 A run is never started twice under its own id, so a run that ended (failed, usually) is
@@ -203,6 +204,8 @@ Options:
   --from <time>, --to <time>   bulk: originals created in [from, to), RFC 3339 (required)
   --rerun-from <start|failed-task>
                                bulk: where each re-run begins (default start)
+  --priority <1-5>             the re-runs' Temporal priority, 1 highest (default: one lower than the
+                               definition's, so re-runs never slow live runs); shown on each run record
   --activity <name>            bulk: only runs of this activity (by name, or id)
   --status <status>            bulk: ${RunStatus.options.filter((status) => status !== 'running' && status !== 'waiting_for_slot').join(', ')} (default failed)
   --trigger <type>             bulk: ${TriggerType.options.join(', ')}

@@ -15,6 +15,8 @@ export interface RerunPlan {
   fromTaskIndex: number;
   resume: unknown;
   bulkRerunId: string | null;
+  /** The priority the request named (1–5); null: the default. */
+  priority?: number | null;
 }
 
 /** A re-run with its recorded status (`pending` until its workflow has logged its start). */
@@ -152,6 +154,8 @@ export function createRerunsRepository(db: Db) {
       filter: unknown;
       fromMode: string;
       total: number;
+      /** The priority the request named for every re-run (1–5); null: the default. */
+      priority?: number | null;
     }): Promise<{ row: BulkRerunRow; created: boolean }> {
       const inserted = await db
         .insert(bulkReruns)

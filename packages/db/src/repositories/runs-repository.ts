@@ -1,10 +1,24 @@
 import type { RunStatus, TaskStatus, TriggerType } from '@activity-core/contracts';
-import { and, asc, desc, eq, inArray, isNull, lt, ne, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, inArray, isNull, lt, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client';
 import type { Cursor } from '../cursor';
-import { activityRuns, taskInstances } from '../schema';
+import { activityRuns, eventRoutes, taskInstances } from '../schema';
 
 export type RunRow = typeof activityRuns.$inferSelect;
+
+/**
+ * A run row as the API shows it: with the `not_before` of the event route that started it, when
+ * that route's throttle delayed it (docs/pacing.md); null for every other run, re-runs included.
+ */
+export type RunRowWithDelay = RunRow & { notBefore: Date | null };
+
+/** The route that started a run: its event's route for its activity, naming this very workflow (not a re-run's). */
+const startingRoute = and(
+  eq(eventRoutes.eventId, activityRuns.eventId),
+  eq(eventRoutes.activityId, activityRuns.activityId),
+  eq(eventRoutes.workflowId, activityRuns.workflowId),
+);
+const runWithDelay = { ...getTableColumns(activityRuns), notBefore: eventRoutes.notBefore };
 export type TaskInstanceRow = typeof taskInstances.$inferSelect;
 
 export interface NewRun {
@@ -19,6 +33,10 @@ export interface NewRun {
   windowEnd?: Date | null;
   /** Only for runs started by a `run_activity` task: the calling run. */
   parentRunId?: string | null;
+  /** The Temporal priority the run was started with (1 highest … 5); null when its start named none. */
+  priority?: number | null;
+  /** The Temporal fairness key the run was started with; null when its start named none. */
+  fairnessKey?: string | null;
 }
 
 export interface ErrorInfo {
@@ -127,8 +145,13 @@ export function createRunsRepository(db: Db) {
         .where(eq(activityRuns.runId, runId));
     },
 
-    async getRun(runId: string): Promise<RunRow | undefined> {
-      const [row] = await db.select().from(activityRuns).where(eq(activityRuns.runId, runId));
+    /** One run, with the delay of the route that started it (a primary-key lookup of that route). */
+    async getRun(runId: string): Promise<RunRowWithDelay | undefined> {
+      const [row] = await db
+        .select(runWithDelay)
+        .from(activityRuns)
+        .leftJoin(eventRoutes, startingRoute)
+        .where(eq(activityRuns.runId, runId));
       return row;
     },
 
@@ -144,7 +167,7 @@ export function createRunsRepository(db: Db) {
       status?: RunStatus;
       triggerType?: TriggerType;
       eventId?: string;
-    }): Promise<RunRow[]> {
+    }): Promise<RunRowWithDelay[]> {
       const conditions: SQL[] = [];
       if (options.activityId !== undefined) conditions.push(eq(activityRuns.activityId, options.activityId));
       if (options.status !== undefined) conditions.push(eq(activityRuns.status, options.status));
@@ -159,8 +182,9 @@ export function createRunsRepository(db: Db) {
         );
       }
       return await db
-        .select()
+        .select(runWithDelay)
         .from(activityRuns)
+        .leftJoin(eventRoutes, startingRoute)
         .where(conditions.length > 0 ? and(...conditions) : undefined)
         .orderBy(desc(activityRuns.createdAt), desc(activityRuns.runId))
         .limit(options.limit);

@@ -10,6 +10,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import { RUN_ACTIVITY_WORKFLOW } from '../names';
 import { runSearchAttributes } from '../search-attributes';
+import { runFairness } from './fairness';
 
 export interface StartRunRequest {
   workflowId: string;
@@ -113,8 +114,8 @@ export function createRunStarter(deps: { client: Client; taskQueue: string }) {
             ...(request.rerun === undefined ? {} : { rerunOf: request.rerun.of }),
           }),
           staticSummary: summary,
-          // Children (task workflows) and activities inherit it (docs/pacing.md, "Priority").
-          priority: { priorityKey },
+          // Children (task workflows) and activities inherit it (docs/pacing.md, "Priority" and "Fairness").
+          priority: { priorityKey, ...runFairness(activity, trigger) },
           ...(delayMs > 0 ? { startDelay: delayMs } : {}),
           staticDetails: `activity ${activity.id} version ${activity.version}`,
         });

@@ -14,6 +14,10 @@ export interface LogRunInput {
   windowEnd?: string;
   /** Only for runs started by a `run_activity` task. */
   parentRunId?: string;
+  /** The Temporal priority the run was started with (1 highest … 5); absent when its start named none. */
+  priority?: number;
+  /** The Temporal fairness key the run was started with; absent when its start named none. */
+  fairnessKey?: string;
 }
 
 /** A task instance write, exactly as the repository takes it. */
@@ -47,6 +51,8 @@ export function createRunRecordEffects(deps: {
         windowStart: fireTimeOrNull(input.windowStart),
         windowEnd: fireTimeOrNull(input.windowEnd),
         ...(input.parentRunId === undefined ? {} : { parentRunId: input.parentRunId }),
+        ...(input.priority === undefined ? {} : { priority: input.priority }),
+        ...(input.fairnessKey === undefined ? {} : { fairnessKey: input.fairnessKey }),
       });
     },
 

@@ -82,6 +82,8 @@ export function createConcurrencyEffects(deps: {
       eventId: run.eventId ?? null,
       windowStart: run.windowStart === undefined ? null : toScheduledFor(run.windowStart),
       windowEnd: run.windowEnd === undefined ? null : toScheduledFor(run.windowEnd),
+      ...(run.priority === undefined ? {} : { priority: run.priority }),
+      ...(run.fairnessKey === undefined ? {} : { fairnessKey: run.fairnessKey }),
     });
   return {
     /**

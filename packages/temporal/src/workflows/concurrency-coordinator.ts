@@ -15,6 +15,7 @@ import {
 } from '@temporalio/workflow';
 import type { Effects } from '../effects';
 import { BOOKKEEPING_OPTIONS } from './effect-options';
+import { recordedPriority } from './run-priority';
 import {
   isIdle,
   releaseSlot,
@@ -78,6 +79,7 @@ export async function withConcurrencySlot(
         ...(trigger.type === 'cron' || trigger.type === 'backfill'
           ? { scheduledFor: trigger.scheduled_for, windowStart: trigger.window_start, windowEnd: trigger.window_end }
           : {}),
+        ...recordedPriority(),
       },
       activityName: activity.name,
       concurrency,

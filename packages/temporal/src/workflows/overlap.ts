@@ -3,6 +3,7 @@ import { runIdFor } from '@activity-core/contracts/ids';
 import { proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Effects } from '../effects';
 import { BOOKKEEPING_OPTIONS } from './effect-options';
+import { recordedPriority } from './run-priority';
 import { holdSlot, overlapSlotAnswerSignal } from './concurrency-coordinator';
 import type { OverlapMode, SlotAnswer } from './concurrency-slots';
 
@@ -38,6 +39,7 @@ export async function withOverlapSlot(
         scheduledFor: trigger.scheduled_for,
         windowStart: trigger.window_start,
         windowEnd: trigger.window_end,
+        ...recordedPriority(),
       },
       activityName: activity.name,
       triggerIndex: overlap.triggerIndex,

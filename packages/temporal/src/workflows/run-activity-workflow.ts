@@ -20,6 +20,7 @@ import { describeFailure } from './failures';
 import { overlapOf } from './concurrency-slots';
 import { withOverlapSlot } from './overlap';
 import { ActivityIdKey } from '../search-attributes';
+import { recordedPriority } from './run-priority';
 import { runTaskGraph, type StartTaskWorkflow } from './task-graph-run';
 import { TaskWorkflow } from './task-workflow';
 
@@ -102,6 +103,7 @@ async function runActivity(input: RunActivityInput): Promise<RunOutcome> {
         ? { scheduledFor: trigger.scheduled_for, windowStart: trigger.window_start, windowEnd: trigger.window_end }
         : {}),
       ...(trigger.type === 'call' ? { parentRunId: trigger.parent.run_id } : {}),
+      ...recordedPriority(),
     }),
   );
 

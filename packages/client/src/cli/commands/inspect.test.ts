@@ -1,6 +1,6 @@
 import { ActivityDefinition } from '@activity-core/contracts';
 import { describe, expect, test } from 'vitest';
-import { graphText, skippedText } from './inspect';
+import { graphText, pacingText, skippedText } from './inspect';
 
 describe('how the CLI shows a task graph', () => {
   test('get prints each task with what it needs, its rule, condition and fan-out', () => {
@@ -28,5 +28,18 @@ describe('how the CLI shows a task graph', () => {
       'a task it needs failed (#0, #2)',
     );
     expect(skippedText({ reason: 'no_need_failed', rule: 'any_failed' })).toBe('any_failed: no task it needs failed');
+  });
+});
+
+describe("how the CLI shows a run's pacing", () => {
+  test('runs <run_id> names the priority, the fairness key and, for a delayed run, until when', () => {
+    expect(pacingText({ priority: 2, fairness_key: 'acme', not_before: '2026-03-01T09:02:24.600Z' })).toBe(
+      'priority 2 · fairness key acme · delayed by throttle until 2026-03-01T09:02:24.600Z',
+    );
+    expect(pacingText({ priority: 3, fairness_key: 'acme', not_before: null })).toBe('priority 3 · fairness key acme');
+  });
+
+  test('a run recorded before priorities were recorded has no pacing line', () => {
+    expect(pacingText({ priority: null, fairness_key: null, not_before: null })).toBe('');
   });
 });

@@ -161,6 +161,20 @@ function runTime(run: Pick<RunRecord, 'started_at' | 'finished_at'>): string {
   return duration(Date.parse(run.finished_at) - Date.parse(run.started_at));
 }
 
+/**
+ * `runs <run_id>`'s pacing line: the priority and fairness key the run was started with and, for a
+ * run its throttle delayed, until when; empty for a run recorded before these were recorded.
+ */
+export function pacingText(run: Pick<RunRecord, 'priority' | 'fairness_key' | 'not_before'>): string {
+  return [
+    run.priority === null ? undefined : `priority ${run.priority}`,
+    run.fairness_key === null ? undefined : `fairness key ${terminalSafe(run.fairness_key)}`,
+    run.not_before === null ? undefined : `delayed by throttle until ${run.not_before}`,
+  ]
+    .filter((part) => part !== undefined)
+    .join(' · ');
+}
+
 function runCause(run: RunRecord): string {
   return run.event_id ?? run.scheduled_for ?? '';
 }
@@ -236,6 +250,7 @@ async function showRun(runId: string, format: string, context: CommandContext): 
   out.write(
     `  started   ${run.started_at}${run.finished_at === null ? '' : ` · finished ${run.finished_at} · took ${runTime(run)}`}\n`,
   );
+  if (pacingText(run) !== '') out.write(`  pacing    ${pacingText(run)}\n`);
   if (run.error !== null)
     out.write(
       `  error     ${style.red(run.error.message)}${run.error.type === undefined ? '' : ` (${run.error.type})`}\n`,

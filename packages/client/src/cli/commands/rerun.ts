@@ -28,6 +28,8 @@ export interface RerunOptions {
   from: string | undefined;
   to: string | undefined;
   rerunFrom: string | undefined;
+  /** `--priority`: 1 (highest) to 5; absent: the server's default (one lower than the definition's). */
+  priority?: string | undefined;
   activity: string | undefined;
   status: string | undefined;
   trigger: string | undefined;
@@ -40,7 +42,15 @@ export interface RerunOptions {
 
 /** What `rerun` was asked to do, once its arguments are checked. */
 export type RerunPlan =
-  | { mode: 'one'; runId: string; from: RerunFrom; key: string; keyGiven: boolean; format: 'text' | 'json' }
+  | {
+      mode: 'one';
+      runId: string;
+      from: RerunFrom;
+      priority: number | undefined;
+      key: string;
+      keyGiven: boolean;
+      format: 'text' | 'json';
+    }
   | {
       mode: 'bulk';
       activity: string | undefined;
@@ -49,6 +59,7 @@ export type RerunPlan =
       from: string;
       to: string;
       rerunFrom: RerunFrom;
+      priority: number | undefined;
       dryRun: boolean;
       wait: boolean;
       key: string;
@@ -62,6 +73,13 @@ function startPoint(value: string | undefined, option: string): RerunFrom {
   if (value === undefined || value === 'start') return 'start';
   if (value === 'failed-task' || value === 'failed_task') return 'failed_task';
   throw new UsageError(`${option} must be start or failed-task, got ${value}`);
+}
+
+/** `--priority`: an integer from 1 (highest) to 5 (lowest), as the API takes it. */
+function priorityOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[1-5]$/.test(value)) throw new UsageError(`--priority must be 1 (highest) to 5 (lowest), got ${value}`);
+  return Number(value);
 }
 
 function instant(value: string | undefined, option: string): string {
@@ -107,6 +125,7 @@ export function planRerun(options: RerunOptions, newKey: () => string = randomUU
       ...bulkOnly,
       ...(options.from === undefined ? [] : ['--from']),
       ...(keyGiven ? ['--idempotency-key'] : []),
+      ...(options.priority === undefined ? [] : ['--priority']),
     ];
     if (other.length > 0)
       throw new UsageError(`rerun --bulk <id> shows a bulk re-run's progress; it does not take ${other.join(', ')}`);
@@ -123,7 +142,15 @@ export function planRerun(options: RerunOptions, newKey: () => string = randomUU
       );
     }
     if (!UUID.test(runId)) throw new UsageError(`rerun needs a run id (a UUID, as \`runs\` prints it), got ${runId}`);
-    return { mode: 'one', runId: runId.toLowerCase(), from: startPoint(options.from, '--from'), key, keyGiven, format };
+    return {
+      mode: 'one',
+      runId: runId.toLowerCase(),
+      from: startPoint(options.from, '--from'),
+      priority: priorityOf(options.priority),
+      key,
+      keyGiven,
+      format,
+    };
   }
 
   if (options.from === undefined && options.to === undefined && bulkOnly.length === 0) {
@@ -146,6 +173,7 @@ export function planRerun(options: RerunOptions, newKey: () => string = randomUU
     from,
     to,
     rerunFrom: startPoint(options.rerunFrom, '--rerun-from'),
+    priority: priorityOf(options.priority),
     dryRun: options.dryRun,
     wait: options.wait,
     key,
@@ -205,9 +233,14 @@ export async function rerun(options: RerunOptions, context: CommandContext): Pro
 async function rerunOne(plan: Extract<RerunPlan, { mode: 'one' }>, context: CommandContext): Promise<number> {
   const { client, out, style } = context;
   const answer = await keyed<RerunResponse>(
-    () => client.runs.rerun(plan.runId, { from: plan.from, idempotencyKey: plan.key }),
+    () =>
+      client.runs.rerun(plan.runId, {
+        from: plan.from,
+        ...(plan.priority === undefined ? {} : { priority: plan.priority }),
+        idempotencyKey: plan.key,
+      }),
     plan.key,
-    `activity-core rerun ${plan.runId}${plan.from === 'start' ? '' : ' --from failed-task'}`,
+    `activity-core rerun ${plan.runId}${plan.from === 'start' ? '' : ' --from failed-task'}${plan.priority === undefined ? '' : ` --priority ${plan.priority}`}`,
     context,
   );
   if (typeof answer === 'number') return answer;
@@ -252,8 +285,9 @@ async function rerunBulk(plan: Extract<RerunPlan, { mode: 'bulk' }>, context: Co
     },
     from: plan.rerunFrom,
     dry_run: plan.dryRun,
+    ...(plan.priority === undefined ? {} : { priority: plan.priority }),
   };
-  const retry = `activity-core rerun${plan.activity === undefined ? '' : ` --activity ${plan.activity}`} --status ${plan.status}${plan.trigger === undefined ? '' : ` --trigger ${plan.trigger}`} --from ${plan.from} --to ${plan.to}${plan.rerunFrom === 'start' ? '' : ' --rerun-from failed-task'}`;
+  const retry = `activity-core rerun${plan.activity === undefined ? '' : ` --activity ${plan.activity}`} --status ${plan.status}${plan.trigger === undefined ? '' : ` --trigger ${plan.trigger}`} --from ${plan.from} --to ${plan.to}${plan.rerunFrom === 'start' ? '' : ' --rerun-from failed-task'}${plan.priority === undefined ? '' : ` --priority ${plan.priority}`}`;
   const answer = await keyed(
     () => client.runs.bulkRerun(request, { idempotencyKey: plan.key }),
     plan.key,
@@ -312,7 +346,7 @@ function bulkLines(record: BulkRerunRecord, context: CommandContext): string[] {
   ].filter((part) => part !== undefined);
   return [
     `bulk re-run ${style.bold(record.id)} · ${status}`,
-    `  selects   ${filter.join(' · ')} · re-run from ${record.from}`,
+    `  selects   ${filter.join(' · ')} · re-run from ${record.from}${record.priority === null ? '' : ` · priority ${record.priority}`}`,
     `  progress  ${counters(record)}`,
   ];
 }
