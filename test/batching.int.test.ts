@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { batchRunWorkflowId, emittedEventId, runIdFor } from '@activity-core/contracts';
+import { recordGoldenHistory } from './golden-histories';
 import { startStack, waitFor, type TestStack } from './harness';
 
 /**
@@ -170,6 +171,9 @@ describe('batching', () => {
         runWorkflowId: runIds[index],
         members: row.member_count,
       });
+    // The shape of a batch's workflow woken by the event that filled it (the wake signal, ADR 0070).
+    const woken = stack.client.workflow.getHandle(windows.rows[0].workflow_id);
+    await recordGoldenHistory('coalesce-window-workflow-batch', await woken.fetchHistory(), woken.workflowId);
   });
 
   test('two keys make separate batches', async () => {

@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { batchRunWorkflowId } from '@activity-core/contracts';
+import { startStack, waitFor, type TestStack } from './harness';
+import { killHard, spawnWorkerProcess, stopGracefully, type SpawnedProcess } from './worker-process';
+
+/**
+ * Batching across a worker SIGKILL (docs/coalescing.md "Batching", ADR 0070):
+ * a batch's members are rows in Postgres and its timer a Temporal workflow, so
+ * a worker killed while batches are open, and while batches fill up and close,
+ * changes nothing: the same batches, the same runs, every member once.
+ */
+let stack: TestStack;
+const workers: SpawnedProcess[] = [];
+
+beforeAll(async () => {
+  stack = await startStack({ worker: false });
+}, 120_000);
+
+afterAll(async () => {
+  for (const worker of workers) if (worker.exited() === null) await stopGracefully(worker.child);
+  await stack?.close();
+}, 60_000);
+
+function startWorker(): SpawnedProcess {
+  const worker = spawnWorkerProcess(stack.config);
+  workers.push(worker);
+  return worker;
+}
+
+async function post(from: number, to: number): Promise<void> {
+  for (let n = from; n <= to; n++) {
+    const response = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/events',
+      payload: {
+        event_id: `kill_${String(n).padStart(3, '0')}`,
+        event_type: 'order.killed',
+        source: 'shop',
+        occurred_at: '2026-03-01T09:00:00Z',
+        data: { shop: 's-1', n },
+      },
+    });
+    expect(response.statusCode, response.body).toBe(202);
+    expect(response.json().status).toBe('accepted');
+  }
+}
+
+async function outcomes(activityId: string): Promise<Record<string, number>> {
+  const result = await stack.sql.query(
+    'SELECT outcome, count(*)::int AS n FROM event_routes WHERE activity_id = $1 GROUP BY outcome',
+    [activityId],
+  );
+  return Object.fromEntries(result.rows.map((row) => [row.outcome, row.n]));
+}
+
+describe('batching across faults', () => {
+  test('a worker SIGKILLed while a batch is open: a new worker still makes 3 runs of 50, 50 and 20 events, each once', async () => {
+    const response = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/activities',
+      payload: {
+        name: 'batch-worker-kill',
+        triggers: [
+          { type: 'event', event_type: 'order.killed', batch: { key: 'data.shop', max_size: 50, timeout: '3s' } },
+        ],
+        tasks: [{ type: 'noop' }],
+      },
+    });
+    expect(response.statusCode, response.body).toBe(201);
+    const activityId: string = response.json().id;
+    const first = startWorker();
+    await first.ready;
+    await post(1, 30);
+    // The batch's workflow is started (the opener's route moved on from pending) and sleeping on its timer.
+    await waitFor('the batch workflow to be started', async () =>
+      (await outcomes(activityId)).pending === undefined ? true : undefined,
+    );
+    await killHard(first.child);
+    expect(first.exited()).toBe('SIGKILL');
+    // Without a worker: the first batch fills (event 50 closes it and wakes its workflow), a second fills, a third opens.
+    await post(31, 120);
+    const second = startWorker();
+    await second.ready;
+    await waitFor(
+      'every event batched and 3 runs finished',
+      async () => {
+        const runs = await stack.sql.query(
+          `SELECT 1 FROM activity_runs WHERE activity_id = $1 AND status = 'succeeded'`,
+          [activityId],
+        );
+        return (await outcomes(activityId)).batched === 120 && runs.rowCount === 3 ? true : undefined;
+      },
+      90_000,
+    );
+    expect(await outcomes(activityId)).toEqual({ batched: 120 });
+    const windows = await stack.sql.query(
+      `SELECT id, member_count, first_event_id FROM coalesce_windows WHERE activity_id = $1
+       ORDER BY opened_at, first_event_id`,
+      [activityId],
+    );
+    expect(windows.rows.map((row) => [row.first_event_id, row.member_count])).toEqual([
+      ['kill_001', 50],
+      ['kill_051', 50],
+      ['kill_101', 20],
+    ]);
+    const members = await stack.sql.query(
+      `SELECT workflow_id, count(*)::int AS n, count(DISTINCT window_position)::int AS places FROM event_routes
+       WHERE activity_id = $1 GROUP BY workflow_id`,
+      [activityId],
+    );
+    const runs = await stack.sql.query('SELECT workflow_id FROM activity_runs WHERE activity_id = $1', [activityId]);
+    const expected = windows.rows.map((row) => batchRunWorkflowId(activityId, row.id));
+    expect(runs.rows.map((row) => row.workflow_id).sort()).toEqual([...expected].sort());
+    expect(Object.fromEntries(members.rows.map((row) => [row.workflow_id, [row.n, row.places]]))).toEqual(
+      Object.fromEntries(expected.map((id, index) => [id, index < 2 ? [50, 50] : [20, 20]])),
+    );
+  });
+});
