@@ -211,6 +211,12 @@ describe('batching', () => {
             data: { count: '{{ events.length }}', first: '{{ events.0.event_id }}', last: '{{ event.event_id }}' },
           },
         },
+        // Once per event of the batch.
+        {
+          type: 'emit_event',
+          for_each: 'events',
+          config: { event_type: 'digest.line', data: { n: '{{ item.data.n }}' } },
+        },
       ],
     });
     for (let n = 1; n <= 3; n++) {
@@ -230,6 +236,11 @@ describe('batching', () => {
       emittedEventId(runIdFor(run!), 0),
     ]);
     expect(emitted.rows[0]?.payload.data).toEqual({ count: 3, first: 'slow_1', last: 'slow_3' });
+    const lines = await stack.sql.query(
+      'SELECT event_id, payload FROM events WHERE event_id = ANY($1) ORDER BY event_id',
+      [[0, 1, 2].map((item) => emittedEventId(runIdFor(run!), 1, item))],
+    );
+    expect(lines.rows.map((row) => row.payload.data)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
   });
 
   test('an event that would take a batch past max_bytes closes it without itself and opens the next batch', async () => {
