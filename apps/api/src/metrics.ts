@@ -131,7 +131,7 @@ export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
   });
 
   // Debounce windows (docs/coalescing.md), read from Postgres at scrape time: windows close in the workers.
-  let windowsRead: Promise<Array<{ activity_id: string; merged: string; open: string }>> | undefined;
+  let windowsRead: Promise<Array<{ activity_id: string; kind: string; merged: string; open: string }>> | undefined;
   const readWindows = () => {
     windowsRead ??= deps.pool
       .query(COALESCE_QUERY)

@@ -136,11 +136,11 @@ const NAMED_VARIABLES: Partial<Record<ExpressionKind, { names: ReadonlySet<strin
   },
   task_condition: {
     names: new Set(TASK_EXPRESSION_VARIABLES),
-    hint: 'a task condition can read event, run, tasks and input (e.g. tasks.score.result.body.value < 0.5)',
+    hint: 'a task condition can read event, events (a batch), run, tasks and input (e.g. tasks.score.result.body.value < 0.5)',
   },
   task_list: {
     names: new Set(TASK_EXPRESSION_VARIABLES),
-    hint: 'a for_each expression can read event, run, tasks and input (e.g. event.data.items)',
+    hint: 'a for_each expression can read event, events (a batch), run, tasks and input (e.g. event.data.items)',
   },
 };
 
