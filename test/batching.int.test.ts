@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { batchRunWorkflowId, emittedEventId, runIdFor } from '@activity-core/contracts';
+import { batchRunWorkflowId, emittedEventId, eventRunWorkflowId, runIdFor } from '@activity-core/contracts';
 import { recordGoldenHistory } from './golden-histories';
 import { startStack, waitFor, type TestStack } from './harness';
 
@@ -265,6 +265,34 @@ describe('batching', () => {
     expect(windows.rows.every((row) => Number(row.member_bytes) <= 2048)).toBe(true);
     const routes = await routesOf(activity.id);
     expect(routes.find((route) => route.event_id === 'big_1')!.detail).toContain('max_bytes');
+  });
+
+  test('past the open-batches bound an event of a new key runs alone, and its route says why', async () => {
+    const activity = await register({
+      name: 'batch-bound',
+      triggers: [
+        { type: 'event', event_type: 'order.bound', batch: { key: 'data.shop', max_size: 10, timeout: '1h' } },
+      ],
+      tasks: [{ type: 'noop' }],
+    });
+    // 10,000 open batches of other keys (rows only: the bound counts rows, not workflows).
+    await stack.sql.query(
+      `INSERT INTO coalesce_windows (id, activity_id, kind, key, workflow_id, period_ms, due_at, deadline_at,
+         first_event_id, last_event_id, last_activity_version)
+       SELECT gen_random_uuid(), $1, 'batch', 'k' || n, 'coalesce-fake-' || n, 3600000, now() + interval '1 hour',
+         now() + interval '1 hour', 'fake_' || n, 'fake_' || n, 1
+       FROM generate_series(1, 10000) AS n`,
+      [activity.id],
+    );
+    const answer = await post('order.bound', 'bound_1', { shop: 'new-shop' });
+    expect(answer.runs[0]).toMatchObject({
+      status: 'started',
+      workflow_id: eventRunWorkflowId(activity.id, 'bound_1'),
+    });
+    const [route] = await routesOf(activity.id);
+    expect(route).toMatchObject({ outcome: 'started', window_id: null });
+    expect(route!.detail).toBe('ran alone: the activity has 10000 open batches (the limit)');
+    await stack.sql.query('DELETE FROM coalesce_windows WHERE activity_id = $1', [activity.id]);
   });
 
   test('a batch the server cannot accept is refused naming the field, and nothing is stored', async () => {

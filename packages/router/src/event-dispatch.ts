@@ -12,6 +12,7 @@
 import {
   batchRunWorkflowId,
   coalesceWindowWorkflowId,
+  parseBatchRunWorkflowId,
   runIdFor,
   type ActivityDefinition,
   type EventEnvelope,
@@ -230,7 +231,12 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
         snapshot ??= await deps.definitions.getVersion(route.activityId, route.activityVersion);
         if (snapshot === undefined)
           throw new Error(`activity ${route.activityId} version ${route.activityVersion} is missing`);
-        if (known.checkRecorded && (await deps.runs.getRunByWorkflowId(route.workflowId)) !== undefined) {
+        // A route that names a batch's run (the event that closed the batch) is settled by the batch: never `duplicate`.
+        if (
+          known.checkRecorded &&
+          parseBatchRunWorkflowId(route.workflowId) === undefined &&
+          (await deps.runs.getRunByWorkflowId(route.workflowId)) !== undefined
+        ) {
           settled.push({ activityId: route.activityId, outcome: 'duplicate' });
           outcomes.set(route.activityId, 'duplicate');
           logger.info({ eventId: envelope.event_id, workflowId: route.workflowId }, 'run already recorded (duplicate)');
