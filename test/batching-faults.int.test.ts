@@ -1,24 +1,30 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { batchRunWorkflowId } from '@activity-core/contracts';
 import { startStack, waitFor, type TestStack } from './harness';
+import { createRestartableTemporal } from './restartable-temporal';
 import { killHard, spawnWorkerProcess, stopGracefully, type SpawnedProcess } from './worker-process';
 
 /**
- * Batching across a worker SIGKILL (docs/coalescing.md "Batching", ADR 0070):
- * a batch's members are rows in Postgres and its timer a Temporal workflow, so
- * a worker killed while batches are open, and while batches fill up and close,
- * changes nothing: the same batches, the same runs, every member once.
+ * Batching across faults (docs/coalescing.md "Batching", ADR 0070): a batch's
+ * members are rows in Postgres and its timer a Temporal workflow, so a worker
+ * killed while batches are open, and while batches fill up and close, changes
+ * nothing: the same batches, the same runs, every member once. A batch closed
+ * by the byte cap while Temporal is down still runs at once when it is back.
  */
+let temporal: Awaited<ReturnType<typeof createRestartableTemporal>>;
 let stack: TestStack;
 const workers: SpawnedProcess[] = [];
 
 beforeAll(async () => {
-  stack = await startStack({ worker: false });
+  temporal = await createRestartableTemporal();
+  await temporal.start();
+  stack = await startStack({ worker: false, env: { TEMPORAL_ADDRESS: temporal.address } });
 }, 120_000);
 
 afterAll(async () => {
   for (const worker of workers) if (worker.exited() === null) await stopGracefully(worker.child);
   await stack?.close();
+  await temporal?.dispose();
 }, 60_000);
 
 function startWorker(): SpawnedProcess {
@@ -115,4 +121,82 @@ describe('batching across faults', () => {
       Object.fromEntries(expected.map((id, index) => [id, index < 2 ? [50, 50] : [20, 20]])),
     );
   });
+
+  test('a batch closed by the byte cap while Temporal is down runs as soon as Temporal is back, not at its timeout', async () => {
+    const response = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/activities',
+      payload: {
+        name: 'batch-temporal-down',
+        triggers: [
+          { type: 'event', event_type: 'order.down', batch: { max_size: 100, timeout: '1h', max_bytes: 2048 } },
+        ],
+        tasks: [{ type: 'noop' }],
+      },
+    });
+    expect(response.statusCode, response.body).toBe(201);
+    const activityId: string = response.json().id;
+    if (workers.every((worker) => worker.exited() !== null)) await startWorker().ready;
+    const send = async (n: number) => {
+      const answer = await stack.api.server.inject({
+        method: 'POST',
+        url: '/v1/events',
+        payload: {
+          event_id: `down_${n}`,
+          event_type: 'order.down',
+          source: 'shop',
+          occurred_at: '2026-03-01T09:00:00Z',
+          // A little over 800 bytes of JSON each: two fit in 2048, a third does not.
+          data: { n, pad: 'x'.repeat(700) },
+        },
+      });
+      expect(answer.statusCode, answer.body).toBe(202);
+    };
+    await send(1);
+    await waitFor('the batch workflow to be started', async () =>
+      (await outcomes(activityId)).pending === undefined ? true : undefined,
+    );
+    // ...and asleep on its one-hour timer, so only a wake can make it look at its batch again.
+    const opened = await stack.sql.query('SELECT workflow_id FROM coalesce_windows WHERE activity_id = $1', [
+      activityId,
+    ]);
+    await waitFor(
+      'the batch workflow to wait on its timer',
+      async () => {
+        const history = await stack.client.workflow.getHandle(opened.rows[0].workflow_id).fetchHistory();
+        return history.events!.some((event) => event.timerStartedEventAttributes) ? true : undefined;
+      },
+      60_000,
+    );
+    await temporal.stop();
+    await send(2);
+    // Closes the first batch (2 events) without itself and opens the next; neither can be woken yet. The closed
+    // batch's first event is recorded in its run already; its last waits for the run to start.
+    await send(3);
+    expect(await outcomes(activityId)).toEqual({ batched: 1, coalescing: 1, pending: 1 });
+    await temporal.start();
+    // The dispatcher retries down_3's routing, which wakes both batches: the first one's run starts now.
+    await waitFor(
+      "the first batch's run finished and its events batched",
+      async () => {
+        const runs = await stack.sql.query(
+          `SELECT workflow_id FROM activity_runs WHERE activity_id = $1 AND status = 'succeeded'`,
+          [activityId],
+        );
+        const counted = await outcomes(activityId);
+        return runs.rowCount === 1 && counted.batched === 2 && counted.coalescing === 1 ? runs.rows : undefined;
+      },
+      120_000,
+    );
+    const windows = await stack.sql.query(
+      `SELECT id, state, member_count FROM coalesce_windows WHERE activity_id = $1 ORDER BY opened_at, first_event_id`,
+      [activityId],
+    );
+    expect(windows.rows.map((row) => [row.state, row.member_count])).toEqual([
+      ['closed', 2],
+      ['open', 1],
+    ]);
+    const runs = await stack.sql.query('SELECT workflow_id FROM activity_runs WHERE activity_id = $1', [activityId]);
+    expect(runs.rows).toEqual([{ workflow_id: batchRunWorkflowId(activityId, windows.rows[0].id) }]);
+  }, 300_000);
 });

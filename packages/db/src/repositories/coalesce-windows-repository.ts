@@ -179,7 +179,19 @@ export function createCoalesceWindowsRepository(db: Db) {
             sql`SELECT * FROM ${coalesceWindows} WHERE ${coalesceWindows.id} = ${route.window_id}`,
           );
           const window = windowOf(found.rows[0]!);
-          return { kind: 'member', window, wake: route.outcome === 'pending' ? [window] : [] };
+          if (route.outcome !== 'pending') return { kind: 'member', window, wake: [] };
+          // A retried opener also wakes the batch its transaction closed by the byte cap: closed in that very
+          // transaction, so its closed_at is this batch's opened_at (both now() of one transaction).
+          const closedByIt =
+            window.firstEventId === input.eventId
+              ? await tx.execute<WindowSql & Record<string, unknown>>(sql`
+                  SELECT * FROM ${coalesceWindows}
+                  WHERE ${coalesceWindows.activityId} = ${input.activityId} AND ${coalesceWindows.key} = ${input.key}
+                    AND ${coalesceWindows.kind} = 'batch' AND ${coalesceWindows.state} = 'closed'
+                    AND ${coalesceWindows.closedAt} = ${window.openedAt.toISOString()}::timestamptz
+                    AND ${coalesceWindows.id} <> ${window.id}`)
+              : { rows: [] };
+          return { kind: 'member', window, wake: [window, ...closedByIt.rows.map((row) => windowOf(row))] };
         }
         if (route.outcome !== 'pending') return { kind: 'settled' };
         const wake: CoalesceWindowRow[] = [];
