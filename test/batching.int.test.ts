@@ -295,6 +295,34 @@ describe('batching', () => {
     await stack.sql.query('DELETE FROM coalesce_windows WHERE activity_id = $1', [activity.id]);
   });
 
+  test('a definition changed from debounce to batch while a debounce window is open: events of its key run alone, saying why', async () => {
+    const definition = (coalescing: object) => ({
+      name: 'debounce-then-batch',
+      triggers: [{ type: 'event', event_type: 'order.changed', ...coalescing }],
+      tasks: [{ type: 'noop' }],
+    });
+    const activity = await register(definition({ debounce: { period: '1h' } }));
+    await post('order.changed', 'chg_0', { n: 0 });
+    const changed = await stack.api.server.inject({
+      method: 'PUT',
+      url: `/v1/activities/${activity.id}`,
+      payload: definition({ batch: { max_size: 10, timeout: '1h' } }),
+    });
+    expect(changed.statusCode, changed.body).toBe(200);
+    let n = 0;
+    const alone = await waitFor('an event routed on the batch version', async () => {
+      n += 1;
+      await post('order.changed', `chg_${n}`, { n });
+      const routes = await routesOf(activity.id);
+      return routes.find((route) => route.detail?.startsWith('ran alone'));
+    });
+    expect(alone).toMatchObject({ outcome: 'started', window_id: null });
+    expect(alone.workflow_id).toBe(eventRunWorkflowId(activity.id, alone.event_id));
+    expect(alone.detail).toMatch(
+      /^ran alone: the key's open window [0-9a-f-]{36} is a debounce window \(the definition changed\)$/,
+    );
+  });
+
   test('a batch the server cannot accept is refused naming the field, and nothing is stored', async () => {
     const cases: Array<[object, string]> = [
       [{ batch: { max_size: 0, timeout: '1m' } }, 'triggers[0].batch.max_size'],

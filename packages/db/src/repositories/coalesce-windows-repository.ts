@@ -203,8 +203,15 @@ export function createCoalesceWindowsRepository(db: Db) {
               AND ${coalesceWindows.state} = 'open'
             FOR UPDATE`);
           const open = found.rows[0] === undefined ? undefined : windowOf(found.rows[0]);
-          if (open !== undefined && open.kind !== 'batch')
-            throw new Error(`the open window ${open.id} of this key is a ${open.kind} window, not a batch`);
+          if (open !== undefined && open.kind !== 'batch') {
+            // The definition changed from debounce to batch while a debounce window of this key is open: the key's one
+            // open window is taken, so the event runs alone (recorded) until that window closed.
+            await tx.execute(sql`
+              UPDATE ${eventRoutes} SET detail = ${`ran alone: the key's open window ${open.id} is a ${open.kind} window (the definition changed)`},
+                updated_at = now()
+              WHERE ${eventRoutes.eventId} = ${input.eventId} AND ${eventRoutes.activityId} = ${input.activityId}`);
+            return { kind: 'alone', openWindows: 0 };
+          }
           const decision = decideBatchJoin(
             open === undefined ? undefined : { count: open.memberCount, bytes: open.memberBytes },
             input.bytes,
@@ -323,10 +330,20 @@ export function createCoalesceWindowsRepository(db: Db) {
             UPDATE ${coalesceWindows} SET state = 'closed', closed_at = now()
             WHERE ${coalesceWindows.activityId} = ${input.activityId} AND ${coalesceWindows.key} = ${input.key}
               AND ${coalesceWindows.state} = 'open' AND ${coalesceWindows.mode} = 'leading' AND ${coalesceWindows.dueAt} <= now()`);
-        const open = await tx.execute<{ id: string }>(sql`
-          SELECT ${coalesceWindows.id} AS id FROM ${coalesceWindows}
+        const open = await tx.execute<{ id: string; kind: string }>(sql`
+          SELECT ${coalesceWindows.id} AS id, ${coalesceWindows.kind} AS kind FROM ${coalesceWindows}
           WHERE ${coalesceWindows.activityId} = ${input.activityId} AND ${coalesceWindows.key} = ${input.key}
             AND ${coalesceWindows.state} = 'open'`);
+        const batch = open.rows.find((row) => row.kind !== 'debounce');
+        if (batch !== undefined) {
+          // The definition changed from batch to debounce while a batch of this key is open (ADR 0070): the key's one
+          // open window is taken, so the event runs alone (recorded) until the batch closed.
+          await tx.execute(sql`
+            UPDATE ${eventRoutes} SET detail = ${`ran alone: the key's open window ${batch.id} is a ${batch.kind} window (the definition changed)`},
+              updated_at = now()
+            WHERE ${eventRoutes.eventId} = ${input.eventId} AND ${eventRoutes.activityId} = ${input.activityId}`);
+          return { kind: 'alone', openWindows: 0 };
+        }
         if (open.rows.length === 0) {
           const counted = await tx.execute<{ n: number }>(sql`
             SELECT count(*)::int AS n FROM (
