@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { batchRunWorkflowId } from '@activity-core/contracts';
 import { startStack, waitFor, type TestStack } from './harness';
 import { createRestartableTemporal } from './restartable-temporal';
-import { killHard, spawnWorkerProcess, stopGracefully, type SpawnedProcess } from './worker-process';
+import { freePort } from '@activity-core/dev-services';
+import { killHard, spawnApiProcess, spawnWorkerProcess, stopGracefully, type SpawnedProcess } from './worker-process';
 
 /**
  * Batching across faults (docs/coalescing.md "Batching", ADR 0070): a batch's
@@ -26,6 +27,8 @@ afterAll(async () => {
   await stack?.close();
   await temporal?.dispose();
 }, 60_000);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function startWorker(): SpawnedProcess {
   const worker = spawnWorkerProcess(stack.config);
@@ -198,5 +201,89 @@ describe('batching across faults', () => {
     ]);
     const runs = await stack.sql.query('SELECT workflow_id FROM activity_runs WHERE activity_id = $1', [activityId]);
     expect(runs.rows).toEqual([{ workflow_id: batchRunWorkflowId(activityId, windows.rows[0].id) }]);
+  }, 300_000);
+
+  test('an API process SIGKILLed with events in flight: every stored event is in one batch at one place, one run per batch', async () => {
+    const response = await stack.api.server.inject({
+      method: 'POST',
+      url: '/v1/activities',
+      payload: {
+        name: 'batch-api-kill',
+        triggers: [{ type: 'event', event_type: 'order.apikill', batch: { max_size: 10, timeout: '3s' } }],
+        tasks: [{ type: 'noop' }],
+      },
+    });
+    expect(response.statusCode, response.body).toBe(201);
+    const activityId: string = response.json().id;
+    if (workers.every((worker) => worker.exited() !== null)) await startWorker().ready;
+    const port = await freePort();
+    const api = spawnApiProcess(stack.config, port);
+    workers.push(api);
+    await api.ready;
+    const send = (n: number) =>
+      fetch(`http://127.0.0.1:${port}/v1/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          event_id: `ak_${String(n).padStart(2, '0')}`,
+          event_type: 'order.apikill',
+          source: 'shop',
+          data: { n },
+        }),
+      }).then(
+        (answer) => answer.status,
+        () => 0,
+      );
+    // Twenty events in flight at once, and the API killed while they are.
+    const inFlight = Array.from({ length: 20 }, (_, n) => send(n + 1));
+    await sleep(30);
+    await killHard(api.child);
+    const acked = (await Promise.all(inFlight)).filter((status) => status === 202).length;
+    // Ten more through the in-process API, whose dispatcher also takes over the killed process's events.
+    for (let n = 21; n <= 30; n++) {
+      const answer = await stack.api.server.inject({
+        method: 'POST',
+        url: '/v1/events',
+        payload: {
+          event_id: `ak_${n}`,
+          event_type: 'order.apikill',
+          source: 'shop',
+          occurred_at: '2026-03-01T09:00:00Z',
+          data: { n },
+        },
+      });
+      expect(answer.statusCode, answer.body).toBe(202);
+    }
+    const stored = (
+      await stack.sql.query('SELECT count(*)::int AS n FROM event_routes WHERE activity_id = $1', [activityId])
+    ).rows[0].n as number;
+    expect(stored).toBeGreaterThanOrEqual(acked + 10);
+    // Events the killed process stored but never put in a batch are joined by the dispatcher once their lease ends.
+    const windows = await waitFor(
+      'every stored event batched, every batch closed and its run finished',
+      async () => {
+        if ((await outcomes(activityId)).batched !== stored) return undefined;
+        const rows = await stack.sql.query(
+          `SELECT w.id, w.state, w.member_count, w.run_workflow_id, r.status FROM coalesce_windows w
+           LEFT JOIN activity_runs r ON r.workflow_id = w.run_workflow_id WHERE w.activity_id = $1`,
+          [activityId],
+        );
+        return rows.rows.every((row) => row.state === 'closed' && row.status === 'succeeded') ? rows.rows : undefined;
+      },
+      120_000,
+    );
+    expect(windows.reduce((sum, window) => sum + window.member_count, 0)).toBe(stored);
+    expect(windows.every((window) => window.member_count <= 10)).toBe(true);
+    const places = await stack.sql.query(
+      `SELECT window_id, count(*)::int AS n, count(DISTINCT window_position)::int AS distinct_places,
+         min(window_position) AS first, max(window_position) AS last
+       FROM event_routes WHERE activity_id = $1 GROUP BY window_id`,
+      [activityId],
+    );
+    for (const row of places.rows) expect(row).toMatchObject({ distinct_places: row.n, first: 1, last: row.n });
+    const runs = await stack.sql.query('SELECT workflow_id FROM activity_runs WHERE activity_id = $1', [activityId]);
+    expect(runs.rows.map((run) => run.workflow_id).sort()).toEqual(
+      windows.map((window) => batchRunWorkflowId(activityId, window.id)).sort(),
+    );
   }, 300_000);
 });
