@@ -11,6 +11,7 @@ import TestSequencer from './test/sequencer.ts';
  * little; it still uses the same real Temporal dev server and Postgres.
  */
 export const WALL_CLOCK_FILES = [
+  'test/batching-faults.int.test.ts',
   'test/coalescing-faults.int.test.ts',
   'test/coalescing-postgres.int.test.ts',
   'test/cron-overlap.int.test.ts',

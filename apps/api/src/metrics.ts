@@ -51,12 +51,17 @@ interface StateRow {
   activities_enabled: number;
 }
 
-/** Per activity with debounce windows: events merged (closed windows) and windows open. */
+/**
+ * Per activity and kind of window (debounce, batch): events merged (a closed
+ * debounce window's members but its last, a leading window's but its first;
+ * every member of a closed batch) and windows open.
+ */
 const COALESCE_QUERY = `
-  SELECT activity_id,
-         coalesce(sum(member_count - 1) FILTER (WHERE state = 'closed' OR mode = 'leading'), 0) AS merged,
+  SELECT activity_id, kind,
+         coalesce(sum(CASE WHEN kind = 'batch' THEN member_count ELSE member_count - 1 END)
+           FILTER (WHERE state = 'closed' OR mode = 'leading'), 0) AS merged,
          count(*) FILTER (WHERE state = 'open' AND (mode = 'trailing' OR due_at > now())) AS open
-  FROM coalesce_windows GROUP BY activity_id`;
+  FROM coalesce_windows GROUP BY activity_id, kind`;
 
 export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
   const registry = new Registry();
@@ -126,11 +131,11 @@ export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
   });
 
   // Debounce windows (docs/coalescing.md), read from Postgres at scrape time: windows close in the workers.
-  let windowsRead: Promise<Array<{ activity_id: string; merged: string; open: string }>> | undefined;
+  let windowsRead: Promise<Array<{ activity_id: string; kind: string; merged: string; open: string }>> | undefined;
   const readWindows = () => {
     windowsRead ??= deps.pool
       .query(COALESCE_QUERY)
-      .then((result) => result.rows as Array<{ activity_id: string; merged: string; open: string }>)
+      .then((result) => result.rows as Array<{ activity_id: string; kind: string; merged: string; open: string }>)
       .catch(() => [])
       .finally(() => {
         windowsRead = undefined;
@@ -139,24 +144,24 @@ export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
   };
   new Counter({
     name: 'activity_core_events_merged_total',
-    help: "Events recorded merged into another event's run, by activity id and reason (debounce): every event of a debounce window but the one whose run it became (trailing: once the window closed; leading: at accept).",
+    help: "Events recorded merged into another event's run, by activity id and reason (debounce, batch): every event of a debounce window but the one whose run it became (trailing: once the window closed; leading: at accept), and every event of a closed batch.",
     labelNames: ['activity', 'reason'] as const,
     registers: [registry],
     async collect() {
       const rows = await readWindows();
       this.reset();
-      for (const row of rows) this.inc({ activity: row.activity_id, reason: 'debounce' }, Number(row.merged));
+      for (const row of rows) this.inc({ activity: row.activity_id, reason: row.kind }, Number(row.merged));
     },
   });
   new Gauge({
     name: 'activity_core_coalesce_windows_open',
-    help: 'Open debounce windows (bursts whose run has not started yet), by activity id and kind.',
+    help: 'Open debounce windows and batches (whose run has not started yet), by activity id and kind (debounce, batch).',
     labelNames: ['activity', 'kind'] as const,
     registers: [registry],
     async collect() {
       const rows = await readWindows();
       this.reset();
-      for (const row of rows) this.set({ activity: row.activity_id, kind: 'debounce' }, Number(row.open));
+      for (const row of rows) this.set({ activity: row.activity_id, kind: row.kind }, Number(row.open));
     },
   });
 

@@ -161,7 +161,7 @@ export async function createWorkerApp(config: Config, options: WorkerAppOptions)
     }),
     // Emitted events resume waiting tasks too.
     eventWaits: createEventWaits({ eventWaits, signaller: createWaitSignaller({ client }), logger }),
-    // Emitted events are debounced too.
+    // Emitted events are debounced and batched too.
     coalescing: {
       windows: coalesceWindows,
       starter: createCoalesceStarter({ client, taskQueue: config.temporal.taskQueue }),

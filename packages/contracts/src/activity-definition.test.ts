@@ -33,6 +33,65 @@ describe('activity definitions', () => {
     ]);
   });
 
+  test('batch on a trigger: bounds, and refused beside debounce, throttle or rate_limit, naming triggers[i].batch', () => {
+    const batched = {
+      ...valid,
+      triggers: [{ type: 'event', event_type: 'order.paid', batch: { max_size: 500, timeout: '24h' } }],
+    };
+    expect(issues(batched)).toEqual([]);
+    const withBatch = (batch: object) => ({ ...valid, triggers: [{ type: 'event', event_type: 'order.paid', batch }] });
+    expect(issues(withBatch({ max_size: 0, timeout: '1m' })).map((issue) => issue.path)).toEqual([
+      'triggers.0.batch.max_size',
+    ]);
+    expect(issues(withBatch({ max_size: 1001, timeout: '1m' })).map((issue) => issue.path)).toEqual([
+      'triggers.0.batch.max_size',
+    ]);
+    expect(issues(withBatch({ max_size: 10, timeout: '0s' }))).toEqual([
+      { path: 'triggers.0.batch.timeout', message: 'must be at least 1s and at most 7d' },
+    ]);
+    expect(issues(withBatch({ max_size: 10, timeout: '8d' }))).toEqual([
+      { path: 'triggers.0.batch.timeout', message: 'must be at least 1s and at most 7d' },
+    ]);
+    expect(issues(withBatch({ max_size: 10 })).map((issue) => issue.path)).toEqual(['triggers.0.batch.timeout']);
+    expect(issues(withBatch({ max_size: 10, timeout: '1m', max_bytes: 1_048_577 })).map((i) => i.path)).toEqual([
+      'triggers.0.batch.max_bytes',
+    ]);
+    expect(issues(withBatch({ max_size: 10, timeout: '1m', max_bytes: 1023 })).map((i) => i.path)).toEqual([
+      'triggers.0.batch.max_bytes',
+    ]);
+    expect(issues(withBatch({ max_size: 10, timeout: '1m', size: 3 })).map((i) => i.path)).toEqual([
+      'triggers.0.batch',
+    ]);
+    expect(
+      issues({
+        ...valid,
+        triggers: [
+          {
+            type: 'event',
+            event_type: 'order.paid',
+            debounce: { period: '5s' },
+            batch: { max_size: 5, timeout: '1m' },
+          },
+        ],
+      }),
+    ).toEqual([{ path: 'triggers.0.batch', message: 'a trigger has debounce or batch, not both' }]);
+    expect(
+      issues({
+        ...valid,
+        triggers: [
+          { type: 'event', event_type: 'order.paid', debounce: { period: '5s' } },
+          { type: 'event', event_type: 'order.shipped', batch: { max_size: 5, timeout: '1m' } },
+        ],
+      }).map((issue) => issue.path),
+    ).toEqual(['triggers.1.batch']);
+    expect(issues({ ...batched, throttle: { limit: 10, period: '1s' } })).toEqual([
+      { path: 'triggers.0.batch', message: 'batch cannot be combined with throttle on one activity' },
+    ]);
+    expect(issues({ ...batched, rate_limit: { limit: 10, period: '1m' } })).toEqual([
+      { path: 'triggers.0.batch', message: 'batch cannot be combined with rate_limit on one activity' },
+    ]);
+  });
+
   test('a minimal event-triggered definition is valid and gets its defaults', () => {
     const parsed = ActivityDefinition.parse(valid);
     expect(parsed.enabled).toBe(true);

@@ -205,6 +205,64 @@ export const Debounce = z
   });
 export type Debounce = z.infer<typeof Debounce>;
 
+/**
+ * Bounds of a trigger's `batch` (docs/coalescing.md, "Batching"): 1 to 1000
+ * events, a `timeout` of 1 s to 7 d after the batch's first event, and at
+ * most 1 MiB of events (the default): the run's input carries every member's
+ * envelope, and this keeps it well inside Temporal's 2 MB payload limit.
+ */
+export const BATCH_LIMITS = {
+  maxSize: 1000,
+  minTimeout: '1s',
+  maxTimeout: '7d',
+  minBytes: 1024,
+  maxBytes: 1_048_576,
+  defaultBytes: 262_144,
+} as const;
+
+/** A CEL expression over the event envelope whose value is the batch key; compiled by the server on every write. */
+export const BatchKeyExpression = expressionString('key').meta({
+  description:
+    'A CEL expression over the event envelope (event_id, event_type, source, subject, occurred_at, data) whose value (a string, int, double or bool) is the batch key, e.g. `data.customer_id`. ' +
+    'Absent: one key for the whole activity. An event on which it fails runs alone (recorded).',
+});
+
+/**
+ * Batching (docs/coalescing.md, "Batching"): the events of one key are
+ * collected, in arrival order, into a batch that becomes one run receiving
+ * all of them (`events` in templates and task expressions). A batch closes
+ * when it holds `max_size` events, when `timeout` passed since its first
+ * event, or when the next event would take it past `max_bytes` (that event
+ * opens the next batch). Every member is recorded `batched` into the run.
+ */
+export const Batch = z
+  .object({
+    /** Most events in one batch (1..1000): the event that makes it full closes it and its run starts at once. */
+    max_size: z.number().int().min(1).max(BATCH_LIMITS.maxSize),
+    /** How long after its first event a batch that is not full closes (1s..7d). */
+    timeout: debounceDuration(BATCH_LIMITS.minTimeout, BATCH_LIMITS.maxTimeout),
+    key: BatchKeyExpression.optional(),
+    /**
+     * Most bytes of event envelopes (their JSON) in one batch: an event that
+     * would pass it closes the batch without it and opens the next (1024..1048576). @default 262144 (256 KiB)
+     */
+    max_bytes: z.number().int().min(BATCH_LIMITS.minBytes).max(BATCH_LIMITS.maxBytes).optional(),
+  })
+  .strict()
+  .superRefine((batch, ctx) => {
+    const ms = tryParseDurationMs(batch.timeout);
+    if (
+      ms !== undefined &&
+      (ms < parseDurationMs(BATCH_LIMITS.minTimeout) || ms > parseDurationMs(BATCH_LIMITS.maxTimeout))
+    )
+      ctx.addIssue({
+        code: 'custom',
+        path: ['timeout'],
+        message: `must be at least ${BATCH_LIMITS.minTimeout} and at most ${BATCH_LIMITS.maxTimeout}`,
+      });
+  });
+export type Batch = z.infer<typeof Batch>;
+
 export const EventTrigger = z
   .object({
     type: z.literal('event'),
@@ -226,6 +284,8 @@ export const EventTrigger = z
     cancel_on: z.array(CancelOn).max(MAX_CANCEL_ON_ENTRIES).optional(),
     /** Turns a burst of events per key into one run (docs/coalescing.md). */
     debounce: Debounce.optional(),
+    /** Collects the events of a key into one run over the list (docs/coalescing.md, "Batching"). */
+    batch: Batch.optional(),
   })
   .strict();
 export type EventTrigger = z.infer<typeof EventTrigger>;
@@ -835,14 +895,35 @@ export const ActivityDefinition = ActivityDefinitionShape.superRefine((definitio
   // the two do not combine yet, so the combination is refused rather than half honoured (docs/pacing.md).
   if (definition.throttle !== undefined || definition.rate_limit !== undefined) {
     definition.triggers.forEach((trigger, index) => {
+      const pacing = definition.throttle !== undefined ? 'throttle' : 'rate_limit';
       if (trigger.type === 'event' && trigger.debounce !== undefined)
         ctx.addIssue({
           code: 'custom',
           path: ['triggers', index, 'debounce'],
-          message: `debounce cannot be combined with ${definition.throttle !== undefined ? 'throttle' : 'rate_limit'} on one activity`,
+          message: `debounce cannot be combined with ${pacing} on one activity`,
+        });
+      if (trigger.type === 'event' && trigger.batch !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['triggers', index, 'batch'],
+          message: `batch cannot be combined with ${pacing} on one activity`,
         });
     });
   }
+  // A batch and a debounce window of one key would share the key's one open window (coalesce_windows_open_key_uq):
+  // an activity coalesces one way, so debounce and batch are refused together, on one trigger or on two.
+  const debounced = definition.triggers.some((trigger) => trigger.type === 'event' && trigger.debounce !== undefined);
+  definition.triggers.forEach((trigger, index) => {
+    if (trigger.type === 'event' && trigger.batch !== undefined && debounced)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['triggers', index, 'batch'],
+        message:
+          trigger.debounce !== undefined
+            ? 'a trigger has debounce or batch, not both'
+            : 'an activity with debounce on one trigger cannot batch on another (one coalescing policy per activity)',
+      });
+  });
   const cronTriggers = definition.triggers
     .map((trigger, index) => ({ trigger, index }))
     .filter((entry): entry is { trigger: CronTrigger; index: number } => entry.trigger.type === 'cron');

@@ -169,10 +169,12 @@ export type RunWithTasks = z.infer<typeof RunWithTasks>;
  *   missing key); no run, and `detail` says why.
  * - `dropped`: the activity's `rate_limit` was reached; no run, and `detail`
  *   names the limit and the key.
- * - `coalescing`: the event is in an open debounce window (`detail` names the
- *   window and when it is due); it becomes `merged` or `started`.
+ * - `coalescing`: the event is in an open debounce window or batch (`detail`
+ *   names it); it becomes `merged` or `started` (debounce) or `batched`.
  * - `merged`: the event was merged into another event's run (`workflow_id`
  *   and `run_id` name that run; `detail` says why). See docs/coalescing.md.
+ * - `batched`: the event is one of the events of a batch's run (`workflow_id`
+ *   and `run_id` name it, `detail` says `in batch <window> (k of N)`).
  */
 export const RouteOutcome = z.enum([
   'started',
@@ -185,6 +187,8 @@ export const RouteOutcome = z.enum([
   // coalescing (docs/coalescing.md)
   'coalescing',
   'merged',
+  // batching (docs/coalescing.md, "Batching")
+  'batched',
 ]);
 export type RouteOutcome = z.infer<typeof RouteOutcome>;
 

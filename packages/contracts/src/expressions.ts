@@ -54,6 +54,7 @@ export const DEFINITION_EXPRESSION_SITES: readonly ExpressionSite[] = [
   { path: ['triggers', '*', 'filter'], kind: 'filter' },
   { path: ['triggers', '*', 'cancel_on', '*', 'match'], kind: 'match' },
   { path: ['triggers', '*', 'debounce', 'key'], kind: 'key' },
+  { path: ['triggers', '*', 'batch', 'key'], kind: 'key' },
   { path: ['tasks', '*', 'config', 'match'], kind: 'match' },
   { path: ['tasks', '*', 'if'], kind: 'task_condition' },
   { path: ['tasks', '*', 'for_each'], kind: 'task_list' },

@@ -3,6 +3,8 @@ import { describe, expect, test } from 'vitest';
 import {
   ACTIVITY_CORE_UUID_NAMESPACE,
   batchItemEventId,
+  batchRunWorkflowId,
+  parseBatchRunWorkflowId,
   bulkRerunId,
   bulkRerunKey,
   rerunWorkflowId,
@@ -87,6 +89,26 @@ describe('run workflow ids', () => {
     const manual = manualRunWorkflowId(ACTIVITY, '2026-03-01T09:00:00+00:00');
     expect(manual).toBe(`manual-${ACTIVITY}:2026-03-01T09:00:00+00:00`);
     expect(manual.startsWith('activity-')).toBe(false);
+  });
+});
+
+describe('batch run ids', () => {
+  const WINDOW = '0b5f4c1e-6a2d-4e8f-9c3b-7d1a2e3f4a5b';
+
+  test('a batch run id is activity-{activity_id}:batch:{window_id} and reads back', () => {
+    const id = batchRunWorkflowId(ACTIVITY, WINDOW);
+    expect(id).toBe(`activity-${ACTIVITY}:batch:${WINDOW}`);
+    expect(parseBatchRunWorkflowId(id)).toEqual({ activityId: ACTIVITY, windowId: WINDOW });
+    expect(parseBatchRunWorkflowId(eventRunWorkflowId(ACTIVITY, 'evt_1'))).toBeUndefined();
+    expect(() => batchRunWorkflowId(ACTIVITY, 'not-a-uuid')).toThrow(/lowercase UUID/);
+  });
+
+  test('no event a producer may post can have a batch run id as its run id: batch: event ids are reserved', () => {
+    const eventId = `batch:${WINDOW}`;
+    expect(eventRunWorkflowId(ACTIVITY, eventId)).toBe(batchRunWorkflowId(ACTIVITY, WINDOW));
+    expect(reservedEventIdReason(eventId)).toMatch(/reserved/);
+    expect(reservedEventIdReason('batch:anything')).toMatch(/batch/);
+    expect(reservedEventIdReason('batch-42')).toBeUndefined();
   });
 });
 

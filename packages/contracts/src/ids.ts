@@ -147,6 +147,32 @@ export function eventRunWorkflowId(activityId: string, eventId: string): string 
   return `activity-${activityId}:${eventId}`;
 }
 
+/** The prefix of the part after `activity-{activity_id}:` in a batch's run id; event ids starting with it are refused. */
+export const BATCH_RUN_ID_PREFIX = 'batch:';
+
+/**
+ * `activity-{activity_id}:batch:{window_id}` — the one run of a batch
+ * (docs/coalescing.md, "Batching"): deterministic from the batch (its window's
+ * row id, a UUID), in the `activity-{activity_id}:…` form every event run has,
+ * so a run of a batch is listed and found like any other run of the activity.
+ * It can never equal an event's run id: `POST /v1/events` refuses event ids
+ * starting with `batch:` ({@link reservedEventIdReason}), and every other
+ * stored event id starts with a prefix of its own (`wh:`, `src:`, `emit-`,
+ * `evt_`, `run-failed:`, `run-cancelled:`).
+ */
+export function batchRunWorkflowId(activityId: string, windowId: string): string {
+  assertActivityId(activityId);
+  if (!UUID_RE.test(windowId)) throw new Error(`window_id must be a lowercase UUID, got ${windowId}`);
+  return `activity-${activityId}:${BATCH_RUN_ID_PREFIX}${windowId}`;
+}
+
+/** The activity and batch window a batch's run id names, or undefined when it is not one. */
+export function parseBatchRunWorkflowId(workflowId: string): { activityId: string; windowId: string } | undefined {
+  const match = /^activity-([0-9a-f-]{36}):batch:([0-9a-f-]{36})$/.exec(workflowId);
+  if (match === null || !UUID_RE.test(match[1]!) || !UUID_RE.test(match[2]!)) return undefined;
+  return { activityId: match[1]!, windowId: match[2]! };
+}
+
 /**
  * `manual-{activity_id}:{key}` — an operator's "trigger now". The `manual-`
  * prefix can never collide with the `activity-` ids above, whatever an event
@@ -363,8 +389,8 @@ export function assignedEventId(uuid: string = globalThis.crypto.randomUUID()): 
  * Event ids that would collide with ids the system makes itself: one shaped
  * like a `scheduled_for` time would give the same workflow id as that cron
  * fire of the activity, `emit-` ids belong to `emit_event` tasks, `wh:` ids
- * to webhook deliveries and `run-failed:`/`run-cancelled:` ids to the
- * system events of runs. Returns why the id is refused, or undefined when it is fine.
+ * to webhook deliveries, `run-failed:`/`run-cancelled:` ids to the
+ * system events of runs and `batch:` ids to the runs of batches. Returns why the id is refused, or undefined when it is fine.
  */
 export function reservedEventIdReason(eventId: string): string | undefined {
   if (SCHEDULED_FOR_RE.test(eventId))
@@ -375,6 +401,8 @@ export function reservedEventIdReason(eventId: string): string | undefined {
     return `event ids starting with "${WEBHOOK_EVENT_ID_PREFIX}" are reserved for webhook deliveries`;
   if (eventId.startsWith(SOURCE_SCOPED_EVENT_ID_PREFIX))
     return `event ids starting with "${SOURCE_SCOPED_EVENT_ID_PREFIX}" are reserved for the events of source-scoped ingest keys, which get them from the service`;
+  if (eventId.startsWith(BATCH_RUN_ID_PREFIX))
+    return `event ids starting with "${BATCH_RUN_ID_PREFIX}" are reserved: activity-{activity_id}:batch:{window_id} names the run of a batch`;
   if (isRunOutcomeEventId(eventId))
     return 'event ids starting with "run-failed:" or "run-cancelled:" are reserved for the system events that announce a run\'s end';
   return undefined;

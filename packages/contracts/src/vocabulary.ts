@@ -14,7 +14,8 @@
  * - **route** — the decision, at an event's first accept, about one activity
  *   whose trigger matched it: one run, or none because its filter said no
  *   (or its rate limit was reached: `dropped`), or merged into another
- *   event's run by a debounce window (`merged`).
+ *   event's run by a debounce window (`merged`), or one of a batch's run's
+ *   events (`batched`).
  * - **throttle**, **rate limit** — an activity's pacing of its event runs per
  *   key: over a throttle a run starts later (`not_before`), over a rate limit
  *   it is `dropped`; each key's state is a **bucket** (a `pacing_buckets` row).
@@ -25,6 +26,10 @@
  *   one run (docs/coalescing.md): a `coalesce_windows` row and a
  *   `CoalesceWindowWorkflow`; every event of it but the last is **merged** into
  *   the last one's run.
+ * - **batch** — the events of one (activity, key) collected in arrival order
+ *   into one run over the list (docs/coalescing.md, "Batching"): a
+ *   `coalesce_windows` row of kind `batch` and a `CoalesceWindowWorkflow`;
+ *   every member is **batched** into the run `activity-{id}:batch:{window_id}`.
  * - **run** — one execution of one activity version for one trigger firing;
  *   a `RunActivityWorkflow` with a deterministic workflow id, a row in
  *   `activity_runs`.

@@ -14,9 +14,9 @@ export interface ActivitySnapshot {
   definition: ActivityDefinition;
 }
 
-/** What a debounce window's run is told about the window (docs/coalescing.md). */
+/** What the run of a debounce window or a batch is told about it (docs/coalescing.md). */
 export interface CoalescedSummary {
-  kind: 'debounce';
+  kind: 'debounce' | 'batch';
   window_id: string;
   /** Events in the window, this run's event included. */
   count: number;
@@ -40,6 +40,12 @@ export type RunTrigger =
        * Absent on runs of one event.
        */
       coalesced?: CoalescedSummary;
+      /**
+       * The run of a batch (docs/coalescing.md, "Batching"): every member's
+       * envelope in arrival order; `event` is the last of them. Absent on
+       * every other run.
+       */
+      events?: EventEnvelope[];
     }
   | {
       type: 'cron' | 'backfill';
@@ -106,6 +112,8 @@ export interface RunContext {
   };
   activity: { id: string; name: string; version: number };
   event?: EventEnvelope;
+  /** Only in the run of a batch: its events in arrival order (`event` is the last). */
+  events?: EventEnvelope[];
   /** Only in a run started by a `run_activity` task: the input it was given. */
   input?: Record<string, unknown>;
   /**

@@ -224,8 +224,10 @@ export const eventRoutes = pgTable(
     pacedAt: ts('paced_at'),
     /** A throttled route's run starts at this time (Temporal's start delay). */
     notBefore: ts('not_before'),
-    /** The debounce window the event joined (migration 0018, docs/coalescing.md); null: none. */
+    /** The debounce window or batch the event joined (migration 0018, docs/coalescing.md); null: none. */
     windowId: uuid('window_id'),
+    /** The event's 1-based place in its batch, in arrival order (migration 0022); null outside batches. */
+    windowPosition: integer('window_position'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -233,7 +235,7 @@ export const eventRoutes = pgTable(
     primaryKey({ columns: [t.eventId, t.activityId] }),
     check(
       'event_routes_outcome_ck',
-      sql`${t.outcome} IN ('pending','started','duplicate','filtered','filter_error','dropped','coalescing','merged')`,
+      sql`${t.outcome} IN ('pending','started','duplicate','filtered','filter_error','dropped','coalescing','merged','batched')`,
     ),
     index('event_routes_window_idx')
       .on(t.windowId)
@@ -265,8 +267,8 @@ export const pacingBuckets = pgTable(
 );
 
 /**
- * One row per debounce window (migration 0018, docs/coalescing.md): a burst of
- * events of one (activity, key). At most one `open` window per (activity, key);
+ * One row per debounce window or batch (migrations 0018, 0022, docs/coalescing.md):
+ * a burst (kind `debounce`) or a batch (kind `batch`) of events of one (activity, key). At most one `open` window per (activity, key);
  * its members are the routes naming it (`event_routes.window_id`). Closed in
  * one transaction with its members' outcomes; `run_workflow_id` names the run.
  */
@@ -302,7 +304,7 @@ export const coalesceWindows = pgTable(
     uniqueIndex('coalesce_windows_open_key_uq')
       .on(t.activityId, t.key)
       .where(sql`${t.state} = 'open'`),
-    check('coalesce_windows_kind_ck', sql`${t.kind} IN ('debounce')`),
+    check('coalesce_windows_kind_ck', sql`${t.kind} IN ('debounce','batch')`),
     check('coalesce_windows_state_ck', sql`${t.state} IN ('open','closed')`),
     check('coalesce_windows_mode_ck', sql`${t.mode} IN ('trailing','leading')`),
     check('coalesce_windows_closed_ck', sql`${t.state} = 'open' OR ${t.runWorkflowId} IS NOT NULL`),

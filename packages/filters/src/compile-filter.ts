@@ -107,8 +107,8 @@ export function compileMatchExpression(expression: string): CompileFilterResult 
 /** The variables a match expression reads. */
 export const MATCH_VARIABLES = ['event', 'trigger'] as const;
 
-/** The variables a task's `if` and `for_each` read: the trigger event, the run, and the results of earlier tasks. */
-export const TASK_EXPRESSION_VARIABLES = ['event', 'run', 'tasks', 'input'] as const;
+/** The variables a task's `if` and `for_each` read: the trigger event (and a batch's events), the run, and the results of earlier tasks. */
+export const TASK_EXPRESSION_VARIABLES = ['event', 'events', 'run', 'tasks', 'input'] as const;
 
 /**
  * Compiles a task's `if`: a boolean over {@link TASK_EXPRESSION_VARIABLES},
@@ -136,11 +136,11 @@ const NAMED_VARIABLES: Partial<Record<ExpressionKind, { names: ReadonlySet<strin
   },
   task_condition: {
     names: new Set(TASK_EXPRESSION_VARIABLES),
-    hint: 'a task condition can read event, run, tasks and input (e.g. tasks.score.result.body.value < 0.5)',
+    hint: 'a task condition can read event, events (a batch), run, tasks and input (e.g. tasks.score.result.body.value < 0.5)',
   },
   task_list: {
     names: new Set(TASK_EXPRESSION_VARIABLES),
-    hint: 'a for_each expression can read event, run, tasks and input (e.g. event.data.items)',
+    hint: 'a for_each expression can read event, events (a batch), run, tasks and input (e.g. event.data.items)',
   },
 };
 

@@ -72,7 +72,12 @@ describe('definitionExpressionIssues', () => {
           concurrency: { limit: 1, key: 'event.data.customer' },
         }),
       ),
-      // Pacing and debounce do not combine on one activity: the pacing keys are a second definition.
+      // Pacing, debounce and batch do not combine on one activity: the batch and the pacing keys are definitions of their own.
+      ...definitionExpressionIssues(
+        definition({
+          triggers: [{ type: 'event', event_type: 'a.b', batch: { max_size: 10, timeout: '1m', key: 'trigger.x' } }],
+        }),
+      ),
       ...definitionExpressionIssues(
         definition({
           throttle: { limit: 1, period: '1s', key: 'data.' },
@@ -89,6 +94,7 @@ describe('definitionExpressionIssues', () => {
       'tasks[1].if',
       'tasks[1].for_each',
       'concurrency.key',
+      'triggers[0].batch.key',
       'throttle.key',
       'rate_limit.key',
       'fairness.key',
@@ -98,13 +104,14 @@ describe('definitionExpressionIssues', () => {
     expect(issues[2]?.message).toMatch(/^unknown variable 'trigger'; a filter can read/);
     expect(issues[3]?.message).toMatch(/^syntax error/);
     expect(issues[4]?.message).toMatch(
-      /^unknown variable 'trigger'; a task condition can read event, run, tasks and input/,
+      /^unknown variable 'trigger'; a task condition can read event, events \(a batch\), run, tasks and input/,
     );
     expect(issues[5]?.message).toMatch(
-      /^unknown variable 'data'; a for_each expression can read event, run, tasks and input/,
+      /^unknown variable 'data'; a for_each expression can read event, events \(a batch\), run, tasks and input/,
     );
     expect(issues[6]?.message).toMatch(/^unknown variable 'event'; a filter can read/);
-    expect(issues[9]?.message).toMatch(/^unknown variable 'event'; a filter can read/);
+    expect(issues[7]?.message).toMatch(/^unknown variable 'trigger'; a filter can read/);
+    expect(issues[10]?.message).toMatch(/^unknown variable 'event'; a filter can read/);
     expect(new Set(DEFINITION_EXPRESSION_SITES.map((site) => site.path.join('.'))).size).toBe(issues.length);
   });
 

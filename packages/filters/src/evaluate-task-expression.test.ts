@@ -49,9 +49,21 @@ describe('task expressions', () => {
   it('refuse at compile time a variable a task cannot read, and a condition that is never a boolean', () => {
     const unknown = compileTaskCondition('trigger.event.data.x');
     expect(unknown.ok).toBe(false);
-    expect(unknown.ok ? '' : unknown.error.message).toContain('a task condition can read event, run, tasks and input');
+    expect(unknown.ok ? '' : unknown.error.message).toContain(
+      'a task condition can read event, events (a batch), run, tasks and input',
+    );
     expect(compileTaskCondition('"text"').ok).toBe(false);
     expect(compileTaskList('[1, 2, 3]').ok).toBe(true);
+  });
+
+  it('read a batch’s events as a list, and an empty list in a run of one event', () => {
+    const list = compiled(compileTaskList('events.map(e, e.data.n)'));
+    const events = [{ data: { n: 1 } }, { data: { n: 2 } }];
+    expect(evaluateTaskExpression(list, { ...bindings, events })).toEqual({ outcome: 'value', value: [1, 2] });
+    expect(evaluateTaskExpression(compiled(compileTaskCondition('size(events) == 0')), bindings)).toEqual({
+      outcome: 'value',
+      value: true,
+    });
   });
 
   it('answer an error, not a value, for a missing key and for an evaluation over its cost limit', () => {

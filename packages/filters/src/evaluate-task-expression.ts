@@ -13,6 +13,8 @@ export interface TaskExpressionBindings {
   readonly tasks: Record<string, unknown>;
   /** A called run's input (`run_activity`); `{}` for other runs. */
   readonly input: Record<string, unknown>;
+  /** The run of a batch: its events' envelopes in arrival order; `[]` (absent) for other runs. */
+  readonly events?: ReadonlyArray<Record<string, unknown>>;
 }
 
 /** The value of a task expression as JSON, or why there is none. */
@@ -34,7 +36,13 @@ export function evaluateTaskExpression(
   const meter = new CostMeter(MAX_FILTER_EVALUATION_COST);
   try {
     const result = withMeter(meter, () =>
-      program.run({ event: bindings.event, run: bindings.run, tasks: bindings.tasks, input: bindings.input }),
+      program.run({
+        event: bindings.event,
+        events: bindings.events ?? [],
+        run: bindings.run,
+        tasks: bindings.tasks,
+        input: bindings.input,
+      }),
     );
     if (meter.exhausted)
       return { outcome: 'error', message: `the expression exceeded its cost limit of ${meter.limit} units` };

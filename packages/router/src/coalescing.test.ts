@@ -5,7 +5,7 @@ import {
   type EventEnvelope,
 } from '@activity-core/contracts';
 import { describe, expect, test } from 'vitest';
-import { debounceFor, debounceKeyOf } from './coalescing';
+import { batchBytesOf, batchFor, debounceFor, debounceKeyOf } from './coalescing';
 
 const envelope = (data: Record<string, unknown>, event_type = 'contact.updated'): EventEnvelope => ({
   event_id: 'evt_1',
@@ -117,5 +117,32 @@ describe('debounce bounds on write', () => {
     expect(issues({ period: '1s', mode: 'leading' })).toEqual([]);
     expect(issues({ period: '1s', mode: 'first' })).toHaveLength(1);
     expect(issues({ period: '1s', max_size: 10 })).toHaveLength(1);
+  });
+});
+
+describe('which batch an event falls under', () => {
+  test("the matching trigger's batch, its timeout in ms and max_bytes defaulting to 256 KiB", () => {
+    const plan = batchFor(
+      definition([{ type: 'event', event_type: 'order.*', batch: { max_size: 500, timeout: '24h' } }]),
+      envelope({}, 'order.completed'),
+    );
+    expect(plan).toMatchObject({ timeoutMs: 86_400_000, maxBytes: 262_144, batch: { max_size: 500 } });
+  });
+
+  test('none for an event of another trigger, and none at all for a definition that batches nowhere', () => {
+    const batched = definition([
+      { type: 'event', event_type: 'order.completed', filter: 'data.vip == true' },
+      { type: 'event', event_type: 'order.completed', batch: { max_size: 5, timeout: '1m', max_bytes: 4096 } },
+    ]);
+    expect(batchFor(batched, envelope({ vip: true }, 'order.completed'))).toBeUndefined();
+    expect(batchFor(batched, envelope({ vip: false }, 'order.completed'))).toMatchObject({ maxBytes: 4096 });
+    expect(batchFor(definition([{ type: 'event', event_type: 'order.completed' }]), envelope({}))).toBeUndefined();
+  });
+
+  test("an event's size is the UTF-8 bytes of its envelope's JSON", () => {
+    const ascii = envelope({ s: 'aaaa' });
+    const accented = envelope({ s: 'éééé' });
+    expect(batchBytesOf(ascii)).toBe(JSON.stringify(ascii).length);
+    expect(batchBytesOf(accented)).toBe(JSON.stringify(accented).length + 4);
   });
 });

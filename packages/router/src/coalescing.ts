@@ -4,9 +4,11 @@
  * the dispatch (event-dispatch.ts) in Postgres.
  */
 import {
+  BATCH_LIMITS,
   DEBOUNCE_LIMITS,
   parseDurationMs,
   type ActivityDefinition,
+  type Batch,
   type Debounce,
   type EventEnvelope,
 } from '@activity-core/contracts';
@@ -47,6 +49,41 @@ export function debounceFor(
   return undefined;
 }
 
+/** A batch as the dispatch applies it: its timeout in ms and its byte cap with the default applied. */
+export interface BatchPlan {
+  batch: Batch;
+  timeoutMs: number;
+  maxBytes: number;
+}
+
+/**
+ * The batch of the first of the definition's event triggers that matches the
+ * event (as {@link debounceFor}). Undefined when that trigger has none (or the
+ * definition batches nowhere: nothing is evaluated then).
+ */
+export function batchFor(
+  definition: Pick<ActivityDefinition, 'triggers'>,
+  envelope: EventEnvelope,
+): BatchPlan | undefined {
+  if (!definition.triggers.some((trigger) => trigger.type === 'event' && trigger.batch !== undefined)) return undefined;
+  for (const trigger of definition.triggers) {
+    if (trigger.type !== 'event' || !eventTriggerMatches(trigger, envelope)) continue;
+    if (!filterPasses(trigger, envelope)) continue;
+    if (trigger.batch === undefined) return undefined;
+    return {
+      batch: trigger.batch,
+      timeoutMs: parseDurationMs(trigger.batch.timeout),
+      maxBytes: trigger.batch.max_bytes ?? BATCH_LIMITS.defaultBytes,
+    };
+  }
+  return undefined;
+}
+
+/** An event's size as a batch counts it: the UTF-8 bytes of its envelope's JSON. */
+export function batchBytesOf(envelope: EventEnvelope): number {
+  return new TextEncoder().encode(JSON.stringify(envelope)).length;
+}
+
 const compiledKeys = new Map<string, CompiledFilter | string>();
 
 /**
@@ -54,7 +91,10 @@ const compiledKeys = new Map<string, CompiledFilter | string>();
  * the activity) when there is none. An error (the expression fails on this
  * event) is returned, and the event runs alone.
  */
-export function debounceKeyOf(debounce: Debounce, envelope: EventEnvelope): { key: string } | { error: string } {
+export function debounceKeyOf(
+  debounce: Debounce | Batch,
+  envelope: EventEnvelope,
+): { key: string } | { error: string } {
   if (debounce.key === undefined) return { key: '' };
   let compiled = compiledKeys.get(debounce.key);
   if (compiled === undefined) {
@@ -63,7 +103,7 @@ export function debounceKeyOf(debounce: Debounce, envelope: EventEnvelope): { ke
     if (compiledKeys.size >= 1_000) compiledKeys.clear();
     compiledKeys.set(debounce.key, compiled);
   }
-  if (typeof compiled === 'string') return { error: `the debounce key no longer compiles: ${compiled}` };
+  if (typeof compiled === 'string') return { error: `the key no longer compiles: ${compiled}` };
   const outcome = evaluateKey(compiled, envelope);
   return outcome.outcome === 'key' ? { key: outcome.key } : { error: outcome.message };
 }

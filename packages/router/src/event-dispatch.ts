@@ -10,7 +10,9 @@
  *   definition versions and the run records again.
  */
 import {
+  batchRunWorkflowId,
   coalesceWindowWorkflowId,
+  parseBatchRunWorkflowId,
   runIdFor,
   type ActivityDefinition,
   type EventEnvelope,
@@ -18,7 +20,7 @@ import {
 } from '@activity-core/contracts';
 import type { CoalesceWindowRow, DefinitionRow, EventRouteRow, RouteSettlement } from '@activity-core/db';
 import { StartTimeoutError } from '@activity-core/temporal/client';
-import { COALESCE_MAX_OPEN_WINDOWS, debounceFor, debounceKeyOf } from './coalescing';
+import { batchBytesOf, batchFor, COALESCE_MAX_OPEN_WINDOWS, debounceFor, debounceKeyOf } from './coalescing';
 import type { Accepted } from './event-accept';
 import type { EventSettle } from './event-settle';
 import { deliverPending, type PendingWorkFailure } from './gated-delivery';
@@ -52,12 +54,76 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
    * when the route is not debounced or runs alone (a key that fails, the
    * open-window bound): its run is started as usual.
    */
+  /**
+   * A batched route's batch (docs/coalescing.md, "Batching"): `{ wake }`, the
+   * batches whose workflows are to be started or woken (the one the event
+   * opened, the one it closed, one the byte cap closed before it), `'done'`
+   * when the event joined an open batch (its route is `coalescing`), or
+   * undefined when the route is not batched or runs alone.
+   */
+  async function joinBatch(
+    envelope: EventEnvelope,
+    route: EventRouteRow,
+    snapshot: DefinitionRow,
+    outcomes: Map<string, RouteOutcome>,
+  ): Promise<{ wake: CoalesceWindowRow[] } | 'done' | undefined> {
+    const plan = batchFor(snapshot.definition as ActivityDefinition, envelope);
+    if (plan === undefined) return undefined;
+    if (coalescing === undefined) {
+      logger.warn(
+        { eventId: envelope.event_id, activityId: route.activityId },
+        'no coalescing here: the event runs alone',
+      );
+      return undefined;
+    }
+    const keyed = debounceKeyOf(plan.batch, envelope);
+    if ('error' in keyed) {
+      logger.warn(
+        { eventId: envelope.event_id, activityId: route.activityId, reason: keyed.error },
+        'batch key failed: the event runs alone',
+      );
+      return undefined;
+    }
+    const joined = await coalescing.windows.joinBatch({
+      eventId: envelope.event_id,
+      activityId: route.activityId,
+      activityVersion: route.activityVersion,
+      key: keyed.key,
+      timeoutMs: plan.timeoutMs,
+      maxSize: plan.batch.max_size,
+      maxBytes: plan.maxBytes,
+      bytes: batchBytesOf(envelope),
+      maxOpen: coalescing.maxOpenWindows ?? COALESCE_MAX_OPEN_WINDOWS,
+      workflowIdOf: (windowId) => coalesceWindowWorkflowId(route.activityId, keyed.key, windowId),
+      runOf: (windowId) => {
+        const workflowId = batchRunWorkflowId(route.activityId, windowId);
+        return { workflowId, runId: runIdFor(workflowId) };
+      },
+    });
+    switch (joined.kind) {
+      case 'alone':
+        return undefined;
+      case 'settled':
+        return 'done';
+      case 'joined':
+        outcomes.set(route.activityId, 'coalescing');
+        return joined.wake.length === 0 ? 'done' : { wake: joined.wake };
+      case 'opened':
+        return { wake: [joined.window, ...joined.wake] };
+      case 'closed':
+      case 'member':
+        return joined.wake.length === 0 ? 'done' : { wake: joined.wake };
+    }
+  }
+
   async function joinWindow(
     envelope: EventEnvelope,
     route: EventRouteRow,
     snapshot: DefinitionRow,
     outcomes: Map<string, RouteOutcome>,
-  ): Promise<CoalesceWindowRow | 'done' | undefined> {
+  ): Promise<CoalesceWindowRow | { wake: CoalesceWindowRow[] } | 'done' | undefined> {
+    const batched = await joinBatch(envelope, route, snapshot, outcomes);
+    if (batched !== undefined) return batched;
     const plan = debounceFor(snapshot.definition as ActivityDefinition, envelope);
     if (plan === undefined) return undefined;
     if (coalescing === undefined) {
@@ -116,6 +182,30 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
     }
   }
 
+  /** Starts (or wakes, signal-with-start) the workflows of batches, in order; `duplicate` only when every one had ended. */
+  async function wakeBatches(
+    windows: readonly CoalesceWindowRow[],
+    snapshot: DefinitionRow,
+    deadline: Date,
+  ): Promise<'started' | 'duplicate'> {
+    let answer: 'started' | 'duplicate' = 'duplicate';
+    for (const window of windows) {
+      const woken = await coalescing!.starter.wake(
+        {
+          workflowId: window.workflowId,
+          windowId: window.id,
+          activityId: snapshot.id,
+          activityName: snapshot.name,
+          key: window.key,
+          kind: 'batch',
+        },
+        { deadline },
+      );
+      if (woken === 'started') answer = 'started';
+    }
+    return answer;
+  }
+
   /**
    * Starts every pending route of one event. Never throws: a route that
    * could not be started stays pending, and the failure is returned.
@@ -141,7 +231,12 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
         snapshot ??= await deps.definitions.getVersion(route.activityId, route.activityVersion);
         if (snapshot === undefined)
           throw new Error(`activity ${route.activityId} version ${route.activityVersion} is missing`);
-        if (known.checkRecorded && (await deps.runs.getRunByWorkflowId(route.workflowId)) !== undefined) {
+        // A route that names a batch's run (the event that closed the batch) is settled by the batch: never `duplicate`.
+        if (
+          known.checkRecorded &&
+          parseBatchRunWorkflowId(route.workflowId) === undefined &&
+          (await deps.runs.getRunByWorkflowId(route.workflowId)) !== undefined
+        ) {
           settled.push({ activityId: route.activityId, outcome: 'duplicate' });
           outcomes.set(route.activityId, 'duplicate');
           logger.info({ eventId: envelope.event_id, workflowId: route.workflowId }, 'run already recorded (duplicate)');
@@ -149,14 +244,16 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
         }
         const joined = await joinWindow(envelope, route, snapshot, outcomes);
         if (joined === 'done') return undefined;
-        if (joined !== undefined) return { route, snapshot, window: joined, notBefore: undefined };
+        if (joined !== undefined && 'wake' in joined)
+          return { route, snapshot, window: undefined, wake: joined.wake, notBefore: undefined };
+        if (joined !== undefined) return { route, snapshot, window: joined, wake: undefined, notBefore: undefined };
         // Pacing (docs/pacing.md; a definition has pacing or debounce, not both): decided once per route and stored on it, so a redispatch reuses the decision.
         const definition = snapshot.definition as ActivityDefinition;
         const pacing = pacingRequestFor(definition, envelope, {
           eventId: envelope.event_id,
           activityId: route.activityId,
         });
-        if (pacing === undefined) return { route, snapshot, window: undefined, notBefore: undefined };
+        if (pacing === undefined) return { route, snapshot, window: undefined, wake: undefined, notBefore: undefined };
         if (deps.pacing === undefined)
           throw new Error(`activity ${route.activityId} is paced, but this ingest has no pacing store`);
         const decision = await deps.pacing.decide(pacing);
@@ -177,40 +274,52 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
           );
           return undefined;
         }
-        return { route, snapshot, window: undefined, notBefore: decision.notBefore };
+        return { route, snapshot, window: undefined, wake: undefined, notBefore: decision.notBefore };
       },
-      call: ({ route, snapshot, window, notBefore }, deadline) =>
+      call: ({ route, snapshot, window, wake, notBefore }, deadline) =>
         withTimeout(
-          window !== undefined
-            ? coalescing!.starter.start(
-                {
-                  workflowId: window.workflowId,
-                  windowId: window.id,
-                  activityId: snapshot.id,
-                  activityName: snapshot.name,
-                  key: window.key,
-                },
-                { deadline },
-              )
-            : deps.starter.start(
-                {
-                  workflowId: route.workflowId,
-                  activity: {
-                    id: snapshot.id,
-                    name: snapshot.name,
-                    version: snapshot.version,
-                    definition: snapshot.definition as ActivityDefinition,
+          wake !== undefined
+            ? wakeBatches(wake, snapshot, deadline)
+            : window !== undefined
+              ? coalescing!.starter.start(
+                  {
+                    workflowId: window.workflowId,
+                    windowId: window.id,
+                    activityId: snapshot.id,
+                    activityName: snapshot.name,
+                    key: window.key,
                   },
-                  // The hop count rides along only when non-zero, so runs of external events keep their input shape.
-                  trigger: { type: 'event', event: envelope, ...(hops > 0 ? { hops } : {}) },
-                },
-                { deadline, ...(notBefore === undefined ? {} : { notBefore }) },
-              ),
+                  { deadline },
+                )
+              : deps.starter.start(
+                  {
+                    workflowId: route.workflowId,
+                    activity: {
+                      id: snapshot.id,
+                      name: snapshot.name,
+                      version: snapshot.version,
+                      definition: snapshot.definition as ActivityDefinition,
+                    },
+                    // The hop count rides along only when non-zero, so runs of external events keep their input shape.
+                    trigger: { type: 'event', event: envelope, ...(hops > 0 ? { hops } : {}) },
+                  },
+                  { deadline, ...(notBefore === undefined ? {} : { notBefore }) },
+                ),
           // A backstop only: the deadline above normally ends the call first.
           deadline.getTime() - Date.now() + 2_000,
           'starting the run workflow',
         ),
-      settle: async ({ route, window }, outcome) => {
+      settle: async ({ route, window, wake }, outcome) => {
+        if (wake !== undefined) {
+          // Its batch's workflow runs (or was woken to start the batch's run): the event waits in its batch.
+          settled.push({ activityId: route.activityId, outcome: 'coalescing' });
+          outcomes.set(route.activityId, 'coalescing');
+          logger.info(
+            { eventId: envelope.event_id, batchWorkflowIds: wake.map((w) => w.workflowId), outcome },
+            'batch workflows started or woken',
+          );
+          return;
+        }
         if (window !== undefined) {
           // The window's workflow runs: the event waits in its window (coalescing) like every later member.
           settled.push({ activityId: route.activityId, outcome: 'coalescing' });

@@ -82,6 +82,7 @@ function fakeEvents(recordedRuns: ReadonlySet<string> = new Set()) {
         ...route,
         eventId: input.envelope.event_id,
         windowId: null,
+        windowPosition: null,
         // As the accept statement does: a pending route whose run is already recorded is a duplicate at once.
         outcome:
           (route.outcome ?? 'pending') === 'pending' && recordedRuns.has(route.workflowId)

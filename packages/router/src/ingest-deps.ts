@@ -69,13 +69,13 @@ export interface EventIngestDeps {
    */
   onPaced?: (activityName: string, reason: 'throttle' | 'rate_limit' | undefined) => void;
   /**
-   * Debounce (coalescing.ts, docs/coalescing.md): the windows in Postgres and
-   * the starter of their workflows. Without it, a debounced trigger's events
-   * each run alone (logged).
+   * Debounce and batching (coalescing.ts, docs/coalescing.md): the windows in
+   * Postgres and the starter of their workflows. Without it, a debounced or
+   * batched trigger's events each run alone (logged).
    */
   coalescing?: {
-    windows: Pick<CoalesceWindowsRepository, 'join'>;
-    starter: Pick<CoalesceStarter, 'start'>;
+    windows: Pick<CoalesceWindowsRepository, 'join' | 'joinBatch'>;
+    starter: Pick<CoalesceStarter, 'start' | 'wake'>;
     /** Most open windows per activity. @default COALESCE_MAX_OPEN_WINDOWS */
     maxOpenWindows?: number;
   };

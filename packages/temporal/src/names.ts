@@ -12,3 +12,9 @@ export const CONCURRENCY_COORDINATOR_WORKFLOW = 'ConcurrencyCoordinatorWorkflow'
 export const EVENT_WAIT_MATCHED_SIGNAL = 'eventWaitMatched';
 /** One per open debounce window: holds its timer (docs/coalescing.md). */
 export const COALESCE_WINDOW_WORKFLOW = 'CoalesceWindowWorkflow';
+/**
+ * The signal that makes a batch's `CoalesceWindowWorkflow` look at its window
+ * now: a transaction closed the batch (full, or at its byte cap) and its run is
+ * to start at once, not at the timeout. Never rename it: histories carry it.
+ */
+export const COALESCE_WINDOW_WAKE_SIGNAL = 'coalesceWindowWake';

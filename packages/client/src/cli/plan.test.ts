@@ -70,6 +70,20 @@ describe('the plan', () => {
     });
   });
 
+  test('a batch added to or changed on a trigger is named field by field in the dry-run diff', () => {
+    const trigger = { type: 'event' as const, event_type: 'order.completed' };
+    const before = live({ ...noop, triggers: [{ ...trigger, batch: { max_size: 100, timeout: '1h' } }] });
+    const after = desired({ ...noop, triggers: [{ ...trigger, batch: { max_size: 500, timeout: '24h' } }] });
+    const [change] = planChanges([after], [before], { prune: false });
+    expect(change).toMatchObject({
+      kind: 'update',
+      fields: [
+        { path: 'triggers[0].batch.max_size', kind: 'changed', before: 100, after: 500 },
+        { path: 'triggers[0].batch.timeout', kind: 'changed', before: '1h', after: '24h' },
+      ],
+    });
+  });
+
   test('a definition equal to the live one after defaults is unchanged, whatever the file leaves to defaults', () => {
     const written = { name: 'a', tasks: [{ type: 'noop' as const }] };
     const stored = {

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client';
+import { decideBatchJoin } from '../batch-decision';
 import { coalesceWindows, eventRoutes, events } from '../schema';
 
 export type CoalesceWindowRow = typeof coalesceWindows.$inferSelect;
@@ -87,8 +88,198 @@ export type AdvanceOutcome =
   | { state: 'open'; dueInMs: number; window: CoalesceWindowRow }
   | { state: 'closed'; window: CoalesceWindowRow & { runWorkflowId: string } };
 
+/**
+ * What adding an event to its key's batch did (`joinBatch`):
+ * - `opened`: the event opened a batch (its route stays `pending` until the
+ *   batch's workflow is started);
+ * - `joined`: the event joined the open batch (its route is `coalescing`);
+ * - `closed`: the event joined a batch and closed it (`max_size`, or the byte
+ *   cap reached); its route stays `pending` until the batch's workflow was
+ *   woken to start the run;
+ * - `member`: the route had joined `window` before (a retry);
+ * - `alone`: the activity has `maxOpen` open windows and this key none;
+ * - `settled`: the route is no longer pending.
+ * `wake` lists the batches this transaction closed whose workflows must look
+ * again now (the joined batch when it closed, a batch closed by the byte cap).
+ */
+export type BatchJoinOutcome =
+  | { kind: 'opened' | 'joined' | 'closed' | 'member'; window: CoalesceWindowRow; wake: CoalesceWindowRow[] }
+  | { kind: 'alone'; openWindows: number }
+  | { kind: 'settled' };
+
+type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
+
+/**
+ * Closes a batch in the caller's transaction: the window `closed` with its
+ * run named, every member's route but the last `batched` into the run (its
+ * `detail`: `in batch <window> (k of N)`); the last member's route keeps its
+ * outcome (`coalescing`, or `pending` while its dispatch has not woken the
+ * batch's workflow) until the run is started (`markStarted`).
+ */
+async function closeBatch(
+  tx: Tx,
+  window: CoalesceWindowRow,
+  run: { workflowId: string; runId: string },
+  reason: string,
+): Promise<CoalesceWindowRow> {
+  const n = window.memberCount;
+  await tx.execute(sql`
+    UPDATE ${coalesceWindows} SET state = 'closed', closed_at = now(), run_workflow_id = ${run.workflowId}
+    WHERE ${coalesceWindows.id} = ${window.id}`);
+  await tx.execute(sql`
+    UPDATE ${eventRoutes} SET outcome = 'batched', workflow_id = ${run.workflowId}, run_id = ${run.runId},
+      detail = 'in batch ' || ${window.id}::text || ' (' || ${eventRoutes.windowPosition} || ' of ' || ${n}::int || ${`; closed by ${reason}): run ${run.workflowId}`},
+      updated_at = now()
+    WHERE ${eventRoutes.windowId} = ${window.id} AND ${eventRoutes.eventId} <> ${window.lastEventId}`);
+  await tx.execute(sql`
+    UPDATE ${eventRoutes} SET workflow_id = ${run.workflowId}, run_id = ${run.runId},
+      detail = ${`in batch ${window.id} (${n} of ${n}; closed by ${reason}): its run ${run.workflowId} is being started`},
+      updated_at = now()
+    WHERE ${eventRoutes.windowId} = ${window.id} AND ${eventRoutes.eventId} = ${window.lastEventId}
+      AND ${eventRoutes.outcome} IN ('pending', 'coalescing')`);
+  return { ...window, state: 'closed', runWorkflowId: run.workflowId };
+}
+
 export function createCoalesceWindowsRepository(db: Db) {
   return {
+    /**
+     * Adds a pending route's event to its key's open batch (or opens one), in
+     * one transaction that locks the route first, then the open batch: an
+     * event is in exactly one batch, at one position, however often this is
+     * retried. The event that fills the batch (`maxSize`, or the byte cap)
+     * closes it here; an event that would take the batch past `maxBytes`
+     * closes it without itself and opens the next (batch-decision.ts).
+     */
+    async joinBatch(input: {
+      eventId: string;
+      activityId: string;
+      activityVersion: number;
+      key: string;
+      timeoutMs: number;
+      maxSize: number;
+      maxBytes: number;
+      /** The event's size: the UTF-8 bytes of its envelope's JSON. */
+      bytes: number;
+      /** Most open windows per activity; past it a new key's event runs alone. */
+      maxOpen: number;
+      /** The workflow id of a window with this id (ids.ts). */
+      workflowIdOf: (windowId: string) => string;
+      /** The run of a batch with this window id (ids.ts `batchRunWorkflowId`, `runIdFor`). */
+      runOf: (windowId: string) => { workflowId: string; runId: string };
+    }): Promise<BatchJoinOutcome> {
+      return await db.transaction(async (tx): Promise<BatchJoinOutcome> => {
+        const routes = await tx.execute<{ outcome: string; window_id: string | null }>(sql`
+          SELECT ${eventRoutes.outcome} AS outcome, ${eventRoutes.windowId} AS window_id FROM ${eventRoutes}
+          WHERE ${eventRoutes.eventId} = ${input.eventId} AND ${eventRoutes.activityId} = ${input.activityId}
+          FOR UPDATE`);
+        const route = routes.rows[0];
+        if (route === undefined) throw new Error(`event ${input.eventId} has no route for ${input.activityId}`);
+        if (route.window_id !== null) {
+          const found = await tx.execute<WindowSql & Record<string, unknown>>(
+            sql`SELECT * FROM ${coalesceWindows} WHERE ${coalesceWindows.id} = ${route.window_id}`,
+          );
+          const window = windowOf(found.rows[0]!);
+          if (route.outcome !== 'pending') return { kind: 'member', window, wake: [] };
+          // A retried opener also wakes the batch its transaction closed by the byte cap: closed in that very
+          // transaction, so its closed_at is this batch's opened_at (both now() of one transaction).
+          const closedByIt =
+            window.firstEventId === input.eventId
+              ? await tx.execute<WindowSql & Record<string, unknown>>(sql`
+                  SELECT * FROM ${coalesceWindows}
+                  WHERE ${coalesceWindows.activityId} = ${input.activityId} AND ${coalesceWindows.key} = ${input.key}
+                    AND ${coalesceWindows.kind} = 'batch' AND ${coalesceWindows.state} = 'closed'
+                    AND ${coalesceWindows.closedAt} = ${window.openedAt.toISOString()}::timestamptz
+                    AND ${coalesceWindows.id} <> ${window.id}`)
+              : { rows: [] };
+          return { kind: 'member', window, wake: [window, ...closedByIt.rows.map((row) => windowOf(row))] };
+        }
+        if (route.outcome !== 'pending') return { kind: 'settled' };
+        const wake: CoalesceWindowRow[] = [];
+        // Twice at most: a first event of the key racing another one's insert finds its batch on the second look.
+        for (let attempt = 0; ; attempt++) {
+          const found = await tx.execute<WindowSql & Record<string, unknown>>(sql`
+            SELECT * FROM ${coalesceWindows}
+            WHERE ${coalesceWindows.activityId} = ${input.activityId} AND ${coalesceWindows.key} = ${input.key}
+              AND ${coalesceWindows.state} = 'open'
+            FOR UPDATE`);
+          const open = found.rows[0] === undefined ? undefined : windowOf(found.rows[0]);
+          if (open !== undefined && open.kind !== 'batch') {
+            // The definition changed from debounce to batch while a debounce window of this key is open: the key's one
+            // open window is taken, so the event runs alone (recorded) until that window closed.
+            await tx.execute(sql`
+              UPDATE ${eventRoutes} SET detail = ${`ran alone: the key's open window ${open.id} is a ${open.kind} window (the definition changed)`},
+                updated_at = now()
+              WHERE ${eventRoutes.eventId} = ${input.eventId} AND ${eventRoutes.activityId} = ${input.activityId}`);
+            return { kind: 'alone', openWindows: 0 };
+          }
+          const decision = decideBatchJoin(
+            open === undefined ? undefined : { count: open.memberCount, bytes: open.memberBytes },
+            input.bytes,
+            { maxSize: input.maxSize, maxBytes: input.maxBytes },
+          );
+          let window: CoalesceWindowRow;
+          if (decision.into === 'open') {
+            const updated = await tx.execute<WindowSql & Record<string, unknown>>(sql`
+              UPDATE ${coalesceWindows} SET member_count = member_count + 1, member_bytes = member_bytes + ${input.bytes},
+                last_event_id = ${input.eventId}, last_activity_version = ${input.activityVersion}, last_event_at = now()
+              WHERE ${coalesceWindows.id} = ${open!.id}
+              RETURNING *`);
+            window = windowOf(updated.rows[0]!);
+          } else {
+            if (open === undefined) {
+              const counted = await tx.execute<{ n: number }>(sql`
+                SELECT count(*)::int AS n FROM (
+                  SELECT 1 FROM ${coalesceWindows}
+                  WHERE ${coalesceWindows.activityId} = ${input.activityId} AND ${coalesceWindows.state} = 'open'
+                  LIMIT ${input.maxOpen}) open_windows`);
+              const openWindows = counted.rows[0]?.n ?? 0;
+              if (openWindows >= input.maxOpen) {
+                await tx.execute(sql`
+                  UPDATE ${eventRoutes} SET detail = ${`ran alone: the activity has ${openWindows} open batches (the limit)`},
+                    updated_at = now()
+                  WHERE ${eventRoutes.eventId} = ${input.eventId} AND ${eventRoutes.activityId} = ${input.activityId}`);
+                return { kind: 'alone', openWindows };
+              }
+            } else {
+              wake.push(await closeBatch(tx, open, input.runOf(open.id), 'max_bytes: the next event would pass it'));
+            }
+            const id = randomUUID();
+            const inserted = await tx.execute<WindowSql & Record<string, unknown>>(sql`
+              INSERT INTO ${coalesceWindows} (id, activity_id, kind, mode, key, workflow_id, period_ms, due_at, deadline_at,
+                member_bytes, first_event_id, last_event_id, last_activity_version)
+              VALUES (${id}, ${input.activityId}, 'batch', 'trailing', ${input.key}, ${input.workflowIdOf(id)}, ${input.timeoutMs},
+                now() + make_interval(secs => ${input.timeoutMs / 1000}::double precision),
+                now() + make_interval(secs => ${input.timeoutMs / 1000}::double precision),
+                ${input.bytes}, ${input.eventId}, ${input.eventId}, ${input.activityVersion})
+              ON CONFLICT (activity_id, key) WHERE state = 'open' DO NOTHING
+              RETURNING *`);
+            if (inserted.rows[0] === undefined) {
+              if (attempt > 0 || open !== undefined) throw new Error(`batch of key ${input.key} could not be opened`);
+              continue;
+            }
+            window = windowOf(inserted.rows[0]);
+          }
+          const closes = decision.closeAfter !== undefined;
+          const opener = decision.into === 'new';
+          await tx.execute(sql`
+            UPDATE ${eventRoutes} SET window_id = ${window.id}, window_position = ${decision.position},
+              outcome = ${opener || closes ? 'pending' : 'coalescing'},
+              detail = ${`in batch ${window.id} (event ${decision.position}${opener ? ', opened it' : ''})`},
+              updated_at = now()
+            WHERE ${eventRoutes.eventId} = ${input.eventId} AND ${eventRoutes.activityId} = ${input.activityId}`);
+          if (closes) {
+            const reason =
+              decision.closeAfter === 'max_size'
+                ? `max_size ${input.maxSize}`
+                : `max_bytes ${input.maxBytes}${decision.position === 1 ? ': this event alone reaches it' : ''}`;
+            window = await closeBatch(tx, window, input.runOf(window.id), reason);
+            wake.push(window);
+          }
+          return { kind: closes ? 'closed' : opener ? 'opened' : 'joined', window, wake };
+        }
+      });
+    },
+
     /**
      * Puts a pending route's event in its key's open debounce window (or
      * opens one), in one transaction that locks the route first: an event is
@@ -139,10 +330,20 @@ export function createCoalesceWindowsRepository(db: Db) {
             UPDATE ${coalesceWindows} SET state = 'closed', closed_at = now()
             WHERE ${coalesceWindows.activityId} = ${input.activityId} AND ${coalesceWindows.key} = ${input.key}
               AND ${coalesceWindows.state} = 'open' AND ${coalesceWindows.mode} = 'leading' AND ${coalesceWindows.dueAt} <= now()`);
-        const open = await tx.execute<{ id: string }>(sql`
-          SELECT ${coalesceWindows.id} AS id FROM ${coalesceWindows}
+        const open = await tx.execute<{ id: string; kind: string }>(sql`
+          SELECT ${coalesceWindows.id} AS id, ${coalesceWindows.kind} AS kind FROM ${coalesceWindows}
           WHERE ${coalesceWindows.activityId} = ${input.activityId} AND ${coalesceWindows.key} = ${input.key}
             AND ${coalesceWindows.state} = 'open'`);
+        const batch = open.rows.find((row) => row.kind !== 'debounce');
+        if (batch !== undefined) {
+          // The definition changed from batch to debounce while a batch of this key is open (ADR 0070): the key's one
+          // open window is taken, so the event runs alone (recorded) until the batch closed.
+          await tx.execute(sql`
+            UPDATE ${eventRoutes} SET detail = ${`ran alone: the key's open window ${batch.id} is a ${batch.kind} window (the definition changed)`},
+              updated_at = now()
+            WHERE ${eventRoutes.eventId} = ${input.eventId} AND ${eventRoutes.activityId} = ${input.activityId}`);
+          return { kind: 'alone', openWindows: 0 };
+        }
         if (open.rows.length === 0) {
           const counted = await tx.execute<{ n: number }>(sql`
             SELECT count(*)::int AS n FROM (
@@ -226,7 +427,7 @@ export function createCoalesceWindowsRepository(db: Db) {
      */
     async advance(
       windowId: string,
-      runWorkflowIdOf: (activityId: string, eventId: string) => { workflowId: string; runId: string },
+      runOf: (window: CoalesceWindowRow) => { workflowId: string; runId: string },
     ): Promise<AdvanceOutcome> {
       return await db.transaction(async (tx): Promise<AdvanceOutcome> => {
         const found = await tx.execute<WindowSql & { due_in_ms: number } & Record<string, unknown>>(sql`
@@ -238,7 +439,11 @@ export function createCoalesceWindowsRepository(db: Db) {
         if (window.state === 'closed' && window.runWorkflowId !== null)
           return { state: 'closed', window: { ...window, runWorkflowId: window.runWorkflowId } };
         if (row.due_in_ms > 0) return { state: 'open', dueInMs: Math.ceil(Number(row.due_in_ms)), window };
-        const run = runWorkflowIdOf(window.activityId, window.lastEventId);
+        const run = runOf(window);
+        if (window.kind === 'batch') {
+          const closed = await closeBatch(tx, window, run, 'timeout');
+          return { state: 'closed', window: { ...closed, runWorkflowId: run.workflowId } };
+        }
         await tx.execute(sql`
           UPDATE ${coalesceWindows} SET state = 'closed', closed_at = now(), run_workflow_id = ${run.workflowId}
           WHERE ${coalesceWindows.id} = ${windowId}`);
@@ -266,8 +471,32 @@ export function createCoalesceWindowsRepository(db: Db) {
       return row === undefined ? undefined : { envelope: row.payload, hops: row.hops };
     },
 
-    /** Records that the closed window's run was started (or already existed): its last event's route `started`. */
+    /** The envelopes (as accepted) of a batch's members in arrival order, and the hop count of the last. */
+    async batchEnvelopesOf(windowId: string): Promise<{ envelopes: unknown[]; hops: number }> {
+      const found = await db.execute<{ payload: unknown; hops: number }>(sql`
+        SELECT ${events.payload} AS payload, ${events.hops} AS hops FROM ${eventRoutes}
+        JOIN ${events} ON ${events.eventId} = ${eventRoutes.eventId}
+        WHERE ${eventRoutes.windowId} = ${windowId}
+        ORDER BY ${eventRoutes.windowPosition}`);
+      return {
+        envelopes: found.rows.map((row) => row.payload),
+        hops: found.rows.reduce((most, row) => Math.max(most, row.hops), 0),
+      };
+    },
+
+    /** Records that the closed window's run was started (or already existed): its last event's route `started` (a batch's: `batched`). */
     async markStarted(window: CoalesceWindowRow, outcome: 'started' | 'duplicate'): Promise<void> {
+      if (window.kind === 'batch') {
+        // The close wrote "… (N of N; closed by <reason>): its run <id> is being started": the reason stays.
+        await db.execute(sql`
+          UPDATE ${eventRoutes} SET outcome = 'batched',
+            detail = replace(${eventRoutes.detail}, ${`: its run ${window.runWorkflowId} is being started`},
+              ${`: started run ${window.runWorkflowId}${outcome === 'duplicate' ? ' (the run already existed)' : ''}`}),
+            updated_at = now()
+          WHERE ${eventRoutes.windowId} = ${window.id} AND ${eventRoutes.eventId} = ${window.lastEventId}
+            AND ${eventRoutes.outcome} IN ('pending', 'coalescing')`);
+        return;
+      }
       await db.execute(sql`
         UPDATE ${eventRoutes} SET outcome = 'started',
           detail = ${`started the run of debounce window ${window.id}: ${window.memberCount} events, ${window.memberCount - 1} merged into it${outcome === 'duplicate' ? ' (the run already existed)' : ''}`},

@@ -83,6 +83,7 @@ type RouteJson = {
   paced_at: string | null;
   not_before: string | null;
   window_id?: string | null;
+  window_position?: number | null;
   created_at: string;
   updated_at: string;
 };
@@ -122,6 +123,7 @@ function routeFromJson(row: RouteJson): EventRouteRow {
     pacedAt: row.paced_at === null ? null : new Date(row.paced_at),
     notBefore: row.not_before === null ? null : new Date(row.not_before),
     windowId: row.window_id ?? null,
+    windowPosition: row.window_position ?? null,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };

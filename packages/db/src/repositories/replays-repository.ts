@@ -55,7 +55,7 @@ function selectionWhere(selection: ReplaySelection, cursor?: ReplayCursor): SQL 
     )}))`;
   switch (selection.outcome) {
     case 'unmatched':
-      conditions.push(sql`NOT ${routeWith(['pending', 'started', 'duplicate', 'coalescing', 'merged'])}`);
+      conditions.push(sql`NOT ${routeWith(['pending', 'started', 'duplicate', 'coalescing', 'merged', 'batched'])}`);
       break;
     case 'filtered':
       conditions.push(routeWith(['filtered', 'filter_error']));

@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
-import { COALESCE_WINDOW_WORKFLOW } from '../names';
+import { COALESCE_WINDOW_WAKE_SIGNAL, COALESCE_WINDOW_WORKFLOW } from '../names';
 import type { CoalesceWindowInput } from '../workflows/coalesce-window-workflow';
 
 /** What starting a debounce window's workflow needs: its id (ids.ts), the window, and the key for the UI. */
@@ -7,6 +7,8 @@ export interface StartCoalesceWindowRequest extends CoalesceWindowInput {
   workflowId: string;
   /** The window's key, shown (cut to 100 characters) in the summary; `''` is the activity-wide key. */
   key: string;
+  /** For the summary. @default "debounce" */
+  kind?: 'debounce' | 'batch';
 }
 
 /**
@@ -15,28 +17,62 @@ export interface StartCoalesceWindowRequest extends CoalesceWindowInput {
  * window), so a repeated start is answered `duplicate` and changes nothing.
  */
 export function createCoalesceStarter(deps: { client: Client; taskQueue: string }) {
+  const optionsOf = (request: StartCoalesceWindowRequest) => {
+    const key = request.key === '' ? 'activity-wide key' : `key ${JSON.stringify(request.key.slice(0, 100))}`;
+    const what = request.kind === 'batch' ? 'batch' : 'debounce window';
+    return {
+      workflowId: request.workflowId,
+      taskQueue: deps.taskQueue,
+      args: [{ windowId: request.windowId, activityId: request.activityId, activityName: request.activityName }] as [
+        CoalesceWindowInput,
+      ],
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      staticSummary: `${request.activityName} · ${what} (${key})`,
+      staticDetails: `activity ${request.activityId} window ${request.windowId}`,
+    };
+  };
+  const answered = async (
+    call: () => Promise<unknown>,
+    deadline: Date | undefined,
+  ): Promise<'started' | 'duplicate'> => {
+    try {
+      await (deadline === undefined ? call() : deps.client.withDeadline(deadline, call));
+      return 'started';
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return 'duplicate';
+      throw error;
+    }
+  };
   return {
     async start(
       request: StartCoalesceWindowRequest,
       options: { deadline?: Date } = {},
     ): Promise<'started' | 'duplicate'> {
-      const key = request.key === '' ? 'activity-wide key' : `key ${JSON.stringify(request.key.slice(0, 100))}`;
-      const start = () =>
-        deps.client.workflow.start(COALESCE_WINDOW_WORKFLOW, {
-          workflowId: request.workflowId,
-          taskQueue: deps.taskQueue,
-          args: [{ windowId: request.windowId, activityId: request.activityId, activityName: request.activityName }],
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          staticSummary: `${request.activityName} · debounce window (${key})`,
-          staticDetails: `activity ${request.activityId} window ${request.windowId}`,
-        });
-      try {
-        await (options.deadline === undefined ? start() : deps.client.withDeadline(options.deadline, start));
-        return 'started';
-      } catch (error) {
-        if (error instanceof WorkflowExecutionAlreadyStartedError) return 'duplicate';
-        throw error;
-      }
+      return await answered(
+        () => deps.client.workflow.start(COALESCE_WINDOW_WORKFLOW, optionsOf(request)),
+        options.deadline,
+      );
+    },
+
+    /**
+     * Makes a batch's workflow look at its window now (signal-with-start: it
+     * is started if it is not running yet), after a transaction closed the
+     * batch (`max_size`, byte cap). `duplicate`: the workflow had ended
+     * already, so the run was started before.
+     */
+    async wake(
+      request: StartCoalesceWindowRequest,
+      options: { deadline?: Date } = {},
+    ): Promise<'started' | 'duplicate'> {
+      return await answered(
+        () =>
+          deps.client.workflow.signalWithStart(COALESCE_WINDOW_WORKFLOW, {
+            ...optionsOf(request),
+            signal: COALESCE_WINDOW_WAKE_SIGNAL,
+            signalArgs: [],
+          }),
+        options.deadline,
+      );
     },
   };
 }

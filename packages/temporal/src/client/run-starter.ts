@@ -53,7 +53,9 @@ function triggerSummaryFor(request: StartRunRequest): string {
   const { trigger, activity } = request;
   switch (trigger.type) {
     case 'event':
-      return `${activity.name} · event ${trigger.event.event_type} (${trigger.event.event_id})`;
+      return trigger.coalesced?.kind === 'batch'
+        ? `${activity.name} · batch of ${trigger.coalesced.count} events (${trigger.coalesced.first_event_id} … ${trigger.coalesced.last_event_id})`
+        : `${activity.name} · event ${trigger.event.event_type} (${trigger.event.event_id})`;
     case 'cron':
     case 'backfill':
       return `${activity.name} · ${trigger.type} ${trigger.scheduled_for}`;

@@ -51,6 +51,8 @@ function contextFor(input: RunActivityInput, runId: string, workflowId: string):
     run,
     activity: { id: activity.id, name: activity.name, version: activity.version },
     ...(trigger.type === 'event' ? { event: trigger.event } : {}),
+    // A batch's run: every member (docs/coalescing.md, "Batching"); absent otherwise, so other runs' contexts are unchanged.
+    ...(trigger.type === 'event' && trigger.events !== undefined ? { events: trigger.events } : {}),
     ...(trigger.type === 'call' ? { input: trigger.input } : {}),
     tasks: [],
   };

@@ -203,6 +203,8 @@ export async function runTaskGraph(args: TaskGraphRunArgs): Promise<TaskOutcome[
     run: context.run as unknown as Record<string, unknown>,
     tasks: visibleTo(index) as unknown as Record<string, unknown>,
     input: context.input ?? {},
+    // The run of a batch: its events (docs/coalescing.md); absent otherwise, so other runs' effect inputs are unchanged.
+    ...(context.events === undefined ? {} : { events: context.events as unknown as Array<Record<string, unknown>> }),
   });
 
   /**

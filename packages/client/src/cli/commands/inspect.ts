@@ -412,7 +412,14 @@ async function explainEvent(
         break;
       case 'coalescing':
         out.write(
-          `  ${style.yellow('…')} ${who}: waiting in a debounce window — the window's run starts once the key is quiet for the period: ${route.detail ?? ''}\n`,
+          route.detail?.startsWith('in batch ') === true
+            ? `  ${style.yellow('…')} ${who}: waiting in a batch — the batch's run starts once it is full or its timeout passed: ${route.detail}\n`
+            : `  ${style.yellow('…')} ${who}: waiting in a debounce window — the window's run starts once the key is quiet for the period: ${route.detail ?? ''}\n`,
+        );
+        break;
+      case 'batched':
+        out.write(
+          `  ${style.green('✓')} ${who}: ran in a batch — run ${route.run_id} (${route.workflow_id}) received it with the batch's other events: ${route.detail ?? ''}\n`,
         );
         break;
       case 'merged':
