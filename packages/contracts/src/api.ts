@@ -161,6 +161,10 @@ export type RunWithTasks = z.infer<typeof RunWithTasks>;
  *   window and when it is due); it becomes `merged` or `started`.
  * - `merged`: the event was merged into another event's run (`workflow_id`
  *   and `run_id` name that run; `detail` says why). See docs/coalescing.md.
+ * - `held`: the activity was disabled with `when_disabled.action: hold`; the
+ *   event waits for a release (it becomes `pending`, then `started`) until
+ *   the route's `expires_at`. `discarded`: an operator discarded it while
+ *   held; `expired`: its hold ran out. See docs/recovery.md, "Held events".
  */
 export const RouteOutcome = z.enum([
   'started',
@@ -173,6 +177,10 @@ export const RouteOutcome = z.enum([
   // coalescing (docs/coalescing.md)
   'coalescing',
   'merged',
+  // held events (docs/recovery.md)
+  'held',
+  'discarded',
+  'expired',
 ]);
 export type RouteOutcome = z.infer<typeof RouteOutcome>;
 

@@ -211,6 +211,8 @@ export const eventRoutes = pgTable(
     notBefore: ts('not_before'),
     /** The debounce window the event joined (migration 0018, docs/coalescing.md); null: none. */
     windowId: uuid('window_id'),
+    /** Until when a `held` route is held (migration 0023, docs/recovery.md); kept after its release, discard or expiry. Null: never held. */
+    expiresAt: ts('expires_at'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -218,11 +220,20 @@ export const eventRoutes = pgTable(
     primaryKey({ columns: [t.eventId, t.activityId] }),
     check(
       'event_routes_outcome_ck',
-      sql`${t.outcome} IN ('pending','started','duplicate','filtered','filter_error','dropped','coalescing','merged')`,
+      sql`${t.outcome} IN ('pending','started','duplicate','filtered','filter_error','dropped','coalescing','merged','held','discarded','expired')`,
     ),
     index('event_routes_window_idx')
       .on(t.windowId)
       .where(sql`${t.windowId} IS NOT NULL`),
+    index('event_routes_held_idx')
+      .on(t.activityId, t.createdAt, t.eventId)
+      .where(sql`${t.outcome} = 'held'`),
+    index('event_routes_held_expiry_idx')
+      .on(t.expiresAt)
+      .where(sql`${t.outcome} = 'held'`),
+    index('event_routes_ever_held_idx')
+      .on(t.activityId, t.outcome)
+      .where(sql`${t.expiresAt} IS NOT NULL`),
   ],
 );
 
