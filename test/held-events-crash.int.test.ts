@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { eventRunWorkflowId } from '@activity-core/contracts';
+import { startStack, waitFor, type TestStack } from './harness';
+import { killHard, spawnWorkerProcess, stopGracefully, type SpawnedProcess } from './worker-process';
+
+const EVENTS = 30;
+const eventId = (n: number) => `evt_held_${String(n).padStart(2, '0')}`;
+
+describe('releasing held events while the worker is SIGKILLed', () => {
+  let stack: TestStack;
+  const spawned: SpawnedProcess[] = [];
+
+  beforeAll(async () => {
+    // The API in this process; the worker in its own, so it can be killed like a crashed host.
+    stack = await startStack({ worker: false });
+  });
+  afterAll(async () => {
+    for (const process of spawned) await killHard(process.child);
+    await stack?.close();
+  });
+
+  const api = async (method: 'GET' | 'POST', url: string, payload?: object) => {
+    const response = await stack.api.server.inject({ method, url, ...(payload === undefined ? {} : { payload }) });
+    return { status: response.statusCode, json: response.json() };
+  };
+  const startedRoutes = async (activityId: string): Promise<number> =>
+    (
+      await stack.sql.query(
+        `SELECT count(*)::int AS n FROM event_routes WHERE activity_id = $1 AND outcome IN ('started', 'duplicate')`,
+        [activityId],
+      )
+    ).rows[0].n;
+
+  test('30 events held while disabled, enabled and released: 30 runs, each exactly once, started in arrival order', async () => {
+    const created = await api('POST', '/v1/activities', {
+      name: 'held-partner-orders',
+      triggers: [{ type: 'event', event_type: 'partner.order' }],
+      tasks: [{ type: 'delay', config: { duration: '200ms' } }],
+    });
+    const activityId = created.json.id as string;
+    expect((await api('POST', `/v1/activities/${activityId}/disable`, { when_disabled: { action: 'hold' } })).status).toBe(
+      200,
+    );
+    for (let n = 0; n < EVENTS; n++) {
+      const sent = await api('POST', '/v1/events', {
+        event_id: eventId(n),
+        event_type: 'partner.order',
+        source: 'partner',
+        occurred_at: '2026-03-01T09:00:00Z',
+        data: { n },
+      });
+      expect(sent.status).toBe(202);
+    }
+    const enabled = await api('POST', `/v1/activities/${activityId}/enable`);
+    expect(enabled.json.held_events).toEqual({ held: EVENTS, released: 0 });
+
+    const first = spawnWorkerProcess(stack.config);
+    spawned.push(first);
+    await first.ready;
+
+    // The ten oldest first, by id; the worker starts on them.
+    const some = await api('POST', `/v1/activities/${activityId}/held-events/release`, {
+      event_ids: Array.from({ length: 10 }, (_, n) => eventId(n)),
+    });
+    expect(some.json).toMatchObject({ released: 10, started: 10, remaining: EVENTS - 10 });
+    await waitFor('the worker recorded a released run', async () => {
+      const { rows } = await stack.sql.query('SELECT count(*)::int AS n FROM activity_runs WHERE activity_id = $1', [
+        activityId,
+      ]);
+      return rows[0].n > 0 ? true : undefined;
+    });
+
+    // Release the rest and SIGKILL the worker while that release is under way.
+    const rest = api('POST', `/v1/activities/${activityId}/held-events/release`);
+    await waitFor('the second release started a run', async () =>
+      (await startedRoutes(activityId)) > 10 ? true : undefined,
+    );
+    await killHard(first.child);
+    const restAnswer = await rest;
+    expect(restAnswer.status).toBe(200);
+    expect(restAnswer.json).toMatchObject({ released: EVENTS - 10, remaining: 0 });
+    expect(restAnswer.json.started + restAnswer.json.duplicate + restAnswer.json.pending).toBe(EVENTS - 10);
+
+    // Released twice: nothing new.
+    const again = await api('POST', `/v1/activities/${activityId}/held-events/release`);
+    expect(again.json).toMatchObject({ released: 0, started: 0, remaining: 0 });
+
+    const second = spawnWorkerProcess(stack.config);
+    spawned.push(second);
+    await second.ready;
+    await waitFor(
+      'every released run succeeded',
+      async () => {
+        const { rows } = await stack.sql.query(
+          `SELECT count(*)::int AS n FROM activity_runs WHERE activity_id = $1 AND status = 'succeeded'`,
+          [activityId],
+        );
+        return rows[0].n === EVENTS ? true : undefined;
+      },
+      120_000,
+    );
+
+    // Exactly once: one run record and one Temporal execution per event, under the event's own id.
+    const expected = Array.from({ length: EVENTS }, (_, n) => eventRunWorkflowId(activityId, eventId(n)));
+    const { rows: runs } = await stack.sql.query('SELECT workflow_id FROM activity_runs WHERE activity_id = $1', [
+      activityId,
+    ]);
+    expect(runs.map((row: { workflow_id: string }) => row.workflow_id).sort()).toEqual([...expected].sort());
+    let executions = 0;
+    for await (const _ of stack.client.workflow.list({ query: `WorkflowId STARTS_WITH "activity-${activityId}:"` }))
+      executions++;
+    expect(executions).toBe(EVENTS);
+    const { rows: routes } = await stack.sql.query(
+      `SELECT outcome, count(*)::int AS n FROM event_routes WHERE activity_id = $1 GROUP BY outcome`,
+      [activityId],
+    );
+    expect(routes).toEqual([{ outcome: 'started', n: EVENTS }]);
+
+    // Arrival order: each run was started (Temporal's start time) no earlier than the run of the event before it.
+    const startTimes: number[] = [];
+    for (const workflowId of expected)
+      startTimes.push((await stack.client.workflow.getHandle(workflowId).describe()).startTime.getTime());
+    for (let n = 1; n < EVENTS; n++) expect(startTimes[n]).toBeGreaterThanOrEqual(startTimes[n - 1]!);
+
+    await stopGracefully(second.child);
+  }, 240_000);
+});
