@@ -38,9 +38,9 @@ describe('releasing held events while the worker is SIGKILLed', () => {
       tasks: [{ type: 'delay', config: { duration: '200ms' } }],
     });
     const activityId = created.json.id as string;
-    expect((await api('POST', `/v1/activities/${activityId}/disable`, { when_disabled: { action: 'hold' } })).status).toBe(
-      200,
-    );
+    expect(
+      (await api('POST', `/v1/activities/${activityId}/disable`, { when_disabled: { action: 'hold' } })).status,
+    ).toBe(200);
     for (let n = 0; n < EVENTS; n++) {
       const sent = await api('POST', '/v1/events', {
         event_id: eventId(n),

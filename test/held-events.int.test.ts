@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eventRunWorkflowId } from '@activity-core/contracts';
+import { createDatabase, createEventsRepository } from '@activity-core/db';
 import { startStack, waitFor, type TestStack } from './harness';
 
 const ADMIN = 'held-admin-key-0123456789abcdefghijklmn';
@@ -162,7 +163,7 @@ describe('held events: a disabled activity that holds its events until they are 
     expect(await runsOf(dropping)).toEqual([]);
   });
 
-  test('a hold past its expiry is recorded expired by the sweep, and the metrics count held, released, discarded and expired events', async () => {
+  test('a hold past its expiry is recorded expired by the sweep, the metrics count held, released, discarded and expired events, and the retention purger keeps what is still held', async () => {
     const id = await register('held-expiry', 'held.expiry');
     await api('POST', `/v1/activities/${id}/disable`, { when_disabled: { action: 'hold', ttl: '1m' } });
     await send(['evt_x1', 'evt_x2', 'evt_x3'], 'held.expiry');
@@ -193,13 +194,27 @@ describe('held events: a disabled activity that holds its events until they are 
       { activity_id: id, outcome: 'expired' },
     ]);
 
+    const before = await metrics();
+    expect(before).toContain(`activity_core_events_held{activity="${id}"} 1`);
+    expect(before).toContain(`activity_core_held_events_total{activity="${id}",reason="discarded"} 1`);
+    expect(before).toContain(`activity_core_held_events_total{activity="${id}",reason="expired"} 1`);
+
+    // The retention purger (as if every event were past EVENT_RETENTION_DAYS) forgets routed events, never a held one.
+    const database = createDatabase({ url: stack.config.databaseUrl, max: 1 });
+    try {
+      await createEventsRepository(database.db).purgeRoutedBefore(new Date(Date.now() + 60_000), 1_000);
+    } finally {
+      await database.close();
+    }
+    expect((await api('GET', '/v1/events/evt_x2')).json.routes).toMatchObject([{ activity_id: id, outcome: 'held' }]);
+    expect((await api('GET', '/v1/events/evt_x1')).status).toBe(404);
+    expect((await api('GET', '/v1/events/evt_x3')).status).toBe(404);
+
     await api('POST', `/v1/activities/${id}/enable`);
     await api('POST', `/v1/activities/${id}/held-events/release`);
-    const text = await metrics();
-    expect(text).toContain(`activity_core_events_held{activity="${id}"} 0`);
-    expect(text).toContain(`activity_core_held_events_total{activity="${id}",reason="released"} 1`);
-    expect(text).toContain(`activity_core_held_events_total{activity="${id}",reason="discarded"} 1`);
-    expect(text).toContain(`activity_core_held_events_total{activity="${id}",reason="expired"} 1`);
+    const after = await metrics();
+    expect(after).toContain(`activity_core_events_held{activity="${id}"} 0`);
+    expect(after).toContain(`activity_core_held_events_total{activity="${id}",reason="released"} 1`);
   });
 
   test('bad input: a ttl of 0 or past 30 days is 400 naming the field, too many event ids is 400 with the bound, an ingest key is 403, a deleted activity cannot release (409)', async () => {
