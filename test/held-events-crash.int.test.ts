@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eventRunWorkflowId } from '@activity-core/contracts';
 import { startStack, waitFor, type TestStack } from './harness';
-import { killHard, spawnWorkerProcess, stopGracefully, type SpawnedProcess } from './worker-process';
+import { killHard, spawnApiProcess, spawnWorkerProcess, stopGracefully, type SpawnedProcess } from './worker-process';
 
 const EVENTS = 30;
 const eventId = (n: number) => `evt_held_${String(n).padStart(2, '0')}`;
 
-describe('releasing held events while the worker is SIGKILLed', () => {
+describe('releasing held events while a worker or an API process is SIGKILLed', () => {
   let stack: TestStack;
   const spawned: SpawnedProcess[] = [];
 
@@ -70,11 +70,13 @@ describe('releasing held events while the worker is SIGKILLed', () => {
       return rows[0].n > 0 ? true : undefined;
     });
 
-    // Release the rest and SIGKILL the worker while that release is under way.
+    // Release the rest and SIGKILL the worker while that release is under way (polled tightly: the release of 20
+    // takes a few hundred ms).
     const rest = api('POST', `/v1/activities/${activityId}/held-events/release`);
-    await waitFor('the second release started a run', async () =>
-      (await startedRoutes(activityId)) > 10 ? true : undefined,
-    );
+    for (let tries = 0; (await startedRoutes(activityId)) <= 10; tries++) {
+      if (tries > 3_000) throw new Error('the second release started no run');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     await killHard(first.child);
     const restAnswer = await rest;
     expect(restAnswer.status).toBe(200);
@@ -123,5 +125,88 @@ describe('releasing held events while the worker is SIGKILLed', () => {
     for (let n = 1; n < EVENTS; n++) expect(startTimes[n]).toBeGreaterThanOrEqual(startTimes[n - 1]!);
 
     await stopGracefully(second.child);
+  }, 240_000);
+  test('an API process SIGKILLed in the middle of a release: what it had not reached stays held, a second release and the dispatcher finish, each run once', async () => {
+    const total = 60;
+    const id = (n: number) => `evt_api_crash_${String(n).padStart(2, '0')}`;
+    const created = await api('POST', '/v1/activities', {
+      name: 'held-api-crash',
+      triggers: [{ type: 'event', event_type: 'partner.refund' }],
+      tasks: [{ type: 'noop' }],
+      when_disabled: { action: 'hold', ttl: '1h' },
+      enabled: false,
+    });
+    const activityId = created.json.id as string;
+    for (let n = 0; n < total; n++)
+      expect(
+        (
+          await api('POST', '/v1/events', {
+            event_id: id(n),
+            event_type: 'partner.refund',
+            source: 'partner',
+            occurred_at: '2026-03-01T09:00:00Z',
+            data: {},
+          })
+        ).status,
+      ).toBe(202);
+    expect((await api('POST', `/v1/activities/${activityId}/enable`)).json.held_events.held).toBe(total);
+    const worker = spawnWorkerProcess(stack.config);
+    spawned.push(worker);
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const other = spawnApiProcess(stack.config, port);
+    spawned.push(other);
+    await Promise.all([worker.ready, other.ready]);
+
+    // The other API process releases; it is killed as soon as its release has started a few runs.
+    const release = fetch(`http://127.0.0.1:${port}/v1/activities/${activityId}/held-events/release`, {
+      method: 'POST',
+    }).catch(() => undefined);
+    for (let tries = 0; (await startedRoutes(activityId)) < 3; tries++) {
+      if (tries > 3_000) throw new Error('the release on the other API process started no run');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await killHard(other.child);
+    await release;
+    const { rows: atKill } = await stack.sql.query(
+      `SELECT outcome, count(*)::int AS n FROM event_routes WHERE activity_id = $1 GROUP BY outcome`,
+      [activityId],
+    );
+    const count = (outcome: string) =>
+      atKill.find((row: { outcome: string; n: number }) => row.outcome === outcome)?.n ?? 0;
+    // Killed mid-way: some still held, at most the one it was on left pending (leased, for the dispatcher).
+    expect(count('held')).toBeGreaterThan(0);
+    expect(count('pending')).toBeLessThanOrEqual(1);
+
+    const again = await api('POST', `/v1/activities/${activityId}/held-events/release`);
+    expect(again.json).toMatchObject({ released: count('held'), remaining: 0 });
+    await waitFor(
+      'every event ran once (the pending one after its lease, by the dispatcher)',
+      async () => {
+        const { rows } = await stack.sql.query(
+          `SELECT count(*)::int AS n FROM activity_runs WHERE activity_id = $1 AND status = 'succeeded'`,
+          [activityId],
+        );
+        return rows[0].n === total ? true : undefined;
+      },
+      120_000,
+    );
+    const { rows: runs } = await stack.sql.query('SELECT workflow_id FROM activity_runs WHERE activity_id = $1', [
+      activityId,
+    ]);
+    expect(runs.map((row: { workflow_id: string }) => row.workflow_id).sort()).toEqual(
+      Array.from({ length: total }, (_, n) => eventRunWorkflowId(activityId, id(n))).sort(),
+    );
+    let executions = 0;
+    for await (const _ of stack.client.workflow.list({ query: `WorkflowId STARTS_WITH "activity-${activityId}:"` }))
+      executions++;
+    expect(executions).toBe(total);
+    await waitFor('every route settled started', async () => {
+      const { rows } = await stack.sql.query(
+        `SELECT count(*)::int AS n FROM event_routes WHERE activity_id = $1 AND outcome IN ('started', 'duplicate')`,
+        [activityId],
+      );
+      return rows[0].n === total ? true : undefined;
+    });
+    await stopGracefully(worker.child);
   }, 240_000);
 });

@@ -163,6 +163,44 @@ describe('held events: a disabled activity that holds its events until they are 
     expect(await runsOf(dropping)).toEqual([]);
   });
 
+  test("a release goes through the activity's throttle: every released run is paced, and their start times follow the arrival order", async () => {
+    const created = await api('POST', '/v1/activities', {
+      name: 'held-paced',
+      triggers: [{ type: 'event', event_type: 'held.paced' }],
+      tasks: [{ type: 'noop' }],
+      throttle: { limit: 5, period: '1s' },
+      when_disabled: { action: 'hold', ttl: '1h' },
+      enabled: false,
+    });
+    expect(created.status).toBe(201);
+    const id = created.json.id as string;
+    const ids = ['evt_p1', 'evt_p2', 'evt_p3', 'evt_p4', 'evt_p5', 'evt_p6'];
+    await send(ids, 'held.paced');
+    expect((await api('POST', `/v1/activities/${id}/enable?release_held=true`)).json.held_events).toEqual({
+      held: 0,
+      released: 6,
+    });
+    const { rows } = await stack.sql.query(
+      `SELECT r.event_id, r.outcome, r.paced_at, r.not_before FROM event_routes r WHERE r.activity_id = $1`,
+      [id],
+    );
+    const byEvent = new Map(
+      rows.map((row: { event_id: string; outcome: string; paced_at: Date | null; not_before: Date | null }) => [
+        row.event_id,
+        row,
+      ]),
+    );
+    expect(ids.map((eventId) => byEvent.get(eventId)?.outcome)).toEqual(ids.map(() => 'started'));
+    expect(ids.every((eventId) => byEvent.get(eventId)?.paced_at !== null)).toBe(true);
+    // One run per 200 ms: the first at once, each later one due after the one that arrived before it.
+    const due = ids.map((eventId) => {
+      const row = byEvent.get(eventId)!;
+      return (row.not_before ?? row.paced_at!).getTime();
+    });
+    for (let n = 1; n < due.length; n++) expect(due[n]).toBeGreaterThan(due[n - 1]!);
+    await waitFor('the six paced runs are recorded', async () => ((await runsOf(id)).length === 6 ? true : undefined));
+  });
+
   test('a hold past its expiry is recorded expired by the sweep, the metrics count held, released, discarded and expired events, and the retention purger keeps what is still held', async () => {
     const id = await register('held-expiry', 'held.expiry');
     await api('POST', `/v1/activities/${id}/disable`, { when_disabled: { action: 'hold', ttl: '1m' } });
