@@ -71,6 +71,8 @@ export const HeldReleaseResponse = z
     started: z.number().int(),
     duplicate: z.number().int(),
     pending: z.number().int(),
+    /** Released routes whose dispatch ended another way, by outcome: `coalescing` or `merged` (debounce), `dropped` (rate limit). */
+    other: z.record(z.string(), z.number().int()),
     /** Events this request left held (a release carries out at most 1,000 per request, for at most 10 s): release again. */
     remaining: z.number().int(),
     /** Of the `event_ids` asked for: those not held by this activity (never held, or released, discarded or expired already). */

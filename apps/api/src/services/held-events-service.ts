@@ -105,6 +105,7 @@ export function createHeldEventsService(deps: HeldEventsDeps) {
       started: 0,
       duplicate: 0,
       pending: 0,
+      other: {},
       remaining: 0,
       not_held: [],
     };
@@ -141,7 +142,8 @@ export function createHeldEventsService(deps: HeldEventsDeps) {
       const status = outcomes.get(row.id);
       if (status === 'started') answer.started++;
       else if (status === 'duplicate') answer.duplicate++;
-      else answer.pending++;
+      else if (status === undefined || status === 'pending') answer.pending++;
+      else answer.other[status] = (answer.other[status] ?? 0) + 1;
     }
     answer.remaining = await deps.held.count(row.id);
     // Asked for, but not held by this activity when the release began (one a racing discard took is simply not released).

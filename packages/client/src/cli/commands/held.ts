@@ -59,7 +59,7 @@ export async function held(options: HeldOptions, context: CommandContext): Promi
       const eventIds = options.events.length > 0 ? [...options.events] : undefined;
       // All: one request carries out a bounded part (oldest first); repeat until none is left.
       let answer = await context.client.activities.releaseHeld(activity.id, eventIds === undefined ? {} : { eventIds });
-      const total = { ...answer };
+      const total = { ...answer, other: { ...answer.other } };
       while (eventIds === undefined && answer.remaining > 0 && answer.released > 0) {
         context.progress.show(`released ${total.released}, ${answer.remaining} still held`);
         answer = await context.client.activities.releaseHeld(activity.id);
@@ -67,13 +67,17 @@ export async function held(options: HeldOptions, context: CommandContext): Promi
         total.started += answer.started;
         total.duplicate += answer.duplicate;
         total.pending += answer.pending;
+        for (const [outcome, n] of Object.entries(answer.other)) total.other[outcome] = (total.other[outcome] ?? 0) + n;
         total.remaining = answer.remaining;
       }
       context.progress.clear();
       if (format === 'json') json(total);
       else
         context.out.write(
-          `${activity.name}: released ${total.released} (${total.started} runs started, ${total.duplicate} already there, ${total.pending} pending); ${total.remaining} still held` +
+          `${activity.name}: released ${total.released} (${total.started} runs started, ${total.duplicate} already there, ${total.pending} pending` +
+            `${Object.entries(total.other)
+              .map(([outcome, n]) => `, ${n} ${outcome}`)
+              .join('')}); ${total.remaining} still held` +
             `${total.not_held.length > 0 ? `; not held: ${total.not_held.join(', ')}` : ''}\n`,
         );
       return EXIT.ok;
