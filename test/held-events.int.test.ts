@@ -163,6 +163,23 @@ describe('held events: a disabled activity that holds its events until they are 
     expect(await runsOf(dropping)).toEqual([]);
   });
 
+  test('a replay of a held event leaves it held while the activity is disabled, and once it is enabled starts its run like a release', async () => {
+    const id = await register('held-replayed', 'held.replayed');
+    await api('POST', `/v1/activities/${id}/disable`, { when_disabled: { action: 'hold', ttl: '1h' } });
+    await send(['evt_r1'], 'held.replayed');
+    const whileOff = await api('POST', '/v1/events/evt_r1/replay', {});
+    expect(whileOff.json.runs).toEqual([]);
+    expect((await routeOf('evt_r1', id))?.outcome).toBe('held');
+    await api('POST', `/v1/activities/${id}/enable`);
+    const replayed = await api('POST', '/v1/events/evt_r1/replay', {});
+    expect(replayed.json.runs).toMatchObject([{ activity_id: id, status: 'started' }]);
+    expect((await routeOf('evt_r1', id))?.detail).toMatch(
+      /^replayed \(if_no_runs\) by .+; was held: held: activity disabled/,
+    );
+    expect((await api('GET', `/v1/activities/${id}/held-events`)).json.total).toBe(0);
+    await waitFor('the replayed run is recorded', async () => ((await runsOf(id)).length === 1 ? true : undefined));
+  });
+
   test("a release goes through the activity's throttle: every released run is paced, and their start times follow the arrival order", async () => {
     const created = await api('POST', '/v1/activities', {
       name: 'held-paced',
