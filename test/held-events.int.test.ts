@@ -302,6 +302,10 @@ describe('held events: a disabled activity that holds its events until they are 
       ['GET', `/v1/activities/${id}/held-events`],
     ] as const)
       expect((await api(method, url, method === 'POST' ? {} : undefined, INGEST)).status).toBe(403);
+    // An id Postgres could never have stored is simply not held.
+    expect(
+      (await api('POST', `/v1/activities/${id}/held-events/discard`, { event_ids: ['evt\u0000x'] })).json,
+    ).toMatchObject({ discarded: 0, not_held: ['evt\u0000x'] });
     const unknown = '00000000-0000-4000-8000-00000000dead';
     expect((await api('POST', `/v1/activities/${unknown}/held-events/release`, {})).status).toBe(404);
     expect((await api('GET', `/v1/activities/${unknown}/held-events`)).status).toBe(404);

@@ -54,10 +54,11 @@ export type ReleaseOutcome = 'pending' | 'duplicate' | 'not_held';
  * outcomes; the others find it no longer held.
  */
 export function createHeldEventsRepository(db: Db) {
+  // An id holding U+0000 was never stored (Postgres text cannot hold it): it is simply not held, not an error.
   const idsCondition = (eventIds: readonly string[] | undefined) =>
     eventIds === undefined
       ? sql``
-      : sql`AND r.event_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(eventIds)}::jsonb))`;
+      : sql`AND r.event_id IN (SELECT jsonb_array_elements_text(${JSON.stringify(eventIds.filter((id) => !id.includes('\u0000')))}::jsonb))`;
 
   return {
     /** How many events `activityId` holds now. */
