@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { createApiApp, type ApiApp } from '../apps/api/src/app';
+import { createApiApp, type ApiApp, type ApiAppOptions } from '../apps/api/src/app';
 import { createWorkerApp, type WorkerApp } from '../apps/worker/src/worker-app';
 import { loadConfig, type Config } from '@activity-core/config';
 import { createDatabase, type Database } from '@activity-core/db';
@@ -121,12 +121,15 @@ export interface TestStack {
  * The real API and (optionally) a real worker in this process, on a fresh
  * database and a task queue of their own.
  */
-export async function startStack(options: { worker?: boolean; env?: Record<string, string> } = {}): Promise<TestStack> {
+export async function startStack(
+  options: { worker?: boolean; env?: Record<string, string>; api?: ApiAppOptions } = {},
+): Promise<TestStack> {
   const database = await createTestDatabase();
   const config = testConfig(database.url, options.env);
   const api = await createApiApp(config, {
     logger: process.env.TEST_LOG ? { level: process.env.TEST_LOG } : false,
     dispatcherIntervalMs: 200,
+    ...options.api,
   });
   const worker =
     options.worker === false

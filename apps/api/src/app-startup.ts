@@ -5,7 +5,7 @@
  * retention sweeper, the bulk re-run runner), and the bounded shutdown.
  */
 import type { Config } from '@activity-core/config';
-import { createDispatcher, createEventRetention } from '@activity-core/router';
+import { createDispatcher, createEventRetention, createHeldExpiry } from '@activity-core/router';
 import {
   checkSearchAttributes,
   diagnoseTemporalConnectFailure,
@@ -99,8 +99,8 @@ export function startScheduleReconcile(wiring: ApiWiring, server: FastifyInstanc
  * The loops an API process runs, each started unless its option says not:
  * the dispatcher of pending events, the event retention sweeper (only when
  * an operator chose a retention: by default event ids are remembered
- * forever), and the runner of bulk re-runs accepted by any process or left
- * behind by one that died.
+ * forever), the runner of bulk re-runs accepted by any process or left
+ * behind by one that died, and the expiry sweep of held events.
  */
 export function startBackgroundLoops(
   wiring: ApiWiring,
@@ -148,7 +148,14 @@ export function startBackgroundLoops(
     wiring.replays.onBulkAccepted(() => bulkReplayRunner.nudge());
     bulkReplayRunner.start();
   }
-  return { dispatcher, retention, bulkRerunRunner, bulkReplayRunner };
+  // Held events past their hold are recorded expired (docs/recovery.md); every process sweeps, skip-locked.
+  const heldExpiry = createHeldExpiry({
+    held: wiring.heldEventsRepository,
+    logger: server.log,
+    ...(options.heldExpiryIntervalMs === undefined ? {} : { intervalMs: options.heldExpiryIntervalMs }),
+  });
+  if (options.heldExpiry ?? true) heldExpiry.start();
+  return { dispatcher, retention, bulkRerunRunner, bulkReplayRunner, heldExpiry };
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   createDefinitionsRepository,
   createEventsRepository,
   createEventWaitsRepository,
+  createHeldEventsRepository,
   createPacingRepository,
   createReplaysRepository,
   createRerunsRepository,
@@ -44,6 +45,7 @@ import { createActivityService } from './services/activity-service';
 import { createAuditService } from './services/audit-service';
 import { createDefinitionHistoryService } from './services/definition-history-service';
 import { createEventService } from './services/event-service';
+import { createHeldEventsService } from './services/held-events-service';
 import { createReplayService } from './services/replay-service';
 import { createRerunService } from './services/rerun-service';
 import { createRunService } from './services/run-service';
@@ -65,6 +67,10 @@ export interface ApiAppOptions {
   bulkRerunLeaseMs?: number;
   /** Run the event retention sweeper in this process. @default true */
   retention?: boolean;
+  /** Run the held events' expiry sweep in this process. @default true */
+  heldExpiry?: boolean;
+  /** Time between held-event expiry sweeps. @default 60000 */
+  heldExpiryIntervalMs?: number;
   /** How long a schedule request (other than a backfill) waits for Temporal before answering 503. @default 10000 */
   temporalDeadlineMs?: number;
   /** Traces (started by the entry point from OTEL_*): request spans, and the trace context on every workflow start. */
@@ -176,6 +182,7 @@ function serverDepsOf(parts: {
   reruns: ReturnType<typeof createRerunService>;
   replays: ReturnType<typeof createReplayService>;
   replaysRepository: ReturnType<typeof createReplaysRepository>;
+  heldEvents: ReturnType<typeof createHeldEventsService>;
   ingest: Parameters<typeof createEventService>[0]['ingest'];
   dependencies: ReturnType<typeof createDependencyMonitor>;
   temporalHealthCheck: () => Promise<unknown>;
@@ -183,11 +190,12 @@ function serverDepsOf(parts: {
 }): ServerDeps {
   const { config, options, database, client, payloadCodec, metrics, definitions, runs, events } = parts;
   const { cancellations, eventWaitsRepository, scheduleManager, webhookCatalog, webhooks, reruns, ingest } = parts;
-  const { dependencies, temporalHealthCheck, logger, replays, replaysRepository } = parts;
+  const { dependencies, temporalHealthCheck, logger, replays, replaysRepository, heldEvents } = parts;
   return {
     definitionHistory: createDefinitionHistoryService({ definitions }),
     activities: createActivityService({
       definitions,
+      held: heldEvents,
       observers: [createScheduleObserver({ manager: scheduleManager, client, logger: () => logger })],
       validators: [scheduleIssues, (definition) => secondsCronIssues(definition, config.cron)],
     }),
@@ -223,6 +231,7 @@ function serverDepsOf(parts: {
     }),
     webhooks,
     replays,
+    heldEvents,
     metrics,
     audit: createAuditService({ audit: createAuditRepository(database.db) }),
     ownership: {
@@ -301,6 +310,14 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
     logger,
     onReplayed: (mode, status) => metrics.countReplay(mode, status),
   });
+  const heldEventsRepository = createHeldEventsRepository(database.db);
+  const heldEvents = createHeldEventsService({
+    held: heldEventsRepository,
+    events,
+    definitions,
+    ingest,
+    logger,
+  });
   const scheduleManager = createScheduleManager({
     client,
     namespace: config.temporal.namespace,
@@ -342,6 +359,7 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
     reruns,
     replays,
     replaysRepository,
+    heldEvents,
     ingest,
     dependencies,
     temporalHealthCheck,
@@ -364,6 +382,7 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
     pacing,
     replays,
     replaysRepository,
+    heldEventsRepository,
     serverDeps,
     serverOptions: serverOptionsOf(config, options),
   };

@@ -40,7 +40,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
   await prepareWebhookSources(wiring, server);
   await checkTemporalSetup(wiring, config, server);
   const reconcile = startScheduleReconcile(wiring, server);
-  const { dispatcher, retention, bulkRerunRunner, bulkReplayRunner } = startBackgroundLoops(
+  const { dispatcher, retention, bulkRerunRunner, bulkReplayRunner, heldExpiry } = startBackgroundLoops(
     wiring,
     config,
     options,
@@ -56,6 +56,7 @@ export async function createApiApp(config: Config, options: ApiAppOptions = {}):
         ['the dependency monitor', () => wiring.dependencies.stop()],
         ['the dispatcher', () => dispatcher.stop()],
         ['the retention sweeper', async () => await retention?.stop()],
+        ['the held-event expiry sweep', () => heldExpiry.stop()],
         ['the bulk re-run runner', () => bulkRerunRunner.stop()],
         ['the bulk replay runner', () => bulkReplayRunner.stop()],
         // Before the connection closes: the client's retry timer would otherwise call on a closed channel (an uncaught error).

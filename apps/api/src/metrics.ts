@@ -63,6 +63,27 @@ const COALESCE_QUERY = `
          count(*) FILTER (WHERE state = 'open' AND (mode = 'trailing' OR due_at > now())) AS open
   FROM coalesce_windows GROUP BY activity_id, kind`;
 
+/**
+ * Per activity, the routes that were ever held (docs/recovery.md, "Held events"; `expires_at` is set on
+ * them for good): held now, and how the others left the hold. A route no longer held, discarded or expired
+ * was released (its outcome is its run's now).
+ */
+const HELD_QUERY = `
+  SELECT activity_id,
+         count(*) FILTER (WHERE outcome = 'held') AS held,
+         count(*) FILTER (WHERE outcome = 'discarded') AS discarded,
+         count(*) FILTER (WHERE outcome = 'expired') AS expired,
+         count(*) FILTER (WHERE outcome NOT IN ('held', 'discarded', 'expired')) AS released
+  FROM event_routes WHERE expires_at IS NOT NULL GROUP BY activity_id`;
+
+interface HeldRow {
+  activity_id: string;
+  held: string;
+  discarded: string;
+  expired: string;
+  released: string;
+}
+
 export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'activity_core_api_' });
@@ -162,6 +183,43 @@ export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
       const rows = await readWindows();
       this.reset();
       for (const row of rows) this.set({ activity: row.activity_id, kind: row.kind }, Number(row.open));
+    },
+  });
+
+  // Held events (docs/recovery.md), read from Postgres at scrape time: any process releases, discards or expires them.
+  let heldRead: Promise<HeldRow[]> | undefined;
+  const readHeld = () => {
+    heldRead ??= deps.pool
+      .query(HELD_QUERY)
+      .then((result) => result.rows as HeldRow[])
+      .catch(() => [])
+      .finally(() => {
+        heldRead = undefined;
+      });
+    return heldRead;
+  };
+  new Gauge({
+    name: 'activity_core_events_held',
+    help: 'Events held for a disabled activity (when_disabled.action hold) and not yet released, discarded or expired, by activity id.',
+    labelNames: ['activity'] as const,
+    registers: [registry],
+    async collect() {
+      const rows = await readHeld();
+      this.reset();
+      for (const row of rows) this.set({ activity: row.activity_id }, Number(row.held));
+    },
+  });
+  new Counter({
+    name: 'activity_core_held_events_total',
+    help: 'Held events that left the hold, by activity id and reason: released (its run went the usual way), discarded (by an operator) or expired (its hold ran out). Read from the routes, so one figure for all processes.',
+    labelNames: ['activity', 'reason'] as const,
+    registers: [registry],
+    async collect() {
+      const rows = await readHeld();
+      this.reset();
+      for (const row of rows)
+        for (const reason of ['released', 'discarded', 'expired'] as const)
+          this.inc({ activity: row.activity_id, reason }, Number(row[reason]));
     },
   });
 

@@ -26,6 +26,7 @@ import { codecRoutes, type CodecRouteOptions } from './routes/codec';
 import { eventRoutes } from './routes/events';
 import { healthRoutes, type ReadinessProbe } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
+import { heldEventRoutes } from './routes/held-events';
 import { replayRoutes } from './routes/replays';
 import { runRoutes } from './routes/runs';
 import { scheduleRoutes } from './routes/schedules';
@@ -35,6 +36,7 @@ import type { AuditService } from './services/audit-service';
 import type { DefinitionHistoryService } from './services/definition-history-service';
 import type { EventService } from './services/event-service';
 import type { RunService } from './services/run-service';
+import type { HeldEventsService } from './services/held-events-service';
 import type { ReplayService } from './services/replay-service';
 import type { ScheduleService } from './services/schedule-service';
 import type { WebhookService } from './services/webhook-service';
@@ -49,6 +51,8 @@ export interface ServerDeps {
   runs: RunService;
   /** Replays of accepted events, one or by filter (docs/recovery.md). */
   replays: ReplayService;
+  /** The events disabled activities hold: listed, released, discarded (docs/recovery.md). */
+  heldEvents: HeldEventsService;
   schedules: ScheduleService;
   webhooks: WebhookService;
   probes: ReadinessProbe[];
@@ -183,6 +187,7 @@ export async function buildServer(deps: ServerDeps, options: ServerOptions): Pro
   await app.register(eventRoutes(deps.events));
   await app.register(runRoutes(deps.runs));
   await app.register(replayRoutes(deps.replays));
+  await app.register(heldEventRoutes(deps.heldEvents));
   await app.register(scheduleRoutes(deps.schedules));
   await app.register(webhookSourceRoutes(deps.webhooks));
   await app.register(webhookIngestRoutes(deps.webhooks));

@@ -21,10 +21,14 @@ import type {
   CancelResponse,
   CodecPayloads,
   DefinitionDiff,
+  EnableActivityResponse,
   EventAcceptedResponse,
   EventInput,
   FireExplanation,
   FireRecord,
+  HeldDiscardResponse,
+  HeldEventPage,
+  HeldReleaseResponse,
   Readiness,
   ReconcileResponse,
   RerunFrom,
@@ -37,6 +41,7 @@ import type {
   StoredEvent,
   TriggerNowResponse,
   TriggerType,
+  WhenDisabled,
 } from '@activity-core/contracts';
 import type { WebhookSourceBody, WebhookSourceInput, WebhookSourceRecord } from '@activity-core/webhooks';
 import type { z } from 'zod';
@@ -362,10 +367,60 @@ export class ActivityCoreClient {
     delete: async (id: string, options: CallOptions = {}): Promise<void> => {
       await this.request('deleteActivity', { ...options, params: { id } });
     },
-    enable: (id: string, options: CallOptions = {}): Promise<ActivityRecord> =>
-      this.request('enableActivity', { ...options, params: { id } }),
-    disable: (id: string, options: CallOptions = {}): Promise<ActivityRecord> =>
-      this.request('disableActivity', { ...options, params: { id } }),
+    /**
+     * Enables the activity; the answer says how many events it held while
+     * disabled (`held_events`), released when `releaseHeld` is true.
+     */
+    enable: (id: string, options: CallOptions & { releaseHeld?: boolean } = {}): Promise<EnableActivityResponse> => {
+      const { releaseHeld, ...call } = options;
+      return this.request('enableActivity', {
+        ...call,
+        params: { id },
+        ...(releaseHeld === undefined ? {} : { query: { release_held: String(releaseHeld) } }),
+      });
+    },
+    /** Disables the activity; `whenDisabled` (written with it) says whether its events are dropped or held meanwhile. */
+    disable: (
+      id: string,
+      options: CallOptions & { whenDisabled?: z.input<typeof WhenDisabled> } = {},
+    ): Promise<ActivityRecord> => {
+      const { whenDisabled, ...call } = options;
+      return this.request('disableActivity', {
+        ...call,
+        params: { id },
+        ...(whenDisabled === undefined ? {} : { body: { when_disabled: whenDisabled } }),
+      });
+    },
+    /** The events a disabled activity holds (docs/recovery.md, "Held events"): one page, oldest first. */
+    heldEvents: (
+      id: string,
+      options: CallOptions & { limit?: number; cursor?: string } = {},
+    ): Promise<HeldEventPage> => {
+      const { signal, ...query } = options;
+      return this.request('listHeldEvents', {
+        ...(signal === undefined ? {} : { signal }),
+        params: { id },
+        query,
+      });
+    },
+    /** Releases held events (all, oldest first, as many as one request carries out; or `eventIds`): each starts its run. */
+    releaseHeld: (id: string, options: CallOptions & { eventIds?: string[] } = {}): Promise<HeldReleaseResponse> => {
+      const { eventIds, ...call } = options;
+      return this.request('releaseHeldEvents', {
+        ...call,
+        params: { id },
+        body: eventIds === undefined ? {} : { event_ids: eventIds },
+      });
+    },
+    /** Discards held events (all, or `eventIds`): each is recorded discarded. */
+    discardHeld: (id: string, options: CallOptions & { eventIds?: string[] } = {}): Promise<HeldDiscardResponse> => {
+      const { eventIds, ...call } = options;
+      return this.request('discardHeldEvents', {
+        ...call,
+        params: { id },
+        body: eventIds === undefined ? {} : { event_ids: eventIds },
+      });
+    },
     /** One page of the activity's versions, newest first, with who wrote each (deleted activities too). */
     versions: (
       id: string,

@@ -686,6 +686,46 @@ describe('the activity-core bin', () => {
     expect((await cli(['replay', 'evt_cli_replay', '--mode', 'sometimes'])).code).toBe(64);
   });
 
+  test('held list, release and discard act on the events a disabled activity held', async () => {
+    const created = await client.activities.create({
+      name: 'cli-held',
+      triggers: [{ type: 'event', event_type: 'cli.held' }],
+      tasks: [{ type: 'noop' }],
+    });
+    await client.activities.disable(created.id, { whenDisabled: { action: 'hold', ttl: '1h' } });
+    for (const id of ['evt_cli_held_1', 'evt_cli_held_2', 'evt_cli_held_3'])
+      await client.events.send({
+        event_id: id,
+        event_type: 'cli.held',
+        source: 'tests',
+        occurred_at: '2026-03-01T09:00:00Z',
+        data: {},
+      });
+    const listed = await cli(['held', 'list', 'cli-held', '-o', 'json']);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toMatchObject({
+      total: 3,
+      items: [{ event_id: 'evt_cli_held_1' }, { event_id: 'evt_cli_held_2' }, { event_id: 'evt_cli_held_3' }],
+    });
+    const text = await cli(['held', 'list', 'cli-held']);
+    expect(text.stdout).toContain('evt_cli_held_2');
+    expect(text.stdout).toContain('3 held');
+    const early = await cli(['held', 'release', 'cli-held']);
+    expect(early.code).toBe(1);
+    expect(early.stderr).toContain('is disabled');
+    const discarded = await cli(['held', 'discard', 'cli-held', '--event-id', 'evt_cli_held_3']);
+    expect(discarded).toMatchObject({ code: 0, stdout: 'cli-held: discarded 1; 2 still held\n' });
+    expect((await client.activities.enable(created.id)).held_events).toEqual({ held: 2, released: 0 });
+    const released = await cli(['held', 'release', 'cli-held']);
+    expect(released).toMatchObject({
+      code: 0,
+      stdout: 'cli-held: released 2 (2 runs started, 0 already there, 0 pending); 0 still held\n',
+    });
+    expect((await cli(['held', 'release', 'cli-held', '-o', 'json'])).stdout).toContain('"released": 0');
+    expect((await cli(['held', 'pause', 'cli-held'])).code).toBe(64);
+    expect((await cli(['held', 'list'])).code).toBe(64);
+  });
+
   test('--help lists every command, the options and the exit codes', async () => {
     const ran = await bin(['--help']);
     expect(ran.code).toBe(0);

@@ -236,8 +236,31 @@ describe('every client method calls its operation, and the real answers parse wi
         call: () => client.activities.version(cron.id, 1),
       },
       { method: 'activities.diff', operation: 'diffActivityVersions', call: () => client.activities.diff(doomed.id) },
-      { method: 'activities.disable', operation: 'disableActivity', call: () => client.activities.disable(doomed.id) },
-      { method: 'activities.enable', operation: 'enableActivity', call: () => client.activities.enable(doomed.id) },
+      {
+        method: 'activities.disable',
+        operation: 'disableActivity',
+        call: () => client.activities.disable(doomed.id, { whenDisabled: { action: 'hold', ttl: '1h' } }),
+      },
+      {
+        method: 'activities.heldEvents',
+        operation: 'listHeldEvents',
+        call: () => client.activities.heldEvents(doomed.id, { limit: 5 }),
+      },
+      {
+        method: 'activities.discardHeld',
+        operation: 'discardHeldEvents',
+        call: () => client.activities.discardHeld(doomed.id, { eventIds: ['evt_drift_none'] }),
+      },
+      {
+        method: 'activities.enable',
+        operation: 'enableActivity',
+        call: () => client.activities.enable(doomed.id, { releaseHeld: false }),
+      },
+      {
+        method: 'activities.releaseHeld',
+        operation: 'releaseHeldEvents',
+        call: () => client.activities.releaseHeld(doomed.id),
+      },
       { method: 'activities.delete', operation: 'deleteActivity', call: () => client.activities.delete(doomed.id) },
       {
         method: 'events.send',

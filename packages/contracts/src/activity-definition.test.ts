@@ -479,3 +479,34 @@ describe('empty expressions', () => {
     expect(z.toJSONSchema(FilterExpression)).toMatchObject({ minLength: 1 });
   });
 });
+
+describe('when_disabled: what a disabled activity does with its events', () => {
+  test('absent action drops; a hold without a ttl lasts seven days', () => {
+    expect(ActivityDefinition.parse({ ...valid, when_disabled: {} }).when_disabled).toEqual({
+      action: 'drop',
+      ttl: '7d',
+    });
+    expect(ActivityDefinition.parse({ ...valid, when_disabled: { action: 'hold' } }).when_disabled).toEqual({
+      action: 'hold',
+      ttl: '7d',
+    });
+  });
+
+  test('a ttl of 0, under a minute or past 30 days is refused naming the field and the bounds', () => {
+    for (const ttl of ['0s', '59s', '31d', '721h'])
+      expect(issues({ ...valid, when_disabled: { action: 'hold', ttl } })).toEqual([
+        { path: 'when_disabled.ttl', message: 'must be at least 1m and at most 30d' },
+      ]);
+    expect(issues({ ...valid, when_disabled: { action: 'hold', ttl: '1m' } })).toEqual([]);
+    expect(issues({ ...valid, when_disabled: { action: 'hold', ttl: '30d' } })).toEqual([]);
+  });
+
+  test('an unknown action or field is refused', () => {
+    expect(issues({ ...valid, when_disabled: { action: 'queue' } }).map((issue) => issue.path)).toEqual([
+      'when_disabled.action',
+    ]);
+    expect(issues({ ...valid, when_disabled: { action: 'hold', for: '1d' } }).map((issue) => issue.path)).toEqual([
+      'when_disabled',
+    ]);
+  });
+});

@@ -737,6 +737,50 @@ export const Fairness = z
   })
   .strict();
 export type Fairness = z.infer<typeof Fairness>;
+/**
+ * Held events (docs/recovery.md, "Held events"; ADR 0071): bounds of a
+ * disabled activity's hold. `minTtl`..`maxTtl` is what `when_disabled.ttl`
+ * may be; a hold past `maxTtl` would outlive what an operator remembers
+ * holding. `maxPerRequest`: most held events one release or discard request
+ * names (`event_ids`), and most one release carries out.
+ */
+export const HOLD_LIMITS = { minTtl: '1m', maxTtl: '30d', defaultTtl: '7d', maxPerRequest: 1_000 } as const;
+
+/** The issue a hold's ttl out of its bounds gets, or undefined (a ttl the pattern refused is left to that error). */
+export function holdTtlIssue(ttl: string): string | undefined {
+  const ms = tryParseDurationMs(ttl);
+  if (ms === undefined) return undefined;
+  if (ms < parseDurationMs(HOLD_LIMITS.minTtl) || ms > parseDurationMs(HOLD_LIMITS.maxTtl))
+    return `must be at least ${HOLD_LIMITS.minTtl} and at most ${HOLD_LIMITS.maxTtl}`;
+  return undefined;
+}
+
+/**
+ * What the events an activity's event triggers match do while it is
+ * disabled: `drop` (the default) records nothing for it, as if it did not
+ * exist; `hold` records each as a `held` route for `ttl`, to be released
+ * (its run starts with its own id) or discarded, or recorded `expired`.
+ */
+export const WhenDisabled = z
+  .object({
+    action: z.enum(['drop', 'hold']).default('drop'),
+    ttl: Duration.meta({
+      [ON_WRITE]: {
+        pattern: durationPattern({ min: HOLD_LIMITS.minTtl, max: HOLD_LIMITS.maxTtl }),
+        description: `At least ${HOLD_LIMITS.minTtl}, at most ${HOLD_LIMITS.maxTtl}.`,
+      },
+    }).default(HOLD_LIMITS.defaultTtl),
+  })
+  .strict()
+  .superRefine((when, ctx) => {
+    const issue = holdTtlIssue(when.ttl);
+    if (issue !== undefined) ctx.addIssue({ code: 'custom', path: ['ttl'], message: issue });
+  })
+  .meta({
+    description:
+      'What events matching this activity do while it is disabled: `drop` (default) — nothing is recorded for it; `hold` — each is recorded `held` for `ttl` (1m to 30d, default 7d) and can be released or discarded (docs/recovery.md).',
+  });
+export type WhenDisabled = z.infer<typeof WhenDisabled>;
 
 export const ActivityName = z
   .string()
@@ -753,6 +797,8 @@ const ActivityDefinitionShape = z
     description: z.string().max(2000).optional(),
     /** Disabled activities match no events and their schedules are paused. @default true */
     enabled: z.boolean().default(true),
+    /** What matching events do while the activity is disabled: dropped (default) or held for a release. */
+    when_disabled: WhenDisabled.optional(),
     triggers: z
       .array(Trigger)
       .max(DEFINITION_LIMITS.maxTriggers, `at most ${DEFINITION_LIMITS.maxTriggers} triggers per activity`)

@@ -175,6 +175,10 @@ export type RunWithTasks = z.infer<typeof RunWithTasks>;
  *   and `run_id` name that run; `detail` says why). See docs/coalescing.md.
  * - `batched`: the event is one of the events of a batch's run (`workflow_id`
  *   and `run_id` name it, `detail` says `in batch <window> (k of N)`).
+ * - `held`: the activity was disabled with `when_disabled.action: hold`; the
+ *   event waits for a release (it becomes `pending`, then `started`) until
+ *   the route's `expires_at`. `discarded`: an operator discarded it while
+ *   held; `expired`: its hold ran out. See docs/recovery.md, "Held events".
  */
 export const RouteOutcome = z.enum([
   'started',
@@ -189,6 +193,10 @@ export const RouteOutcome = z.enum([
   'merged',
   // batching (docs/coalescing.md, "Batching")
   'batched',
+  // held events (docs/recovery.md)
+  'held',
+  'discarded',
+  'expired',
 ]);
 export type RouteOutcome = z.infer<typeof RouteOutcome>;
 

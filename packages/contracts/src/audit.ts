@@ -14,6 +14,8 @@ export const AUDIT_ACTIONS = [
   'activity.delete',
   'activity.enable',
   'activity.disable',
+  'activity.held_release',
+  'activity.held_discard',
   'schedules.pause',
   'schedules.resume',
   'schedules.trigger',

@@ -39,7 +39,7 @@ export const StoredEvent = z
         workflow_id: z.string(),
         run_id: z.string().meta({ description: 'For filtered routes: the run the event would have started.' }),
         outcome: RouteOutcome,
-        /** Why a filter stopped the event, why the rate limit dropped it, or until when the throttle delayed its run; null otherwise. */
+        /** Why a filter stopped the event, why the rate limit dropped it, until when the throttle delayed its run, or until when it is held (and who released or discarded it, or when it expired); null otherwise. */
         detail: z.string().nullable(),
         /** A run the throttle delayed starts at this time (Temporal holds the start); null otherwise. */
         not_before: z.string().nullable(),

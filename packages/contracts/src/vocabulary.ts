@@ -14,8 +14,9 @@
  * - **route** — the decision, at an event's first accept, about one activity
  *   whose trigger matched it: one run, or none because its filter said no
  *   (or its rate limit was reached: `dropped`), or merged into another
- *   event's run by a debounce window (`merged`), or one of a batch's run's
- *   events (`batched`).
+ *   event's run by a debounce window (`merged`), one of a batch's run's
+ *   events (`batched`), or **held** for its disabled activity (`held`) until
+ *   it is **released**, `discarded` or `expired`.
  * - **throttle**, **rate limit** — an activity's pacing of its event runs per
  *   key: over a throttle a run starts later (`not_before`), over a rate limit
  *   it is `dropped`; each key's state is a **bucket** (a `pacing_buckets` row).

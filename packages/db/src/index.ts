@@ -132,3 +132,9 @@ export {
   type ReplaySelection,
   type ReplaysRepository,
 } from './repositories/replays-repository';
+export {
+  createHeldEventsRepository,
+  type HeldEventRow,
+  type HeldEventsRepository,
+  type ReleaseOutcome,
+} from './repositories/held-events-repository';

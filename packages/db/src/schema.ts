@@ -228,6 +228,8 @@ export const eventRoutes = pgTable(
     windowId: uuid('window_id'),
     /** The event's 1-based place in its batch, in arrival order (migration 0022); null outside batches. */
     windowPosition: integer('window_position'),
+    /** Until when a `held` route is held (migration 0023, docs/recovery.md); kept after its release, discard or expiry. Null: never held. */
+    expiresAt: ts('expires_at'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -235,11 +237,20 @@ export const eventRoutes = pgTable(
     primaryKey({ columns: [t.eventId, t.activityId] }),
     check(
       'event_routes_outcome_ck',
-      sql`${t.outcome} IN ('pending','started','duplicate','filtered','filter_error','dropped','coalescing','merged','batched')`,
+      sql`${t.outcome} IN ('pending','started','duplicate','filtered','filter_error','dropped','coalescing','merged','batched','held','discarded','expired')`,
     ),
     index('event_routes_window_idx')
       .on(t.windowId)
       .where(sql`${t.windowId} IS NOT NULL`),
+    index('event_routes_held_idx')
+      .on(t.activityId, t.createdAt, t.eventId)
+      .where(sql`${t.outcome} = 'held'`),
+    index('event_routes_held_expiry_idx')
+      .on(t.expiresAt)
+      .where(sql`${t.outcome} = 'held'`),
+    index('event_routes_ever_held_idx')
+      .on(t.activityId, t.outcome)
+      .where(sql`${t.expiresAt} IS NOT NULL`),
   ],
 );
 

@@ -111,7 +111,7 @@ describe('definition cache', () => {
         state.versionReads += 1;
         return state.version;
       },
-      listEnabled: async () => {
+      listRoutable: async () => {
         state.loads += 1;
         return state.rows;
       },
@@ -155,8 +155,8 @@ describe('definition cache', () => {
     const store = source([def('a', [ev('order.paid', 'any')])]);
     const racing = {
       currentVersion: store.currentVersion,
-      listEnabled: async () => {
-        const rows = await store.listEnabled();
+      listRoutable: async () => {
+        const rows = await store.listRoutable();
         // A registration commits after the version was read and before (or while) the rows are read.
         if (store.state.loads === 1) store.change([...rows, def('b', [ev('order.paid', 'any')])]);
         return store.state.loads === 1 ? rows : store.state.rows;
@@ -208,9 +208,9 @@ describe('definition cache', () => {
     let fail = true;
     const cache = createDefinitionCache({
       currentVersion: store.currentVersion,
-      listEnabled: async () => {
+      listRoutable: async () => {
         if (fail) throw new Error('connection lost');
-        return store.listEnabled();
+        return store.listRoutable();
       },
     });
     await expect(cache.current()).rejects.toThrow('connection lost');

@@ -6,7 +6,9 @@ export interface IndexableDefinition {
   id: string;
   name: string;
   version: number;
-  definition: Pick<ActivityDefinition, 'triggers'>;
+  /** False for a disabled definition that holds its events (`when_disabled.action: hold`). Absent: enabled. */
+  enabled?: boolean;
+  definition: Pick<ActivityDefinition, 'triggers' | 'when_disabled'>;
 }
 
 export interface IndexedDefinition<R extends IndexableDefinition = IndexableDefinition> {
@@ -39,7 +41,11 @@ export interface DefinitionIndex<R extends IndexableDefinition = IndexableDefini
   candidates(eventType: string): IndexedDefinition<R>[];
   /** How many definitions the index holds. */
   readonly size: number;
-  /** Every definition the index holds, in registration order (for lookups the type maps do not serve, e.g. cancel_on). */
+  /**
+   * Every enabled definition the index holds, in registration order (for
+   * lookups the type maps do not serve, e.g. cancel_on). A disabled one that
+   * holds its events is a candidate for its events only.
+   */
   readonly entries: readonly IndexedDefinition<R>[];
 }
 
@@ -67,7 +73,7 @@ export function buildDefinitionIndex<R extends IndexableDefinition>(rows: readon
       position,
       row,
     };
-    entries.push(entry);
+    if (row.enabled !== false) entries.push(entry);
     for (const trigger of entry.triggers) {
       if (trigger.type !== 'event') continue;
       const pattern = trigger.event_type;
@@ -109,8 +115,8 @@ export function buildDefinitionIndex<R extends IndexableDefinition>(rows: readon
 export interface DefinitionSource<R extends IndexableDefinition = IndexableDefinition> {
   /** The definitions' change counter; `undefined` (no counter) means reload every time. */
   currentVersion(): Promise<bigint | undefined>;
-  /** Every live, enabled definition, in registration order. */
-  listEnabled(): Promise<R[]>;
+  /** Every live definition events are routed to (enabled, or disabled and holding its events), in registration order. */
+  listRoutable(): Promise<R[]>;
 }
 
 /** An index with the change counter it was loaded at (undefined when there is no counter). */
@@ -151,7 +157,7 @@ export function createDefinitionCache<R extends IndexableDefinition>(
   const cache = createVersionedCache(
     {
       currentVersion: () => source.currentVersion(),
-      load: async () => buildDefinitionIndex(await source.listEnabled()),
+      load: async () => buildDefinitionIndex(await source.listRoutable()),
     },
     { onLoad: ({ version, value }) => hooks.onLoad?.(version, value.size) },
   );

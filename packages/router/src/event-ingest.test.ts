@@ -22,12 +22,12 @@ import { createEventIngest, routingBackoffMs, StoreUnreachableError, type EventI
 
 type StartAnswer = 'started' | 'duplicate' | Error;
 
-/** The definitions the ingest may read: enabled rows and their versions. */
+/** The definitions the ingest may read: enabled rows (and disabled ones that hold events) and their versions. */
 function fakeDefinitions(rows: DefinitionRow[]): EventIngestDeps['definitions'] {
   return {
     // No change counter: the ingest reloads on every event, so a test may add rows at any time.
     currentVersion: async () => undefined,
-    listEnabled: async () => rows.filter((row) => row.enabled),
+    listRoutable: async () => rows.filter((row) => row.enabled || row.definition.when_disabled?.action === 'hold'),
     getVersion: async (id, version) => rows.find((row) => row.id === id && row.version === version),
   };
 }
@@ -89,6 +89,7 @@ function fakeEvents(recordedRuns: ReadonlySet<string> = new Set()) {
             ? 'duplicate'
             : (route.outcome ?? 'pending'),
         detail: route.detail ?? null,
+        expiresAt: route.expiresAt ?? null,
         pacedAt: null,
         notBefore: null,
         createdAt: now,

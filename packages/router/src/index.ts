@@ -21,6 +21,7 @@ export {
   type FailureReason,
 } from './availability-gate';
 export { createEventRetention, type EventRetention, type EventRetentionOptions } from './event-retention';
+export { createHeldExpiry, type HeldExpiry, type HeldExpiryOptions } from './held-expiry';
 export {
   buildDefinitionIndex,
   createDefinitionCache,

@@ -20,7 +20,7 @@ import { createDefinitionCache, type DefinitionCache } from './definition-index'
 import type { EventWaits } from './event-waits';
 
 export interface EventIngestDeps {
-  definitions: Pick<DefinitionsRepository, 'listEnabled' | 'getVersion' | 'currentVersion'>;
+  definitions: Pick<DefinitionsRepository, 'listRoutable' | 'getVersion' | 'currentVersion'>;
   /**
    * Called each time the in-process index of enabled definitions is
    * (re)loaded: with the change counter it was loaded at and its size.

@@ -4,6 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { buildDefinitionIndex } from './definition-index';
 import {
   combineFailures,
+  holdOf,
   ingestAnswer,
   matchRoutes,
   MIN_DEFERRED_RETRY_MS,
@@ -156,5 +157,74 @@ describe('retrying an event whose routing is not finished', () => {
       message: 'down',
       unreachable: true,
     });
+  });
+});
+
+describe('a disabled activity that holds its events', () => {
+  const now = new Date('2026-03-01T10:00:00.000Z');
+  const disabled = (id: string, triggers: Trigger[], when?: { action: 'drop' | 'hold'; ttl: string }) => ({
+    ...definition(id, triggers),
+    enabled: false,
+    definition: { triggers, ...(when === undefined ? {} : { when_disabled: when }) },
+  });
+
+  test('an event its trigger lets through is routed held until now plus the ttl, with no run to start', () => {
+    const index = buildDefinitionIndex([
+      disabled(A1, [{ type: 'event', event_type: 'order.paid' }], { action: 'hold', ttl: '2h' }),
+    ]);
+    const { routes, snapshots } = matchRoutes(index, envelope, now);
+    const workflowId = eventRunWorkflowId(A1, 'e1');
+    expect(routes).toEqual([
+      {
+        activityId: A1,
+        activityVersion: 3,
+        activityName: 'activity a1',
+        workflowId,
+        runId: runIdFor(workflowId),
+        outcome: 'held',
+        detail: 'held: activity disabled; expires 2026-03-01T12:00:00.000Z',
+        expiresAt: new Date('2026-03-01T12:00:00.000Z'),
+      },
+    ]);
+    expect(snapshots.size).toBe(0);
+    expect(storedRoutedAtAccept(routes, false)).toBe(true);
+  });
+
+  test('an event its filter stops is not routed to it at all, as while dropping', () => {
+    const index = buildDefinitionIndex([
+      disabled(A1, [{ type: 'event', event_type: 'order.paid', filter: 'data.amount > 1000' }], {
+        action: 'hold',
+        ttl: '7d',
+      }),
+    ]);
+    expect(matchRoutes(index, envelope, now).routes).toEqual([]);
+  });
+
+  test('a disabled activity that drops (or says nothing) gets no route, while an enabled one beside it runs', () => {
+    const index = buildDefinitionIndex([
+      disabled(A1, [{ type: 'event', event_type: 'order.paid' }], { action: 'drop', ttl: '7d' }),
+      disabled(A2, [{ type: 'event', event_type: 'order.paid' }]),
+      definition(A3, [{ type: 'event', event_type: 'order.*' }]),
+    ]);
+    const { routes } = matchRoutes(index, envelope, now);
+    expect(routes.map((r) => [r.activityId, r.outcome])).toEqual([[A3, 'pending']]);
+  });
+
+  test('a hold without a ttl lasts the default seven days; an enabled definition holds nothing', () => {
+    const hold = holdOf(
+      { enabled: false, definition: { triggers: [], when_disabled: { action: 'hold' } as never } },
+      now,
+    );
+    expect(hold?.expiresAt.toISOString()).toBe('2026-03-08T10:00:00.000Z');
+    expect(holdOf({ definition: { triggers: [], when_disabled: { action: 'hold', ttl: '1m' } } }, now)).toBeUndefined();
+  });
+
+  test('cancel_on and other whole-index lookups see only the enabled definitions', () => {
+    const index = buildDefinitionIndex([
+      disabled(A1, [{ type: 'event', event_type: 'order.paid' }], { action: 'hold', ttl: '7d' }),
+      definition(A2, [{ type: 'event', event_type: 'order.paid' }]),
+    ]);
+    expect(index.entries.map((entry) => entry.id)).toEqual([A2]);
+    expect(index.candidates('order.paid').map((entry) => entry.id)).toEqual([A1, A2]);
   });
 });

@@ -6,6 +6,8 @@
  */
 import {
   eventRunWorkflowId,
+  HOLD_LIMITS,
+  parseDurationMs,
   runIdFor,
   type EventAcceptedWithRoutes,
   type EventEnvelope,
@@ -20,13 +22,33 @@ import type { PendingWorkFailure } from './gated-delivery';
 import { decideForActivity } from './matching';
 
 /**
+ * A disabled activity's hold of an event its trigger lets through
+ * (docs/recovery.md, "Held events"): until when, and the route's detail.
+ * Undefined when the definition does not hold (`when_disabled` absent or
+ * `drop`): the event is not routed to it at all.
+ */
+export function holdOf(
+  definition: Pick<IndexableDefinition, 'enabled' | 'definition'>,
+  now: Date,
+): { expiresAt: Date; detail: string } | undefined {
+  if (definition.enabled !== false) return undefined;
+  const when = definition.definition.when_disabled;
+  if (when?.action !== 'hold') return undefined;
+  const expiresAt = new Date(now.getTime() + parseDurationMs(when.ttl ?? HOLD_LIMITS.defaultTtl));
+  return { expiresAt, detail: `held: activity disabled; expires ${expiresAt.toISOString()}` };
+}
+
+/**
  * The routes an event gets from the definitions in `index`, and the
  * definition each pending route names by activity id (so its run is started
- * without reading the definition again).
+ * without reading the definition again). A disabled definition in the index
+ * holds its events: an event its trigger lets through is routed `held`
+ * (until `now` + its ttl); one its filter stops is not routed to it.
  */
 export function matchRoutes<R extends IndexableDefinition>(
   index: DefinitionIndex<R>,
   envelope: EventEnvelope,
+  now: Date = new Date(),
 ): { routes: NewRoute[]; snapshots: Map<string, R> } {
   const routes: NewRoute[] = [];
   const snapshots = new Map<string, R>();
@@ -34,6 +56,21 @@ export function matchRoutes<R extends IndexableDefinition>(
     const decision = decideForActivity(definition.triggers, envelope);
     if (decision === undefined) continue;
     const workflowId = eventRunWorkflowId(definition.id, envelope.event_id);
+    if (definition.row.enabled === false) {
+      const hold = decision.outcome === 'pending' ? holdOf(definition.row, now) : undefined;
+      if (hold === undefined) continue;
+      routes.push({
+        activityId: definition.id,
+        activityVersion: definition.version,
+        activityName: definition.name,
+        workflowId,
+        runId: runIdFor(workflowId),
+        outcome: 'held',
+        detail: hold.detail,
+        expiresAt: hold.expiresAt,
+      });
+      continue;
+    }
     routes.push({
       activityId: definition.id,
       activityVersion: definition.version,

@@ -3,8 +3,11 @@ import {
   ActivityListQuery,
   ActivityPage,
   ActivityRecord,
+  EnableActivityQuery,
+  EnableActivityResponse,
   IdParams,
   NoContent,
+  OptionalDisableActivityRequest,
   Problem,
 } from '@activity-core/contracts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -101,28 +104,46 @@ export const activityRoutes =
       },
     );
 
-    for (const [action, enabled] of [
-      ['enable', true],
-      ['disable', false],
-    ] as const) {
-      app.post(
-        `/v1/activities/:id/${action}`,
-        {
-          // Operators switch an activity off (and back on) without changing what it does.
-          config: {
-            auth: 'management',
-            role: 'operate',
-            owns: 'activity',
-            audit: { action: `activity.${action}`, target: 'activity' },
-          },
-          schema: {
-            tags,
-            summary: `${action === 'enable' ? 'Enable' : 'Disable'} an activity (idempotent)`,
-            params: IdParams,
-            response: { 200: ActivityRecord, ...errors },
-          },
+    // Operators switch an activity off (and back on) without changing what it does.
+    const operate = (action: 'activity.enable' | 'activity.disable') =>
+      ({ auth: 'management', role: 'operate', owns: 'activity', audit: { action, target: 'activity' } }) as const;
+
+    app.post(
+      '/v1/activities/:id/enable',
+      {
+        config: operate('activity.enable'),
+        schema: {
+          tags,
+          summary:
+            'Enable an activity (idempotent); answers how many events it held while disabled, and releases them with release_held=true',
+          params: IdParams,
+          querystring: EnableActivityQuery,
+          response: { 200: EnableActivityResponse, ...errors },
         },
-        async (request) => await service.setEnabled(request.params.id, enabled, credentialLabel(request.credential)),
-      );
-    }
+      },
+      async (request) =>
+        await service.enable(request.params.id, credentialLabel(request.credential), request.query.release_held),
+    );
+
+    app.post(
+      '/v1/activities/:id/disable',
+      {
+        config: operate('activity.disable'),
+        schema: {
+          tags,
+          summary:
+            'Disable an activity (idempotent); `when_disabled` in the body says whether its events are dropped or held meanwhile',
+          params: IdParams,
+          body: OptionalDisableActivityRequest,
+          response: { 200: ActivityRecord, ...errors },
+        },
+      },
+      async (request) =>
+        await service.setEnabled(
+          request.params.id,
+          false,
+          credentialLabel(request.credential),
+          request.body.when_disabled,
+        ),
+    );
   };

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { MAX_CALL_DEPTH, NotFoundError, type ActivityDefinition, type ActivityRecord } from '@activity-core/contracts';
+import {
+  MAX_CALL_DEPTH,
+  NotFoundError,
+  type ActivityDefinition,
+  type ActivityRecord,
+  type EnableActivityResponse,
+  type WhenDisabled,
+} from '@activity-core/contracts';
 import {
   decodeCursor,
   DefinitionIdTakenError,
@@ -128,8 +135,16 @@ export interface DefinitionObserver {
   onDeleted(row: DefinitionRow): Promise<void>;
 }
 
+/** What enabling asks of held events (docs/recovery.md, "Held events"): how many, and a release. */
+export interface HeldEventsOnEnable {
+  count(activityId: string): Promise<number>;
+  releaseEnabled(row: DefinitionRow, actor: string): Promise<{ released: number; remaining: number }>;
+}
+
 export function createActivityService(deps: {
   definitions: DefinitionsRepository;
+  /** Held events: enable answers how many its activity holds and releases them when asked. */
+  held?: HeldEventsOnEnable;
   observers?: DefinitionObserver[];
   /** Checks beyond the definition schema (e.g. cron syntax Temporal supports); any issue is a 400. */
   validators?: Array<(definition: ActivityDefinition) => FieldIssue[]>;
@@ -162,6 +177,26 @@ export function createActivityService(deps: {
     const row = await deps.definitions.get(id);
     if (row === undefined) throw new NotFoundError('activity', id);
     return row;
+  }
+
+  async function setEnabled(
+    id: string,
+    enabled: boolean,
+    changedBy: ChangedBy,
+    whenDisabled?: WhenDisabled,
+  ): Promise<ActivityRecord> {
+    const replaced = await deps.definitions.replace(
+      id,
+      (current) => ({
+        ...current.definition,
+        enabled,
+        ...(whenDisabled === undefined ? {} : { when_disabled: whenDisabled }),
+      }),
+      changedBy,
+    );
+    if (replaced === undefined) throw new NotFoundError('activity', id);
+    if (replaced.changed) await changed(replaced.row);
+    return toActivityRecord(replaced.row);
   }
 
   return {
@@ -218,11 +253,21 @@ export function createActivityService(deps: {
       });
     },
 
-    async setEnabled(id: string, enabled: boolean, changedBy: ChangedBy): Promise<ActivityRecord> {
-      const replaced = await deps.definitions.replace(id, (current) => ({ ...current.definition, enabled }), changedBy);
-      if (replaced === undefined) throw new NotFoundError('activity', id);
-      if (replaced.changed) await changed(replaced.row);
-      return toActivityRecord(replaced.row);
+    setEnabled,
+
+    /**
+     * Enables the activity and answers how many events it holds (held while
+     * it was disabled with `when_disabled.action: hold`). They are released
+     * only when asked (`releaseHeld`): resuming asks whether to release.
+     */
+    async enable(id: string, changedBy: ChangedBy, releaseHeld: boolean): Promise<EnableActivityResponse> {
+      const record = await setEnabled(id, true, changedBy);
+      if (deps.held === undefined) return { ...record, held_events: { held: 0, released: 0 } };
+      if (!releaseHeld) return { ...record, held_events: { held: await deps.held.count(id), released: 0 } };
+      const row = await deps.definitions.get(id);
+      if (row === undefined) throw new NotFoundError('activity', id);
+      const released = await deps.held.releaseEnabled(row, changedBy);
+      return { ...record, held_events: { held: released.remaining, released: released.released } };
     },
 
     /** Removes the activity and its schedules; runs and their history stay. */

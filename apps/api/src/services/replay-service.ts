@@ -99,9 +99,14 @@ export function createReplayService(deps: ReplayDeps) {
     const previous = new Map(before.map((route) => [route.activityId, route]));
     const toOpen = runRoutes.filter((route) => {
       const had = previous.get(route.activityId);
-      // Routes that never led to a run: stopped by a filter, or dropped by a rate limit (paced again on today's definition).
+      // Routes that never led to a run: stopped by a filter, dropped by a rate limit (paced again on today's
+      // definition), or held while the activity was disabled (a replay releases it, docs/recovery.md).
       return (
-        had === undefined || had.outcome === 'filtered' || had.outcome === 'filter_error' || had.outcome === 'dropped'
+        had === undefined ||
+        had.outcome === 'filtered' ||
+        had.outcome === 'filter_error' ||
+        had.outcome === 'dropped' ||
+        had.outcome === 'held'
       );
     });
     const note = `replayed (if_no_runs) by ${requester.actor} at ${new Date().toISOString()}`;

@@ -52,6 +52,7 @@ const LISTS = [
   'GET /v1/runs',
   'GET /v1/activities/{id}/fires',
   'GET /v1/activities/{id}/versions',
+  'GET /v1/activities/{id}/held-events',
   'GET /v1/audit',
 ];
 const STORING = [

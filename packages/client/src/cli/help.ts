@@ -45,6 +45,9 @@ Commands:
   replay <event_id>     replay a stored event against today's definitions (--mode if_no_runs|force)
   replay --from <t> --to <t> [--event-type <t>] [--outcome <o>] …
                         replay every stored event a filter selects (--dry-run counts them)
+  held list|release|discard <activity>
+                        the events a disabled activity held: list them, release them (each
+                        starts its run) or discard them (--event-id <id> for some)
   audit                 who changed what, and which operator actions were taken
   help [command]        help for a command
 
@@ -63,6 +66,17 @@ Output is coloured, with progress, on a terminal (unless NO_COLOR is set); plain
 `;
 
 export const COMMAND_HELP: Readonly<Record<string, string>> = {
+  held: `Usage: activity-core held list <activity> [--limit <n>] [-o text|json]
+       activity-core held release <activity> [--event-id <id> …] [-o text|json]
+       activity-core held discard <activity> [--event-id <id> …] [-o text|json]
+
+The events an activity disabled with when_disabled: {action: hold} held (docs/recovery.md).
+list shows them oldest first, with when each hold expires. release makes each pending and
+starts its run under its own id (activity-<activity id>:<event id>), in arrival order, through
+the dispatcher (concurrency and pacing apply); the activity must be enabled first. Without
+--event-id every held event is released: the command repeats the request until none is left.
+Releasing twice starts nothing new. discard records each as discarded, with who and when.
+`,
   replay: `Usage: activity-core replay <event_id> [--mode if_no_runs|force] [--idempotency-key <key>] [-o text|json]
        activity-core replay --from <time> --to <time> [--event-type <type|prefix.*>] [--source <s>]
                             [--outcome any|unmatched|filtered|pending] [--mode …] [--dry-run | --wait] [-o text|json]

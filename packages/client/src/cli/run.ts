@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { ActivityCoreClient, type ClientOptions } from '../client';
 import { apply } from './commands/apply';
 import { audit } from './commands/audit';
+import { held } from './commands/held';
 import { explain, get, list, NotFoundLocally, runs } from './commands/inspect';
 import { replay } from './commands/replay';
 import { rerun } from './commands/rerun';
@@ -44,6 +45,7 @@ const OPTIONS = {
   status: { type: 'string' },
   trigger: { type: 'string' },
   event: { type: 'string' },
+  'event-id': { type: 'string', multiple: true },
   limit: { type: 'string' },
   from: { type: 'string' },
   to: { type: 'string' },
@@ -96,6 +98,7 @@ const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
     'wait',
     'output',
   ],
+  held: ['event-id', 'limit', 'output'],
   help: [],
 };
 
@@ -232,6 +235,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
             wait: values.wait === true,
             output: values.output,
           },
+          context,
+        );
+      case 'held':
+        return await held(
+          { args: rest, events: values['event-id'] ?? [], limit: values.limit, output: values.output },
           context,
         );
       case 'audit':

@@ -244,12 +244,24 @@ export function createDefinitionsRepository(db: Db) {
       return rows.map(toRow);
     },
 
-    /** Every live, enabled activity; the router filters them by trigger. */
-    async listEnabled(): Promise<DefinitionRow[]> {
+    /**
+     * Every live activity events are routed to: the enabled ones, and the
+     * disabled ones that hold their events (`when_disabled.action: hold`,
+     * docs/recovery.md); the router filters them by trigger.
+     */
+    async listRoutable(): Promise<DefinitionRow[]> {
       const rows = await db
         .select()
         .from(activityDefinitions)
-        .where(and(isNull(activityDefinitions.deletedAt), eq(activityDefinitions.enabled, true)))
+        .where(
+          and(
+            isNull(activityDefinitions.deletedAt),
+            or(
+              eq(activityDefinitions.enabled, true),
+              sql`${activityDefinitions.definition} -> 'when_disabled' ->> 'action' = 'hold'`,
+            ),
+          ),
+        )
         .orderBy(asc(activityDefinitions.createdAt), asc(activityDefinitions.id));
       return rows.map(toRow);
     },

@@ -14,10 +14,12 @@ export interface NewRoute {
   activityName: string;
   workflowId: string;
   runId: string;
-  /** `pending` (a run is due) unless a filter stopped the event. @default 'pending' */
-  outcome?: 'pending' | FilteredRouteOutcome;
-  /** Why a filter stopped the event. */
+  /** `pending` (a run is due) unless a filter stopped the event, or its disabled activity holds it (`held`). @default 'pending' */
+  outcome?: 'pending' | FilteredRouteOutcome | 'held';
+  /** Why a filter stopped the event, or until when it is held. */
   detail?: string;
+  /** A `held` route's end of hold (docs/recovery.md, "Held events"). */
+  expiresAt?: Date;
 }
 
 export type AcceptResult =
@@ -84,6 +86,7 @@ type RouteJson = {
   not_before: string | null;
   window_id?: string | null;
   window_position?: number | null;
+  expires_at?: string | null;
   created_at: string;
   updated_at: string;
 };
@@ -124,6 +127,7 @@ function routeFromJson(row: RouteJson): EventRouteRow {
     notBefore: row.not_before === null ? null : new Date(row.not_before),
     windowId: row.window_id ?? null,
     windowPosition: row.window_position ?? null,
+    expiresAt: row.expires_at === undefined || row.expires_at === null ? null : new Date(row.expires_at),
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
@@ -230,14 +234,14 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
         ON CONFLICT (event_id) DO NOTHING
         RETURNING *
       ), new_routes AS (
-        INSERT INTO ${eventRoutes} (event_id, activity_id, activity_version, activity_name, workflow_id, run_id, outcome, detail)
+        INSERT INTO ${eventRoutes} (event_id, activity_id, activity_version, activity_name, workflow_id, run_id, outcome, detail, expires_at)
         SELECT n.event_id, v.activity_id, v.activity_version, v.activity_name, v.workflow_id, v.run_id,
                CASE WHEN v.outcome = 'pending' AND EXISTS (SELECT 1 FROM ${activityRuns} r WHERE r.workflow_id = v.workflow_id) THEN 'duplicate' ELSE v.outcome END,
-               v.detail
+               v.detail, v.expires_at
         FROM new_event n
         JOIN item i ON i.event_id = n.event_id
         CROSS JOIN LATERAL jsonb_to_recordset(i.routes)
-             AS v(activity_id uuid, activity_version integer, activity_name text, workflow_id text, run_id uuid, outcome text, detail text)
+             AS v(activity_id uuid, activity_version integer, activity_name text, workflow_id text, run_id uuid, outcome text, detail text, expires_at timestamptz)
         RETURNING *
       )
       SELECT c.ord,
@@ -437,6 +441,7 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
         run_id: route.runId,
         outcome: route.outcome ?? 'pending',
         detail: route.detail ?? null,
+        expires_at: route.expiresAt?.toISOString() ?? null,
       }));
       const expected = input.definitionsVersion === undefined ? null : input.definitionsVersion.toString();
       const row = await enqueue({
@@ -545,7 +550,8 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
      * Forgets up to `limit` routed events received before `olderThan`, with
      * their routing decisions: after that, their ids are free again (see
      * docs/ingress.md, "How long ids are remembered"). Pending events are
-     * never removed — they are acknowledged and not yet routed. Safe with any
+     * never removed — they are acknowledged and not yet routed — nor held
+     * ones (until released, discarded or expired: docs/recovery.md). Safe with any
      * number of concurrent callers: rows another sweeper holds are skipped.
      * Returns how many events were removed.
      */
@@ -554,6 +560,7 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
         WITH doomed AS (
           SELECT ${events.eventId} AS event_id FROM ${events}
           WHERE ${events.receivedAt} < ${olderThan.toISOString()}::timestamptz AND ${events.routingState} = 'routed'
+            AND NOT EXISTS (SELECT 1 FROM ${eventRoutes} h WHERE h.event_id = ${events.eventId} AND h.outcome = 'held')
           ORDER BY ${events.receivedAt}
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED
