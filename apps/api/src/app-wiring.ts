@@ -15,6 +15,7 @@ import {
   createEventWaitsRepository,
   createPacingRepository,
   createReplaysRepository,
+  createDeadLettersRepository,
   createRerunsRepository,
   createRunsRepository,
   createSchedulesRepository,
@@ -45,6 +46,7 @@ import { createAuditService } from './services/audit-service';
 import { createDefinitionHistoryService } from './services/definition-history-service';
 import { createEventService } from './services/event-service';
 import { createReplayService } from './services/replay-service';
+import { createDeadLetterService } from './services/dead-letter-service';
 import { createRerunService } from './services/rerun-service';
 import { createRunService } from './services/run-service';
 import { createScheduleObserver, createScheduleService } from './services/schedule-service';
@@ -176,6 +178,7 @@ function serverDepsOf(parts: {
   reruns: ReturnType<typeof createRerunService>;
   replays: ReturnType<typeof createReplayService>;
   replaysRepository: ReturnType<typeof createReplaysRepository>;
+  deadLetters: ReturnType<typeof createDeadLetterService>;
   ingest: Parameters<typeof createEventService>[0]['ingest'];
   dependencies: ReturnType<typeof createDependencyMonitor>;
   temporalHealthCheck: () => Promise<unknown>;
@@ -183,7 +186,7 @@ function serverDepsOf(parts: {
 }): ServerDeps {
   const { config, options, database, client, payloadCodec, metrics, definitions, runs, events } = parts;
   const { cancellations, eventWaitsRepository, scheduleManager, webhookCatalog, webhooks, reruns, ingest } = parts;
-  const { dependencies, temporalHealthCheck, logger, replays, replaysRepository } = parts;
+  const { dependencies, temporalHealthCheck, logger, replays, replaysRepository, deadLetters } = parts;
   return {
     definitionHistory: createDefinitionHistoryService({ definitions }),
     activities: createActivityService({
@@ -223,6 +226,7 @@ function serverDepsOf(parts: {
     }),
     webhooks,
     replays,
+    deadLetters,
     metrics,
     audit: createAuditService({ audit: createAuditRepository(database.db) }),
     ownership: {
@@ -276,6 +280,9 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
       runs,
       logger,
       eventDataLimits: config.eventData,
+      // Dead letters (docs/recovery.md): the routing retry budget, and deleted activities' routes.
+      routingBudget: config.routingRetryBudget,
+      isDeleted: async (activityId) => (await definitions.get(activityId)) === undefined,
       pacing,
       onPaced: (activity, reason) => metrics.runPaced(activity, reason),
       cancelOn: createCancelOn({ cancellations, canceller: createRunCanceller({ client }), logger }),
@@ -300,6 +307,13 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
     starter,
     logger,
     onReplayed: (mode, status) => metrics.countReplay(mode, status),
+  });
+  const deadLetters = createDeadLetterService({
+    deadLetters: createDeadLettersRepository(database.db),
+    events,
+    ingest,
+    definitions,
+    logger,
   });
   const scheduleManager = createScheduleManager({
     client,
@@ -342,6 +356,7 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
     reruns,
     replays,
     replaysRepository,
+    deadLetters,
     ingest,
     dependencies,
     temporalHealthCheck,

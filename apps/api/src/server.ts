@@ -27,6 +27,7 @@ import { eventRoutes } from './routes/events';
 import { healthRoutes, type ReadinessProbe } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
 import { replayRoutes } from './routes/replays';
+import { deadLetterRoutes } from './routes/dead-letters';
 import { runRoutes } from './routes/runs';
 import { scheduleRoutes } from './routes/schedules';
 import { webhookIngestRoutes, webhookSourceRoutes } from './routes/webhooks';
@@ -36,6 +37,7 @@ import type { DefinitionHistoryService } from './services/definition-history-ser
 import type { EventService } from './services/event-service';
 import type { RunService } from './services/run-service';
 import type { ReplayService } from './services/replay-service';
+import type { DeadLetterService } from './services/dead-letter-service';
 import type { ScheduleService } from './services/schedule-service';
 import type { WebhookService } from './services/webhook-service';
 // The product's version (bundled into the build): the document's info.version.
@@ -49,6 +51,8 @@ export interface ServerDeps {
   runs: RunService;
   /** Replays of accepted events, one or by filter (docs/recovery.md). */
   replays: ReplayService;
+  /** Dead letters: routes whose run could not be started, retried or discarded (docs/recovery.md). */
+  deadLetters: DeadLetterService;
   schedules: ScheduleService;
   webhooks: WebhookService;
   probes: ReadinessProbe[];
@@ -183,6 +187,7 @@ export async function buildServer(deps: ServerDeps, options: ServerOptions): Pro
   await app.register(eventRoutes(deps.events));
   await app.register(runRoutes(deps.runs));
   await app.register(replayRoutes(deps.replays));
+  await app.register(deadLetterRoutes(deps.deadLetters));
   await app.register(scheduleRoutes(deps.schedules));
   await app.register(webhookSourceRoutes(deps.webhooks));
   await app.register(webhookIngestRoutes(deps.webhooks));

@@ -161,6 +161,9 @@ export type RunWithTasks = z.infer<typeof RunWithTasks>;
  *   window and when it is due); it becomes `merged` or `started`.
  * - `merged`: the event was merged into another event's run (`workflow_id`
  *   and `run_id` name that run; `detail` says why). See docs/coalescing.md.
+ * - `dead_letter`: the run could not be started and will not be retried on
+ *   its own (`reason_code` says why, `detail` what failed); retried or
+ *   discarded through `/v1/dead-letters` (docs/recovery.md).
  */
 export const RouteOutcome = z.enum([
   'started',
@@ -173,6 +176,8 @@ export const RouteOutcome = z.enum([
   // coalescing (docs/coalescing.md)
   'coalescing',
   'merged',
+  // dead letters (docs/recovery.md)
+  'dead_letter',
 ]);
 export type RouteOutcome = z.infer<typeof RouteOutcome>;
 

@@ -13,6 +13,7 @@ export * from './errors';
 export * from './schedules';
 export * from './reruns';
 export * from './replays';
+export * from './dead-letters';
 export * from './canonical-json';
 export * from './task-secrets';
 export * from './json-bounds';

@@ -131,3 +131,11 @@ export {
   type ReplaySelection,
   type ReplaysRepository,
 } from './repositories/replays-repository';
+export {
+  createDeadLettersRepository,
+  type DeadLetterCursor,
+  type DeadLetterFilter,
+  type DeadLetterReopen,
+  type DeadLetterRow,
+  type DeadLettersRepository,
+} from './repositories/dead-letters-repository';

@@ -1,0 +1,242 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { eventRunWorkflowId } from '@activity-core/contracts';
+import { startStack, waitFor, type TestStack } from './harness';
+
+const ADMIN = 'dead-letter-admin-key-0123456789abcdefg';
+const INGEST = 'dead-letter-ingest-key-0123456789abcdef';
+
+const event = (id: string, type: string, data: Record<string, unknown> = {}) => ({
+  event_id: id,
+  event_type: type,
+  source: 'tests',
+  occurred_at: '2026-03-01T09:00:00Z',
+  data,
+});
+
+/**
+ * An event of about 1 MB (EVENT_DATA_LIMIT_BYTES raised to its 1 MiB maximum)
+ * for an activity whose definition carries another 1.2 MB (an http task's
+ * body): the run's input, definition and event together, is over Temporal's
+ * 2 MB payload limit, and Temporal refuses the start with INVALID_ARGUMENT
+ * ("Blob data size exceeds limit") however often it is asked. Shrinking the
+ * definition is the fix.
+ */
+const BIG_DATA = { blob: 'e'.repeat(1_000_000) };
+const definition = (name: string, type: string, big: boolean) => ({
+  name,
+  triggers: [{ type: 'event', event_type: type }],
+  tasks: big
+    ? [
+        {
+          type: 'http',
+          config: { url: 'http://127.0.0.1:9/never', method: 'POST', body: { pad: 'd'.repeat(1_200_000) } },
+        },
+      ]
+    : [{ type: 'noop' }],
+});
+
+describe('dead letters: accepted events whose runs cannot be started', () => {
+  let stack: TestStack;
+
+  beforeAll(async () => {
+    stack = await startStack({
+      env: {
+        API_KEYS: ADMIN,
+        INGEST_KEYS: INGEST,
+        RATE_LIMIT_MAX: '0',
+        EVENT_DATA_LIMIT_BYTES: String(1024 * 1024),
+        BODY_LIMIT_BYTES: String(4 * 1024 * 1024),
+      },
+    });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  const api = async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: unknown, key: string = ADMIN) => {
+    const response = await stack.api.server.inject({
+      method,
+      url,
+      headers: { authorization: `Bearer ${key}` },
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
+    return { status: response.statusCode, json: response.json() };
+  };
+
+  const runsOf = async (activityId: string): Promise<{ workflow_id: string; status: string }[]> =>
+    (await stack.sql.query('SELECT workflow_id, status FROM activity_runs WHERE activity_id = $1', [activityId])).rows;
+
+  const executionsOf = async (workflowId: string): Promise<number> => {
+    let executions = 0;
+    for await (const _ of stack.client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) executions++;
+    return executions;
+  };
+
+  const metricsText = async () =>
+    (await stack.api.server.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN}` } }))
+      .body;
+
+  test('a start Temporal refuses is a dead letter at once; retried after the definition is fixed it runs once under its own id, and retrying again starts nothing', async () => {
+    const created = await api('POST', '/v1/activities', definition('dead-letter-blob', 'dl.blob', true));
+    expect(created.status).toBe(201);
+    const activityId = created.json.id as string;
+    const workflowId = eventRunWorkflowId(activityId, 'evt_dl_blob');
+
+    expect((await api('POST', '/v1/events', event('evt_dl_blob', 'dl.blob', BIG_DATA))).status).toBe(202);
+
+    // Not left pending for the dispatcher to retry for ever: settled, with the reason in the decision log.
+    const stored = await api('GET', '/v1/events/evt_dl_blob');
+    expect(stored.json).toMatchObject({ routing_state: 'routed' });
+    expect(stored.json.routes).toEqual([
+      expect.objectContaining({
+        activity_id: activityId,
+        outcome: 'dead_letter',
+        reason_code: 'start_refused',
+        discarded_at: null,
+        detail: expect.stringMatching(/^Temporal refused the start: .*Blob data size exceeds limit/),
+      }),
+    ]);
+    const listed = await api('GET', `/v1/dead-letters?activity_id=${activityId}`);
+    expect(listed).toMatchObject({
+      status: 200,
+      json: {
+        items: [
+          {
+            event_id: 'evt_dl_blob',
+            activity_id: activityId,
+            activity_name: 'dead-letter-blob',
+            event_type: 'dl.blob',
+            workflow_id: workflowId,
+            reason: 'start_refused',
+            attempts: 1,
+          },
+        ],
+        next_cursor: null,
+      },
+    });
+    expect(await metricsText()).toContain(
+      `activity_core_dead_letters{activity="${activityId}",reason="start_refused"} 1`,
+    );
+
+    // Retried before the fix: refused again, a dead letter again, counted.
+    const early = await api('POST', '/v1/dead-letters/retry', { event_id: 'evt_dl_blob', activity_id: activityId });
+    expect(early).toMatchObject({
+      status: 200,
+      json: { retried: [{ outcome: 'dead_letter', reason: 'start_refused' }], more: false },
+    });
+    expect((await api('GET', `/v1/dead-letters?activity_id=${activityId}`)).json.items[0].attempts).toBe(2);
+
+    // The fix: a definition whose run input fits. The retry plans the event on version 2 and starts its own run.
+    expect(
+      (await api('PUT', `/v1/activities/${activityId}`, definition('dead-letter-blob', 'dl.blob', false))).status,
+    ).toBe(200);
+    const retried = await api('POST', '/v1/dead-letters/retry', { event_id: 'evt_dl_blob', activity_id: activityId });
+    expect(retried).toMatchObject({
+      status: 200,
+      json: { retried: [{ workflow_id: workflowId, outcome: 'started', reason: null }], more: false },
+    });
+    await waitFor('the retried run succeeded', async () =>
+      (await runsOf(activityId))[0]?.status === 'succeeded' ? true : undefined,
+    );
+    expect((await api('GET', `/v1/dead-letters?activity_id=${activityId}`)).json.items).toEqual([]);
+    const after = await api('GET', '/v1/events/evt_dl_blob');
+    expect(after.json.routes[0]).toMatchObject({ outcome: 'started', activity_version: 2, reason_code: null });
+    expect(after.json.routes[0].detail).toMatch(/^retried by api_key:\S+ at .*; was dead_letter \(start_refused\): /);
+
+    // Twice more, one of them a filter over every dead letter: the route is no dead letter now, nothing starts.
+    const again = await api('POST', '/v1/dead-letters/retry', { event_id: 'evt_dl_blob', activity_id: activityId });
+    expect(again.json.retried).toEqual([expect.objectContaining({ outcome: 'started' })]);
+    expect((await api('POST', '/v1/dead-letters/retry', { filter: { activity_id: activityId } })).json).toEqual({
+      retried: [],
+      more: false,
+    });
+    expect(await runsOf(activityId)).toEqual([{ workflow_id: workflowId, status: 'succeeded' }]);
+    expect(await executionsOf(workflowId)).toBe(1);
+    expect(await metricsText()).not.toContain(`activity_core_dead_letters{activity="${activityId}"`);
+  });
+
+  test('a discarded dead letter is recorded on its route and in the audit log, no longer listed, counted or retried', async () => {
+    const created = await api('POST', '/v1/activities', definition('dead-letter-discard', 'dl.discard', true));
+    const activityId = created.json.id as string;
+    expect((await api('POST', '/v1/events', event('evt_dl_discard', 'dl.discard', BIG_DATA))).status).toBe(202);
+    expect(
+      (await api('GET', `/v1/dead-letters?reason=start_refused&activity_id=${activityId}`)).json.items,
+    ).toHaveLength(1);
+
+    const discarded = await api('POST', '/v1/dead-letters/discard', { filter: { activity_id: activityId } });
+    expect(discarded).toMatchObject({
+      status: 200,
+      json: {
+        discarded: [{ event_id: 'evt_dl_discard', activity_id: activityId, reason: 'start_refused' }],
+        more: false,
+      },
+    });
+    expect((await api('GET', `/v1/dead-letters?activity_id=${activityId}`)).json.items).toEqual([]);
+    const stored = await api('GET', '/v1/events/evt_dl_discard');
+    expect(stored.json.routes[0]).toMatchObject({ outcome: 'dead_letter', reason_code: 'start_refused' });
+    expect(stored.json.routes[0].discarded_at).toEqual(expect.any(String));
+    const audit = await api('GET', '/v1/audit?action=dead_letters.discard');
+    expect(audit.json.items).toEqual([
+      expect.objectContaining({ action: 'dead_letters.discard', outcome: 'succeeded' }),
+    ]);
+    expect(await metricsText()).not.toContain(`activity_core_dead_letters{activity="${activityId}"`);
+
+    // Fixed afterwards, a retry of the discarded one starts nothing: discarding is final.
+    await api('PUT', `/v1/activities/${activityId}`, definition('dead-letter-discard', 'dl.discard', false));
+    const retried = await api('POST', '/v1/dead-letters/retry', {
+      event_id: 'evt_dl_discard',
+      activity_id: activityId,
+    });
+    expect(retried.json.retried).toEqual([expect.objectContaining({ outcome: 'dead_letter' })]);
+    expect(await runsOf(activityId)).toEqual([]);
+  });
+
+  test('a filter that fails on an event is listed as filter_error; retried after the filter is fixed, the event runs once', async () => {
+    const filtered = (filter: string) => ({
+      name: 'dead-letter-filter',
+      triggers: [{ type: 'event', event_type: 'dl.filter', filter }],
+      tasks: [{ type: 'noop' }],
+    });
+    const created = await api('POST', '/v1/activities', filtered('data.order.amount > 10'));
+    const activityId = created.json.id as string;
+    const sent = await api('POST', '/v1/events', event('evt_dl_filter', 'dl.filter', { amount: 50 }));
+    expect(sent.json.filtered).toEqual([expect.objectContaining({ status: 'filter_error' })]);
+    const listed = await api('GET', `/v1/dead-letters?reason=filter_error&activity_id=${activityId}`);
+    expect(listed.json.items).toEqual([
+      expect.objectContaining({ event_id: 'evt_dl_filter', reason: 'filter_error', attempts: 0 }),
+    ]);
+
+    await api('PUT', `/v1/activities/${activityId}`, filtered('data.amount > 10'));
+    const retried = await api('POST', '/v1/dead-letters/retry', {
+      filter: { reason: 'filter_error', activity_id: activityId },
+    });
+    expect(retried.json).toEqual({
+      retried: [expect.objectContaining({ event_id: 'evt_dl_filter', outcome: 'started' })],
+      more: false,
+    });
+    await waitFor('the run succeeded', async () =>
+      (await runsOf(activityId))[0]?.status === 'succeeded' ? true : undefined,
+    );
+    expect(await runsOf(activityId)).toHaveLength(1);
+  });
+
+  test('bad requests: no selection or half of one is 400 naming the field, an unknown event is 404, an ingest key is 403, a foreign cursor is 400', async () => {
+    const none = await api('POST', '/v1/dead-letters/retry', {});
+    expect(none.status).toBe(400);
+    expect(JSON.stringify(none.json)).toContain('filter');
+    const half = await api('POST', '/v1/dead-letters/discard', { event_id: 'evt_dl_blob' });
+    expect(half.status).toBe(400);
+    expect(JSON.stringify(half.json)).toContain('activity_id');
+    expect(
+      (
+        await api('POST', '/v1/dead-letters/retry', {
+          event_id: 'evt_never_sent',
+          activity_id: '00000000-0000-4000-8000-000000000000',
+        })
+      ).status,
+    ).toBe(404);
+    expect((await api('POST', '/v1/dead-letters/retry', { filter: {} }, INGEST)).status).toBe(403);
+    expect((await api('GET', '/v1/dead-letters?cursor=bm90LWEtY3Vyc29y')).status).toBe(400);
+    expect((await api('GET', '/v1/dead-letters?limit=201')).status).toBe(400);
+  });
+});
