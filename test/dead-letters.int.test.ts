@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eventRunWorkflowId } from '@activity-core/contracts';
+import { runCli } from '../packages/client/src/cli/run';
 import { startStack, waitFor, type TestStack } from './harness';
 
 const ADMIN = 'dead-letter-admin-key-0123456789abcdefg';
@@ -218,6 +219,64 @@ describe('dead letters: accepted events whose runs cannot be started', () => {
       (await runsOf(activityId))[0]?.status === 'succeeded' ? true : undefined,
     );
     expect(await runsOf(activityId)).toHaveLength(1);
+  });
+
+  test('the command line lists, retries and discards dead letters through the typed client', async () => {
+    const created = await api('POST', '/v1/activities', definition('dead-letter-cli', 'dl.cli', true));
+    const activityId = created.json.id as string;
+    for (const id of ['evt_dl_cli_1', 'evt_dl_cli_2'])
+      expect((await api('POST', '/v1/events', event(id, 'dl.cli', BIG_DATA))).status).toBe(202);
+    // The client's fetch, answered by the API in this process.
+    const fetch: typeof globalThis.fetch = async (input, init) => {
+      const url = new URL(String(input));
+      const response = await stack.api.server.inject({
+        method: (init?.method ?? 'GET') as 'GET' | 'POST',
+        url: `${url.pathname}${url.search}`,
+        headers: init?.headers as Record<string, string>,
+        ...(init?.body === undefined ? {} : { payload: init.body as string }),
+      });
+      return new Response(response.body, {
+        status: response.statusCode,
+        headers: { 'content-type': String(response.headers['content-type'] ?? 'application/json') },
+      });
+    };
+    const cli = async (...args: string[]) => {
+      let stdout = '';
+      let stderr = '';
+      const code = await runCli(args, {
+        stdout: { write: (chunk: string) => void (stdout += chunk) },
+        stderr: { write: (chunk: string) => void (stderr += chunk) },
+        env: { ACTIVITY_CORE_URL: 'http://api.test', ACTIVITY_CORE_API_KEY: ADMIN, NO_COLOR: '1' },
+        cwd: '/',
+        client: { fetch, retry: { maxAttempts: 1 } },
+      });
+      return { code, stdout, stderr };
+    };
+
+    const listed = await cli('dead-letters', 'list', '--activity', 'dead-letter-cli', '-o', 'json');
+    expect(listed.code, listed.stderr).toBe(0);
+    expect((JSON.parse(listed.stdout) as { event_id: string; reason: string }[]).map((item) => item.event_id)).toEqual([
+      'evt_dl_cli_1',
+      'evt_dl_cli_2',
+    ]);
+    expect((await cli('dead-letters', 'list', '--reason', 'start_refused')).stdout).toContain('evt_dl_cli_1');
+
+    // Still refused: a retry that fails again exits 1 and names the reason.
+    const refused = await cli('dead-letters', 'retry', 'evt_dl_cli_1', '--activity', activityId);
+    expect(refused).toMatchObject({ code: 1, stdout: expect.stringContaining('dead_letter (start_refused)') });
+
+    await api('PUT', `/v1/activities/${activityId}`, definition('dead-letter-cli', 'dl.cli', false));
+    const retried = await cli('dead-letters', 'retry', 'evt_dl_cli_1', '--activity', 'dead-letter-cli');
+    expect(retried).toMatchObject({ code: 0, stdout: expect.stringContaining('started') });
+    const discarded = await cli('dead-letters', 'discard', '--all', '--activity', 'dead-letter-cli');
+    expect(discarded).toMatchObject({ code: 0, stdout: '1 dead letter discarded\n' });
+    expect(JSON.parse((await cli('dead-letters', 'list', '--activity', activityId, '-o', 'json')).stdout)).toEqual([]);
+    await waitFor('the retried run succeeded', async () =>
+      (await runsOf(activityId))[0]?.status === 'succeeded' ? true : undefined,
+    );
+    expect(await runsOf(activityId)).toEqual([
+      { workflow_id: eventRunWorkflowId(activityId, 'evt_dl_cli_1'), status: 'succeeded' },
+    ]);
   });
 
   test('bad requests: no selection or half of one is 400 naming the field, an unknown event is 404, an ingest key is 403, a foreign cursor is 400', async () => {

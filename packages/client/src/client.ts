@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type {
+  DeadLetter,
+  DeadLetterDiscardResponse,
+  DeadLetterReason,
+  DeadLetterRetryResponse,
+  DeadLetterSelection,
   ActivityDefinitionInput,
   ActivityRecord,
   ActivitySchedules,
@@ -440,6 +445,31 @@ export class ActivityCoreClient {
     /** The progress of a bulk replay. */
     bulkReplayStatus: (id: string, options: CallOptions = {}): Promise<BulkReplayRecord> =>
       this.request('getBulkReplay', { ...options, params: { id } }),
+  };
+
+  /**
+   * Dead letters: routes whose run could not be started (docs/recovery.md,
+   * "Dead letters"), retried against today's definitions or discarded.
+   */
+  readonly deadLetters = {
+    list: (
+      options: CallOptions & { limit?: number; cursor?: string; activityId?: string; reason?: DeadLetterReason } = {},
+    ): Promise<PageOf<DeadLetter>> => {
+      const { signal, activityId, ...query } = options;
+      return this.request('listDeadLetters', {
+        ...(signal === undefined ? {} : { signal }),
+        query: { ...query, ...(activityId === undefined ? {} : { activity_id: activityId }) },
+      });
+    },
+    /** One (`event_id` and `activity_id`) or up to 100 a `filter` selects. */
+    retry: (
+      selection: z.input<typeof DeadLetterSelection>,
+      options: CallOptions = {},
+    ): Promise<DeadLetterRetryResponse> => this.request('retryDeadLetters', { ...options, body: selection }),
+    discard: (
+      selection: z.input<typeof DeadLetterSelection>,
+      options: CallOptions = {},
+    ): Promise<DeadLetterDiscardResponse> => this.request('discardDeadLetters', { ...options, body: selection }),
   };
 
   /** Runs and their tasks. */

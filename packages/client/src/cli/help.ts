@@ -1,5 +1,6 @@
 import {
   AUDIT_ACTIONS,
+  MAX_DEAD_LETTERS_PER_REQUEST,
   MAX_BULK_RERUN_RANGE_DAYS,
   MAX_BULK_RERUN_RUNS,
   RunStatus,
@@ -45,6 +46,8 @@ Commands:
   replay <event_id>     replay a stored event against today's definitions (--mode if_no_runs|force)
   replay --from <t> --to <t> [--event-type <t>] [--outcome <o>] …
                         replay every stored event a filter selects (--dry-run counts them)
+  dead-letters list|retry|discard
+                        the events whose runs could not be started, retried after a fix or discarded
   audit                 who changed what, and which operator actions were taken
   help [command]        help for a command
 
@@ -63,6 +66,21 @@ Output is coloured, with progress, on a terminal (unless NO_COLOR is set); plain
 `;
 
 export const COMMAND_HELP: Readonly<Record<string, string>> = {
+  'dead-letters': `Usage: activity-core dead-letters list [--activity <name|id>] [--reason <r>] [--limit <n>] [-o table|json]
+       activity-core dead-letters retry <event_id> --activity <name|id> [-o text|json]
+       activity-core dead-letters retry --all [--activity <name|id>] [--reason <r>] [-o text|json]
+       activity-core dead-letters discard <event_id> --activity <name|id> | --all [--activity …] [--reason <r>]
+
+A dead letter is an accepted event's route whose run could not be started and is not
+retried on its own (docs/recovery.md, "Dead letters"), or a filter that failed on the event.
+--reason: definition_deleted, start_refused, retry_budget_exhausted, not_matched, filter_error.
+
+retry plans the event again against today's definition (fix it first): a run that can start
+now starts under the event's own id (activity-<activity id>:<event id>), so a retry never runs
+anything twice; one that fails again is a dead letter again, its attempts counted (exit 1).
+discard records who discarded it; it is no longer listed or counted. --all acts on the oldest
+${MAX_DEAD_LETTERS_PER_REQUEST} matching per call.
+`,
   replay: `Usage: activity-core replay <event_id> [--mode if_no_runs|force] [--idempotency-key <key>] [-o text|json]
        activity-core replay --from <time> --to <time> [--event-type <type|prefix.*>] [--source <s>]
                             [--outcome any|unmatched|filtered|pending] [--mode …] [--dry-run | --wait] [-o text|json]
