@@ -582,7 +582,14 @@ export class ActivityCoreClient {
     /** Why did (or didn't) this nominal fire time run? */
     explain: (activityId: string, scheduledFor: string, options: CallOptions = {}): Promise<FireExplanation> =>
       this.request('explainFire', { ...options, params: { id: activityId, scheduled_for: scheduledFor } }),
-    reconcile: (options: CallOptions = {}): Promise<ReconcileResponse> => this.request('reconcileSchedules', options),
+    /** `compare`: `listing` (default, Temporal's schedule listing) or `describe` (every schedule described, exact). */
+    reconcile: (options: CallOptions & { compare?: 'listing' | 'describe' } = {}): Promise<ReconcileResponse> => {
+      const { signal, compare } = options;
+      return this.request('reconcileSchedules', {
+        ...(signal === undefined ? {} : { signal }),
+        query: compare === undefined ? {} : { compare },
+      });
+    },
   };
 
   /** Webhook sources (management). */

@@ -49,6 +49,7 @@ import {
   OptionalNote,
   OptionalRerunRequest,
   Ready,
+  ReconcileQuery,
   ReconcileResponse,
   OptionalReplayRequest,
   ReplayResponse,
@@ -277,6 +278,7 @@ export const operations = {
   reconcileSchedules: {
     method: 'POST',
     path: '/v1/schedules/reconcile',
+    query: ReconcileQuery,
     responses: { 200: ReconcileResponse },
     retry: 'safe',
   },
