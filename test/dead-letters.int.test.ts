@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eventRunWorkflowId } from '@activity-core/contracts';
+import { freePort } from '@activity-core/dev-services';
+import { createApiApp } from '../apps/api/src/app';
 import { runCli } from '../packages/client/src/cli/run';
-import { startStack, waitFor, type TestStack } from './harness';
+import { startStack, testConfig, waitFor, type TestStack } from './harness';
 
 const ADMIN = 'dead-letter-admin-key-0123456789abcdefg';
 const INGEST = 'dead-letter-ingest-key-0123456789abcdef';
@@ -219,6 +221,65 @@ describe('dead letters: accepted events whose runs cannot be started', () => {
       (await runsOf(activityId))[0]?.status === 'succeeded' ? true : undefined,
     );
     expect(await runsOf(activityId)).toHaveLength(1);
+  });
+
+  test('an activity deleted while its event waited for Temporal gets no run: the dispatcher settles the route a dead letter (definition_deleted)', async () => {
+    const created = await api('POST', '/v1/activities', definition('dead-letter-deleted', 'dl.deleted', false));
+    const activityId = created.json.id as string;
+    // Accepted by an API of the same deployment that cannot reach Temporal: the route stays pending for the dispatcher.
+    const cut = await createApiApp(
+      testConfig(stack.config.databaseUrl, {
+        API_KEYS: ADMIN,
+        RATE_LIMIT_MAX: '0',
+        TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
+      }),
+      { logger: false, dispatcher: false, bulkReruns: false, retention: false },
+    );
+    try {
+      const sent = await cut.server.inject({
+        method: 'POST',
+        url: '/v1/events',
+        headers: { authorization: `Bearer ${ADMIN}` },
+        payload: event('evt_dl_deleted', 'dl.deleted'),
+      });
+      // Keep this stack's dispatcher off the event until the activity is deleted (it retries pending events every 200 ms;
+      // the cut API asks for the next attempt at least 200 ms later).
+      await stack.sql.query(`UPDATE events SET next_attempt_at = now() + interval '1 hour' WHERE event_id = $1`, [
+        'evt_dl_deleted',
+      ]);
+      expect(sent.statusCode, sent.body).toBe(202);
+      expect(sent.json().runs).toEqual([expect.objectContaining({ status: 'pending' })]);
+    } finally {
+      await cut.close();
+    }
+    expect((await api('GET', '/v1/events/evt_dl_deleted')).json.routes[0].outcome).toBe('pending');
+    const deleted = await stack.api.server.inject({
+      method: 'DELETE',
+      url: `/v1/activities/${activityId}`,
+      headers: { authorization: `Bearer ${ADMIN}` },
+    });
+    expect(deleted.statusCode).toBe(204);
+    await stack.sql.query('UPDATE events SET next_attempt_at = now() WHERE event_id = $1', ['evt_dl_deleted']);
+
+    const route = await waitFor('the dispatcher to settle the route', async () => {
+      const stored = await api('GET', '/v1/events/evt_dl_deleted');
+      return stored.json.routing_state === 'routed' ? stored.json.routes[0] : undefined;
+    });
+    expect(route).toMatchObject({ outcome: 'dead_letter', reason_code: 'definition_deleted' });
+    expect(await executionsOf(eventRunWorkflowId(activityId, 'evt_dl_deleted'))).toBe(0);
+    expect((await api('GET', '/v1/dead-letters?reason=definition_deleted')).json.items).toEqual([
+      expect.objectContaining({ event_id: 'evt_dl_deleted', activity_id: activityId, attempts: 1 }),
+    ]);
+    // Retried, the activity is still deleted: a dead letter again, counted, and still no run.
+    const retried = await api('POST', '/v1/dead-letters/retry', {
+      event_id: 'evt_dl_deleted',
+      activity_id: activityId,
+    });
+    expect(retried.json.retried).toEqual([
+      expect.objectContaining({ outcome: 'dead_letter', reason: 'definition_deleted' }),
+    ]);
+    expect((await api('GET', '/v1/dead-letters?reason=definition_deleted')).json.items[0].attempts).toBe(2);
+    expect(await runsOf(activityId)).toEqual([]);
   });
 
   test('the command line lists, retries and discards dead letters through the typed client', async () => {
