@@ -85,7 +85,12 @@ describe('dead letters: accepted events whose runs cannot be started', () => {
     const activityId = created.json.id as string;
     const workflowId = eventRunWorkflowId(activityId, 'evt_dl_blob');
 
-    expect((await api('POST', '/v1/events', event('evt_dl_blob', 'dl.blob', BIG_DATA))).status).toBe(202);
+    const sent = await api('POST', '/v1/events', event('evt_dl_blob', 'dl.blob', BIG_DATA));
+    expect(sent.status).toBe(202);
+    // The answer says so: the run will not start on its own (not `pending`).
+    expect(sent.json.runs).toEqual([expect.objectContaining({ workflow_id: workflowId, status: 'dead_letter' })]);
+    const redelivered = await api('POST', '/v1/events', event('evt_dl_blob', 'dl.blob', BIG_DATA));
+    expect(redelivered.json).toMatchObject({ status: 'duplicate', runs: [{ status: 'dead_letter' }] });
 
     // Not left pending for the dispatcher to retry for ever: settled, with the reason in the decision log.
     const stored = await api('GET', '/v1/events/evt_dl_blob');

@@ -181,8 +181,12 @@ export const RouteOutcome = z.enum([
 ]);
 export type RouteOutcome = z.infer<typeof RouteOutcome>;
 
-/** The outcomes of routes that lead to a run. */
-export const RunRouteOutcome = z.enum(['started', 'duplicate', 'pending', 'coalescing']);
+/**
+ * The outcomes of routes that lead to a run, as a new event's answer gives
+ * them; `dead_letter`: the start was refused for good (docs/recovery.md,
+ * "Dead letters"), nothing will retry it on its own.
+ */
+export const RunRouteOutcome = z.enum(['started', 'duplicate', 'pending', 'coalescing', 'dead_letter']);
 export type RunRouteOutcome = z.infer<typeof RunRouteOutcome>;
 
 /** The outcomes of routes a filter stopped. */

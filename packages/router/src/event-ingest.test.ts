@@ -505,8 +505,11 @@ describe('dead letters: routes whose run cannot be started', () => {
     const { ingest, events, gate, requests } = setup([paid], { answer: invalidArgument });
     const event = envelope();
 
-    await ingest.ingest(event, 'body');
+    const answer = await ingest.ingest(event, 'body');
 
+    expect(answer.runs.map((run) => run.status)).toEqual(['dead_letter']);
+    // A redelivery is answered with what became of it, not `duplicate`.
+    expect((await ingest.ingest(event, 'body')).runs.map((run) => run.status)).toEqual(['dead_letter']);
     expect(requests).toHaveLength(1);
     expect(events.routes(event.event_id)[0]).toMatchObject({
       outcome: 'dead_letter',

@@ -62,7 +62,8 @@ const isRunRoute = (route: EventRouteRow): boolean =>
   route.outcome === 'pending' ||
   route.outcome === 'started' ||
   route.outcome === 'duplicate' ||
-  route.outcome === 'coalescing';
+  route.outcome === 'coalescing' ||
+  route.outcome === 'dead_letter';
 
 function filteredResults(routes: readonly EventRouteRow[]): EventFilteredResult[] {
   return routes
@@ -100,7 +101,9 @@ export function ingestAnswer(
 
 /** A run's status in the answer to a new event: what Temporal said, or pending when it has not said yet. */
 export function runStatusOf(outcome: RouteOutcome | undefined): EventRunResult['status'] {
-  return outcome === 'started' || outcome === 'duplicate' || outcome === 'coalescing' ? outcome : 'pending';
+  return outcome === 'started' || outcome === 'duplicate' || outcome === 'coalescing' || outcome === 'dead_letter'
+    ? outcome
+    : 'pending';
 }
 
 /**
