@@ -300,7 +300,9 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
     }));
     for (const { route, detail } of spent)
       if (detail !== undefined) deadLetter(route, 'retry_budget_exhausted', detail);
-    if (spent.length > 0 && spent.every(({ detail }) => detail !== undefined)) failure = undefined;
+    // Nothing left for a retry to do (every route settled, dead letters included): the event is routed.
+    if (spent.some(({ detail }) => detail !== undefined) && ![...outcomes.values()].includes('pending'))
+      failure = undefined;
     return { outcomes, settled, failure };
   }
 

@@ -564,6 +564,27 @@ describe('dead letters: routes whose run cannot be started', () => {
     );
   });
 
+  test('a route past the budget is a dead letter while another route Temporal did not answer keeps the event pending', async () => {
+    const refused = definitionRow('refused', [{ type: 'event', event_type: 'order.paid' }]);
+    const waiting = definitionRow('waiting', [{ type: 'event', event_type: 'order.paid' }]);
+    let attempt = 1;
+    const { ingest, events } = setup([refused, waiting], {
+      // Both refused at the first attempt; at the second, Temporal does not answer for `waiting` (after refusing `refused`).
+      answer: (request) => (request.activity.id === waiting.id && attempt === 2 ? unreachable() : internal()),
+      deps: { routingBudget: { maxAttempts: 2, maxAgeMs: 86_400_000 } },
+    });
+    const event = envelope();
+    await ingest.ingest(event, 'body');
+    expect(events.outcomes(event.event_id)).toEqual({ refused: 'pending', waiting: 'pending' });
+    attempt = 2;
+
+    await ingest.dispatch(event, events.routes(event.event_id), 2);
+
+    expect(events.outcomes(event.event_id)).toEqual({ refused: 'dead_letter', waiting: 'pending' });
+    expect(events.event(event.event_id)?.routingState).toBe('pending');
+    expect(events.failures.at(-1)?.eventId).toBe(event.event_id);
+  });
+
   test('an unreachable Temporal never spends the budget: an outage makes no dead letters', async () => {
     const paid = definitionRow('on-paid', [{ type: 'event', event_type: 'order.paid' }]);
     const { ingest, events } = setup([paid], {
