@@ -326,6 +326,15 @@ describe('dead letters: accepted events whose runs cannot be started', () => {
       'evt_dl_cli_2',
     ]);
     expect((await cli('dead-letters', 'list', '--reason', 'start_refused')).stdout).toContain('evt_dl_cli_1');
+    // Paged, oldest first: one per page here.
+    const page1 = await api('GET', `/v1/dead-letters?activity_id=${activityId}&limit=1`);
+    expect(page1.json.items.map((item: { event_id: string }) => item.event_id)).toEqual(['evt_dl_cli_1']);
+    expect(page1.json.next_cursor).toEqual(expect.any(String));
+    const page2 = await api(
+      'GET',
+      `/v1/dead-letters?activity_id=${activityId}&limit=1&cursor=${encodeURIComponent(page1.json.next_cursor as string)}`,
+    );
+    expect(page2.json).toEqual({ items: [expect.objectContaining({ event_id: 'evt_dl_cli_2' })], next_cursor: null });
 
     // Still refused: a retry that fails again exits 1 and names the reason.
     const refused = await cli('dead-letters', 'retry', 'evt_dl_cli_1', '--activity', activityId);
