@@ -163,7 +163,7 @@ describe('dead letters: accepted events whose runs cannot be started', () => {
     expect(await metricsText()).not.toContain(`activity_core_dead_letters{activity="${activityId}"`);
   });
 
-  test('a discarded dead letter is recorded on its route and in the audit log, no longer listed, counted or retried', async () => {
+  test('a discarded dead letter is recorded on its route and in the audit log, no longer listed, counted or retried; a replay still reopens it', async () => {
     const created = await api('POST', '/v1/activities', definition('dead-letter-discard', 'dl.discard', true));
     const activityId = created.json.id as string;
     expect((await api('POST', '/v1/events', event('evt_dl_discard', 'dl.discard', BIG_DATA))).status).toBe(202);
@@ -197,6 +197,19 @@ describe('dead letters: accepted events whose runs cannot be started', () => {
     });
     expect(retried.json.retried).toEqual([expect.objectContaining({ outcome: 'dead_letter' })]);
     expect(await runsOf(activityId)).toEqual([]);
+
+    // A replay is the operator's explicit way back even then: it reopens the route and the event runs once.
+    const replayed = await api('POST', '/v1/events/evt_dl_discard/replay', { mode: 'if_no_runs' });
+    expect(replayed.json.runs).toEqual([
+      expect.objectContaining({ workflow_id: eventRunWorkflowId(activityId, 'evt_dl_discard'), status: 'started' }),
+    ]);
+    const stored2 = await api('GET', '/v1/events/evt_dl_discard');
+    expect(stored2.json.routes[0]).toMatchObject({ outcome: 'started', reason_code: null });
+    expect(stored2.json.routes[0].detail).toMatch(/^replayed \(if_no_runs\) .*; was dead_letter: /);
+    await waitFor('the replayed run succeeded', async () =>
+      (await runsOf(activityId))[0]?.status === 'succeeded' ? true : undefined,
+    );
+    expect(await runsOf(activityId)).toHaveLength(1);
   });
 
   test('a filter that fails on an event is listed as filter_error; retried after the filter is fixed, the event runs once', async () => {

@@ -98,9 +98,14 @@ export function createReplayService(deps: ReplayDeps) {
     const previous = new Map(before.map((route) => [route.activityId, route]));
     const toOpen = runRoutes.filter((route) => {
       const had = previous.get(route.activityId);
-      // Routes that never led to a run: stopped by a filter, or dropped by a rate limit (paced again on today's definition).
+      // Routes that never led to a run: stopped by a filter, dropped by a rate limit (paced again on today's
+      // definition), or a dead letter (its start refused or given up on, docs/recovery.md).
       return (
-        had === undefined || had.outcome === 'filtered' || had.outcome === 'filter_error' || had.outcome === 'dropped'
+        had === undefined ||
+        had.outcome === 'filtered' ||
+        had.outcome === 'filter_error' ||
+        had.outcome === 'dropped' ||
+        had.outcome === 'dead_letter'
       );
     });
     const note = `replayed (if_no_runs) by ${requester.actor} at ${new Date().toISOString()}`;
@@ -113,7 +118,11 @@ export function createReplayService(deps: ReplayDeps) {
       const had = previous.get(route.activityId);
       const now = byActivity.get(route.activityId);
       const ran = had !== undefined && (RUN_OUTCOMES.has(had.outcome) || had.outcome === 'pending');
-      const outcome = (outcomes.get(route.activityId) as string | undefined) ?? now?.outcome ?? 'pending';
+      // Not dispatched by this replay: a run already `started` was started by another (a concurrent replay).
+      const outcome =
+        (outcomes.get(route.activityId) as string | undefined) ??
+        (now?.outcome === 'started' ? 'duplicate' : now?.outcome) ??
+        'pending';
       const status: ReplayRun['status'] =
         ran && had.outcome !== 'pending'
           ? 'already_ran'
