@@ -358,6 +358,11 @@ describe('dead letters: accepted events whose runs cannot be started', () => {
     expect(retried).toMatchObject({ code: 0, stdout: expect.stringContaining('started') });
     const discarded = await cli('dead-letters', 'discard', '--all', '--activity', 'dead-letter-cli');
     expect(discarded).toMatchObject({ code: 0, stdout: '1 dead letter discarded\n' });
+    // "Why didn't this run?" names the dead letter and its reason.
+    const explained = await cli('explain', 'event', 'evt_dl_cli_2');
+    expect(explained.stdout).toContain(
+      'did not run — a dead letter (start_refused, discarded): Temporal refused the start',
+    );
     expect(JSON.parse((await cli('dead-letters', 'list', '--activity', activityId, '-o', 'json')).stdout)).toEqual([]);
     await waitFor('the retried run succeeded', async () =>
       (await runsOf(activityId))[0]?.status === 'succeeded' ? true : undefined,
