@@ -16,6 +16,7 @@ export const WALL_CLOCK_FILES = [
   'test/coalescing-postgres.int.test.ts',
   'test/cron-overlap.int.test.ts',
   'test/cron-overlap-crash.int.test.ts',
+  'test/dead-letters-crash.int.test.ts',
   'test/fault-postgres.int.test.ts',
   'test/fault-temporal.int.test.ts',
   'test/ingress-postgres-outage.int.test.ts',

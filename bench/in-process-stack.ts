@@ -29,6 +29,8 @@ export interface InProcessStack {
   /** The API's base URL, e.g. `http://127.0.0.1:40123`. */
   address: string;
   databaseUrl: string;
+  /** The Temporal dev server's gRPC address, for a client of the benchmark's own. */
+  temporalAddress: string;
   stop(): Promise<void>;
 }
 
@@ -72,6 +74,7 @@ export async function startInProcessStack(env: Record<string, string> = {}): Pro
     return {
       address,
       databaseUrl,
+      temporalAddress: temporal.address,
       stop: async () => {
         try {
           await worker.close();

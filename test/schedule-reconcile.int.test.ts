@@ -81,6 +81,12 @@ describe('reconciliation', () => {
     const stray = await createStraySchedule(stack.config.temporal.taskQueue);
     const foreign = await createStraySchedule(`another-deployment-${randomUUID()}`);
     const untouchedBefore = await describeSchedule(id(untouched));
+    // The reconcile compares with Temporal's listing, which trails a delete by a moment (ADR 0042): wait until it shows it.
+    await waitFor('the lost schedule to leave the listing', async () => {
+      for await (const entry of listSchedules(stack.client, 1000))
+        if (entry.scheduleId === id(missing)) return undefined;
+      return true;
+    });
 
     const first = await reconcile();
     expect(first.created).toEqual([id(missing)]);
@@ -118,9 +124,17 @@ describe('reconciliation', () => {
       const response = await hurried.server.inject({ method: 'POST', url: '/v1/schedules/reconcile' });
       expect(response.statusCode, response.body).toBe(503);
       expect(response.json().detail).toMatch(
-        /^the reconcile did not finish within 0\.001 s: it describes every schedule, .*schedule sweep reconciles them/,
+        /^the reconcile did not finish within 0\.001 s: .*repeating it \(or the next worker's schedule sweep\) finishes the rest/,
       );
       expect(response.body).not.toMatch(/unreachable/);
+      const described = await hurried.server.inject({
+        method: 'POST',
+        url: '/v1/schedules/reconcile?compare=describe',
+      });
+      expect(described.statusCode, described.body).toBe(503);
+      expect(described.json().detail).toMatch(
+        /^the reconcile did not finish within 0\.001 s: compare=describe describes every schedule, .*schedule listing instead/,
+      );
     } finally {
       await hurried.close();
     }
@@ -224,6 +238,12 @@ describe('reconciliation', () => {
     });
     expect(paused.statusCode).toBe(200);
     await stack.client.schedule.getHandle(scheduleId).unpause('someone clicked resume in the UI');
+    // The reconcile compares with Temporal's listing, which trails a change by a moment (ADR 0042): wait until it shows it.
+    await waitFor('the listing to show the schedule unpaused', async () => {
+      for await (const entry of listSchedules(stack.client, 1000))
+        if (entry.scheduleId === scheduleId && !entry.state.paused) return true;
+      return undefined;
+    });
 
     const result = await reconcile();
     expect(result.updated).toContain(scheduleId);

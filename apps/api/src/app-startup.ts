@@ -76,7 +76,8 @@ export function startScheduleReconcile(wiring: ApiWiring, server: FastifyInstanc
   const abort = new AbortController();
   const done = client
     .withDeadline(new Date(Date.now() + 10_000), () =>
-      client.withAbortSignal(abort.signal, () => scheduleManager.reconcile()),
+      // From the listing, like the workers' sweep (ADR 0072): describing every schedule does not fit the deadline at scale.
+      client.withAbortSignal(abort.signal, () => scheduleManager.reconcile({ compareWith: 'listing' })),
     )
     .then(
       (changes) => {

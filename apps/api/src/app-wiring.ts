@@ -16,6 +16,7 @@ import {
   createHeldEventsRepository,
   createPacingRepository,
   createReplaysRepository,
+  createDeadLettersRepository,
   createRerunsRepository,
   createRunsRepository,
   createSchedulesRepository,
@@ -47,6 +48,7 @@ import { createDefinitionHistoryService } from './services/definition-history-se
 import { createEventService } from './services/event-service';
 import { createHeldEventsService } from './services/held-events-service';
 import { createReplayService } from './services/replay-service';
+import { createDeadLetterService } from './services/dead-letter-service';
 import { createRerunService } from './services/rerun-service';
 import { createRunService } from './services/run-service';
 import { createScheduleObserver, createScheduleService } from './services/schedule-service';
@@ -183,6 +185,7 @@ function serverDepsOf(parts: {
   replays: ReturnType<typeof createReplayService>;
   replaysRepository: ReturnType<typeof createReplaysRepository>;
   heldEvents: ReturnType<typeof createHeldEventsService>;
+  deadLetters: ReturnType<typeof createDeadLetterService>;
   ingest: Parameters<typeof createEventService>[0]['ingest'];
   dependencies: ReturnType<typeof createDependencyMonitor>;
   temporalHealthCheck: () => Promise<unknown>;
@@ -190,7 +193,7 @@ function serverDepsOf(parts: {
 }): ServerDeps {
   const { config, options, database, client, payloadCodec, metrics, definitions, runs, events } = parts;
   const { cancellations, eventWaitsRepository, scheduleManager, webhookCatalog, webhooks, reruns, ingest } = parts;
-  const { dependencies, temporalHealthCheck, logger, replays, replaysRepository, heldEvents } = parts;
+  const { dependencies, temporalHealthCheck, logger, replays, replaysRepository, heldEvents, deadLetters } = parts;
   return {
     definitionHistory: createDefinitionHistoryService({ definitions }),
     activities: createActivityService({
@@ -232,6 +235,7 @@ function serverDepsOf(parts: {
     webhooks,
     replays,
     heldEvents,
+    deadLetters,
     metrics,
     audit: createAuditService({ audit: createAuditRepository(database.db) }),
     ownership: {
@@ -285,6 +289,9 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
       runs,
       logger,
       eventDataLimits: config.eventData,
+      // Dead letters (docs/recovery.md): the routing retry budget, and deleted activities' routes.
+      routingBudget: config.routingRetryBudget,
+      isDeleted: async (activityId) => (await definitions.get(activityId)) === undefined,
       pacing,
       onPaced: (activity, reason) => metrics.runPaced(activity, reason),
       cancelOn: createCancelOn({ cancellations, canceller: createRunCanceller({ client }), logger }),
@@ -316,6 +323,13 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
     events,
     definitions,
     ingest,
+    logger,
+  });
+  const deadLetters = createDeadLetterService({
+    deadLetters: createDeadLettersRepository(database.db),
+    events,
+    ingest,
+    definitions,
     logger,
   });
   const scheduleManager = createScheduleManager({
@@ -360,6 +374,7 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
     replays,
     replaysRepository,
     heldEvents,
+    deadLetters,
     ingest,
     dependencies,
     temporalHealthCheck,

@@ -84,6 +84,12 @@ interface HeldRow {
   released: string;
 }
 
+// Open dead letters (docs/recovery.md, "Dead letters"): routes `dead_letter` by reason, and `filter_error`, not discarded.
+const DEAD_LETTERS_QUERY = `
+  SELECT activity_id::text AS activity, coalesce(reason_code, 'filter_error') AS reason, count(*) AS count
+  FROM event_routes WHERE outcome IN ('dead_letter', 'filter_error') AND discarded_at IS NULL
+  GROUP BY 1, 2`;
+
 export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'activity_core_api_' });
@@ -220,6 +226,22 @@ export function createApiMetrics(deps: { pool: Queryable }): ApiMetrics {
       for (const row of rows)
         for (const reason of ['released', 'discarded', 'expired'] as const)
           this.inc({ activity: row.activity_id, reason }, Number(row[reason]));
+    },
+  });
+
+  new Gauge({
+    name: 'activity_core_dead_letters',
+    help: 'Open dead letters (routes whose run could not be started, and filter errors, not discarded), by activity id and reason. Alert when it grows.',
+    labelNames: ['activity', 'reason'] as const,
+    registers: [registry],
+    async collect() {
+      const rows = await deps.pool
+        .query(DEAD_LETTERS_QUERY)
+        .then((result) => result.rows as Array<{ activity: string; reason: string; count: string }>)
+        // Postgres down must not fail the scrape; activity_core_metrics_postgres_up says so.
+        .catch(() => []);
+      this.reset();
+      for (const row of rows) this.set({ activity: row.activity, reason: row.reason }, Number(row.count));
     },
   });
 

@@ -28,6 +28,7 @@ import { healthRoutes, type ReadinessProbe } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
 import { heldEventRoutes } from './routes/held-events';
 import { replayRoutes } from './routes/replays';
+import { deadLetterRoutes } from './routes/dead-letters';
 import { runRoutes } from './routes/runs';
 import { scheduleRoutes } from './routes/schedules';
 import { webhookIngestRoutes, webhookSourceRoutes } from './routes/webhooks';
@@ -38,6 +39,7 @@ import type { EventService } from './services/event-service';
 import type { RunService } from './services/run-service';
 import type { HeldEventsService } from './services/held-events-service';
 import type { ReplayService } from './services/replay-service';
+import type { DeadLetterService } from './services/dead-letter-service';
 import type { ScheduleService } from './services/schedule-service';
 import type { WebhookService } from './services/webhook-service';
 // The product's version (bundled into the build): the document's info.version.
@@ -53,6 +55,8 @@ export interface ServerDeps {
   replays: ReplayService;
   /** The events disabled activities hold: listed, released, discarded (docs/recovery.md). */
   heldEvents: HeldEventsService;
+  /** Dead letters: routes whose run could not be started, retried or discarded (docs/recovery.md). */
+  deadLetters: DeadLetterService;
   schedules: ScheduleService;
   webhooks: WebhookService;
   probes: ReadinessProbe[];
@@ -188,6 +192,7 @@ export async function buildServer(deps: ServerDeps, options: ServerOptions): Pro
   await app.register(runRoutes(deps.runs));
   await app.register(replayRoutes(deps.replays));
   await app.register(heldEventRoutes(deps.heldEvents));
+  await app.register(deadLetterRoutes(deps.deadLetters));
   await app.register(scheduleRoutes(deps.schedules));
   await app.register(webhookSourceRoutes(deps.webhooks));
   await app.register(webhookIngestRoutes(deps.webhooks));

@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type {
+  DeadLetter,
+  DeadLetterDiscardResponse,
+  DeadLetterReason,
+  DeadLetterRetryResponse,
+  DeadLetterSelection,
   ActivityDefinitionInput,
   ActivityRecord,
   ActivitySchedules,
@@ -497,6 +502,31 @@ export class ActivityCoreClient {
       this.request('getBulkReplay', { ...options, params: { id } }),
   };
 
+  /**
+   * Dead letters: routes whose run could not be started (docs/recovery.md,
+   * "Dead letters"), retried against today's definitions or discarded.
+   */
+  readonly deadLetters = {
+    list: (
+      options: CallOptions & { limit?: number; cursor?: string; activityId?: string; reason?: DeadLetterReason } = {},
+    ): Promise<PageOf<DeadLetter>> => {
+      const { signal, activityId, ...query } = options;
+      return this.request('listDeadLetters', {
+        ...(signal === undefined ? {} : { signal }),
+        query: { ...query, ...(activityId === undefined ? {} : { activity_id: activityId }) },
+      });
+    },
+    /** One (`event_id` and `activity_id`) or up to 100 a `filter` selects. */
+    retry: (
+      selection: z.input<typeof DeadLetterSelection>,
+      options: CallOptions = {},
+    ): Promise<DeadLetterRetryResponse> => this.request('retryDeadLetters', { ...options, body: selection }),
+    discard: (
+      selection: z.input<typeof DeadLetterSelection>,
+      options: CallOptions = {},
+    ): Promise<DeadLetterDiscardResponse> => this.request('discardDeadLetters', { ...options, body: selection }),
+  };
+
   /** Runs and their tasks. */
   readonly runs = {
     list: (options: RunListOptions = {}): Promise<PageOf<RunRecord>> => {
@@ -610,7 +640,14 @@ export class ActivityCoreClient {
     /** Why did (or didn't) this nominal fire time run? */
     explain: (activityId: string, scheduledFor: string, options: CallOptions = {}): Promise<FireExplanation> =>
       this.request('explainFire', { ...options, params: { id: activityId, scheduled_for: scheduledFor } }),
-    reconcile: (options: CallOptions = {}): Promise<ReconcileResponse> => this.request('reconcileSchedules', options),
+    /** `compare`: `listing` (default, Temporal's schedule listing) or `describe` (every schedule described, exact). */
+    reconcile: (options: CallOptions & { compare?: 'listing' | 'describe' } = {}): Promise<ReconcileResponse> => {
+      const { signal, compare } = options;
+      return this.request('reconcileSchedules', {
+        ...(signal === undefined ? {} : { signal }),
+        query: compare === undefined ? {} : { compare },
+      });
+    },
   };
 
   /** Webhook sources (management). */

@@ -533,6 +533,21 @@ export const ConfigSchema = z
      */
     EVENT_PAYLOAD_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).optional(),
     /**
+     * The routing retry budget (docs/recovery.md, "Dead letters"): a route
+     * whose run start keeps failing with an answer (Temporal refused it, our
+     * own store failed), not with Temporal unreachable, becomes a dead letter
+     * (`retry_budget_exhausted`) at this many attempts of its event or after
+     * ROUTING_RETRY_MAX_AGE_SECONDS, whichever comes first. @default 100
+     */
+    ROUTING_RETRY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100_000).default(100),
+    /** See ROUTING_RETRY_MAX_ATTEMPTS; counted from when the route was opened (accepted, or retried). @default 86400 (a day) */
+    ROUTING_RETRY_MAX_AGE_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(60)
+      .max(30 * 86_400)
+      .default(86_400),
+    /**
      * Requests per key (API/ingest key, webhook source, or client IP when
      * auth is off) per window, counted per API process; 0 turns limiting off.
      * A batch counts as one request. @default 1200 (20 per second on average)
@@ -746,6 +761,11 @@ export const ConfigSchema = z
     events: {
       retentionDays: env.EVENT_RETENTION_DAYS ?? null,
       payloadRetentionDays: env.EVENT_PAYLOAD_RETENTION_DAYS ?? null,
+    },
+    /** The routing retry budget (ROUTING_RETRY_MAX_ATTEMPTS, ROUTING_RETRY_MAX_AGE_SECONDS): past it a route is a dead letter. */
+    routingRetryBudget: {
+      maxAttempts: env.ROUTING_RETRY_MAX_ATTEMPTS,
+      maxAgeMs: env.ROUTING_RETRY_MAX_AGE_SECONDS * 1000,
     },
     rateLimit: { max: env.RATE_LIMIT_MAX, windowMs: env.RATE_LIMIT_WINDOW_SECONDS * 1000 },
     /** Failed bearer keys / unverified webhook deliveries per client address (AUTH_FAILURE_LIMIT). */

@@ -179,6 +179,9 @@ export type RunWithTasks = z.infer<typeof RunWithTasks>;
  *   event waits for a release (it becomes `pending`, then `started`) until
  *   the route's `expires_at`. `discarded`: an operator discarded it while
  *   held; `expired`: its hold ran out. See docs/recovery.md, "Held events".
+ * - `dead_letter`: the run could not be started and will not be retried on
+ *   its own (`reason_code` says why, `detail` what failed); retried or
+ *   discarded through `/v1/dead-letters` (docs/recovery.md).
  */
 export const RouteOutcome = z.enum([
   'started',
@@ -197,11 +200,17 @@ export const RouteOutcome = z.enum([
   'held',
   'discarded',
   'expired',
+  // dead letters (docs/recovery.md)
+  'dead_letter',
 ]);
 export type RouteOutcome = z.infer<typeof RouteOutcome>;
 
-/** The outcomes of routes that lead to a run. */
-export const RunRouteOutcome = z.enum(['started', 'duplicate', 'pending', 'coalescing']);
+/**
+ * The outcomes of routes that lead to a run, as a new event's answer gives
+ * them; `dead_letter`: the start was refused for good (docs/recovery.md,
+ * "Dead letters"), nothing will retry it on its own.
+ */
+export const RunRouteOutcome = z.enum(['started', 'duplicate', 'pending', 'coalescing', 'dead_letter']);
 export type RunRouteOutcome = z.infer<typeof RunRouteOutcome>;
 
 /** The outcomes of routes a filter stopped. */

@@ -26,6 +26,8 @@ export const AUDIT_ACTIONS = [
   'runs.bulk_rerun',
   'event.replay',
   'events.bulk_replay',
+  'dead_letters.retry',
+  'dead_letters.discard',
   'webhook_source.create',
   'webhook_source.update',
   'webhook_source.delete',

@@ -14,6 +14,7 @@ export * from './schedules';
 export * from './reruns';
 export * from './replays';
 export * from './held-events';
+export * from './dead-letters';
 export * from './canonical-json';
 export * from './task-secrets';
 export * from './json-bounds';

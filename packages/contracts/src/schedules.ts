@@ -234,6 +234,19 @@ export const FireExplanation = z
   .meta({ id: 'FireExplanation' });
 export type FireExplanation = z.infer<typeof FireExplanation>;
 
+/**
+ * How `POST /v1/schedules/reconcile` learns which schedules already match
+ * (ADR 0042, ADR 0072). `listing` (the default): Temporal's schedule
+ * listing, 1,000 schedules per call — a schedule it shows as desired is left
+ * alone, the others are described and fixed; what Temporal's visibility has
+ * not caught up with (a change made in Temporal directly a moment before) is
+ * corrected by the next reconcile or sweep. `describe`: every schedule is
+ * described, exact as of the call, 16 at a time (a few hundred schedules fit
+ * the deadline).
+ */
+export const ReconcileQuery = z.object({ compare: z.enum(['listing', 'describe']).default('listing') });
+export type ReconcileQuery = z.output<typeof ReconcileQuery>;
+
 export const ReconcileResponse = z
   .object({
     created: z.array(z.string()),

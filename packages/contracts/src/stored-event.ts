@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { EventEnvelope, EventIdOrigin } from './event-envelope';
 import { EventWaitSignalState, RouteOutcome } from './api';
+import { DeadLetterRouteReason } from './dead-letters';
 
 /**
  * An accepted event and its decision log (GET /v1/events/{event_id}): every
@@ -41,6 +42,13 @@ export const StoredEvent = z
         outcome: RouteOutcome,
         /** Why a filter stopped the event, why the rate limit dropped it, until when the throttle delayed its run, or until when it is held (and who released or discarded it, or when it expired); null otherwise. */
         detail: z.string().nullable(),
+        reason_code: DeadLetterRouteReason.nullable().meta({
+          description:
+            'For a `dead_letter` route: why its run could not be started (docs/recovery.md, "Dead letters"); null otherwise.',
+        }),
+        discarded_at: z.string().nullable().meta({
+          description: 'When an operator discarded this dead letter (it is no longer listed); null otherwise.',
+        }),
         /** A run the throttle delayed starts at this time (Temporal holds the start); null otherwise. */
         not_before: z.string().nullable(),
         decided_at: z.string(),

@@ -70,6 +70,10 @@
  *   `if_no_runs` starts only the event's runs that never ran (their own
  *   ids); `force` starts new ones (`replayWorkflowId`); one event or a
  *   **bulk replay** by filter.
+ * - **dead letter** — a route whose run could not be started and is not
+ *   retried on its own (outcome `dead_letter`, a `reason_code`), listed with
+ *   the `filter_error` routes until an operator retries it (against today's
+ *   definition, under the event's own run id) or discards it.
  * - **backfill** — runs for past fire times of a cron trigger, asked for
  *   explicitly; one per missing fire.
  * - **decision log** — the recorded answer to "why did or didn't this run":

@@ -5,7 +5,7 @@ ALTER TABLE "event_routes" ADD COLUMN "expires_at" timestamp (3) with time zone;
 --> statement-breakpoint
 ALTER TABLE "event_routes" DROP CONSTRAINT "event_routes_outcome_ck";
 --> statement-breakpoint
-ALTER TABLE "event_routes" ADD CONSTRAINT "event_routes_outcome_ck" CHECK ("outcome" IN ('pending','started','duplicate','filtered','filter_error','dropped','coalescing','merged','held','discarded','expired'));
+ALTER TABLE "event_routes" ADD CONSTRAINT "event_routes_outcome_ck" CHECK ("outcome" IN ('pending','started','duplicate','filtered','filter_error','dropped','coalescing','merged','batched','held','discarded','expired'));
 --> statement-breakpoint
 CREATE INDEX "event_routes_held_idx" ON "event_routes" ("activity_id","created_at","event_id") WHERE "outcome" = 'held';
 --> statement-breakpoint

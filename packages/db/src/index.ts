@@ -138,3 +138,11 @@ export {
   type HeldEventsRepository,
   type ReleaseOutcome,
 } from './repositories/held-events-repository';
+export {
+  createDeadLettersRepository,
+  type DeadLetterCursor,
+  type DeadLetterFilter,
+  type DeadLetterReopen,
+  type DeadLetterRow,
+  type DeadLettersRepository,
+} from './repositories/dead-letters-repository';

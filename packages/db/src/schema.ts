@@ -230,6 +230,15 @@ export const eventRoutes = pgTable(
     windowPosition: integer('window_position'),
     /** Until when a `held` route is held (migration 0023, docs/recovery.md); kept after its release, discard or expiry. Null: never held. */
     expiresAt: ts('expires_at'),
+    /** A `dead_letter` route's reason (migration 0024, docs/recovery.md "Dead letters"); null for every other outcome. */
+    reasonCode: text('reason_code'),
+    /** How many times the route became a dead letter (1, plus one per retry that failed again). */
+    deadLetterCount: integer('dead_letter_count').notNull().default(0),
+    /** When the route last became a dead letter. */
+    deadLetteredAt: ts('dead_lettered_at'),
+    /** When (and by which credential) an operator discarded the dead letter (or `filter_error`): no longer listed. */
+    discardedAt: ts('discarded_at'),
+    discardedBy: text('discarded_by'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -237,8 +246,15 @@ export const eventRoutes = pgTable(
     primaryKey({ columns: [t.eventId, t.activityId] }),
     check(
       'event_routes_outcome_ck',
-      sql`${t.outcome} IN ('pending','started','duplicate','filtered','filter_error','dropped','coalescing','merged','batched','held','discarded','expired')`,
+      sql`${t.outcome} IN ('pending','started','duplicate','filtered','filter_error','dropped','coalescing','merged','batched','held','discarded','expired','dead_letter')`,
     ),
+    check(
+      'event_routes_reason_code_ck',
+      sql`(${t.outcome} = 'dead_letter') = (${t.reasonCode} IS NOT NULL) AND ${t.reasonCode} IN ('definition_deleted','start_refused','retry_budget_exhausted','not_matched')`,
+    ),
+    index('event_routes_dead_letters_idx')
+      .on(t.activityId)
+      .where(sql`${t.outcome} IN ('dead_letter','filter_error') AND ${t.discardedAt} IS NULL`),
     index('event_routes_window_idx')
       .on(t.windowId)
       .where(sql`${t.windowId} IS NOT NULL`),

@@ -15,16 +15,24 @@ import {
   parseBatchRunWorkflowId,
   runIdFor,
   type ActivityDefinition,
+  type DeadLetterRouteReason,
   type EventEnvelope,
   type RouteOutcome,
 } from '@activity-core/contracts';
 import type { CoalesceWindowRow, DefinitionRow, EventRouteRow, RouteSettlement } from '@activity-core/db';
-import { StartTimeoutError } from '@activity-core/temporal/client';
+import {
+  describeTemporalError,
+  isPermanentRefusal,
+  isTemporalUnreachable,
+  StartTimeoutError,
+  type StartOutcome,
+} from '@activity-core/temporal/client';
 import { batchBytesOf, batchFor, COALESCE_MAX_OPEN_WINDOWS, debounceFor, debounceKeyOf } from './coalescing';
 import type { Accepted } from './event-accept';
 import type { EventSettle } from './event-settle';
 import { deliverPending, type PendingWorkFailure } from './gated-delivery';
 import type { IngestContext } from './ingest-deps';
+import { budgetExhausted } from './ingest-plan';
 import { pacingRequestFor } from './pacing';
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -33,6 +41,38 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
     timer = setTimeout(() => reject(new StartTimeoutError(`${what} timed out after ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * A start call whose permanent refusal by Temporal (isPermanentRefusal) is an
+ * answer, `{ refused }`, rather than a failure to retry; the routes whose
+ * call failed otherwise with an answer (not Temporal unreachable) are noted
+ * in `failed`, for the routing retry budget. Window starts are left as they are.
+ */
+function refusalsAsAnswers(
+  failed: EventRouteRow[],
+  call: (ready: StartReady, deadline: Date) => Promise<StartOutcome>,
+): (ready: StartReady, deadline: Date) => Promise<StartOutcome | { refused: string }> {
+  return async (ready, deadline) => {
+    try {
+      return await call(ready, deadline);
+    } catch (error) {
+      if (ready.window === undefined && ready.wake === undefined && isPermanentRefusal(error))
+        return { refused: describeTemporalError(error) };
+      if (!isTemporalUnreachable(error)) failed.push(ready.route);
+      throw error;
+    }
+  };
+}
+
+/** What one route's start needs: its definition version, the debounce window it opens, its throttle's start time. */
+interface StartReady {
+  route: EventRouteRow;
+  snapshot: DefinitionRow;
+  window: CoalesceWindowRow | undefined;
+  /** The batches whose workflows this route's event wakes (it closed them): their runs start from there. */
+  wake: CoalesceWindowRow[] | undefined;
+  notBefore: Date | undefined;
 }
 
 /** Every route's outcome by activity id, and the answers Temporal gave in this attempt. */
@@ -216,12 +256,20 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
     envelope: EventEnvelope,
     routes: readonly EventRouteRow[],
     hops: number,
-    known: { snapshots?: ReadonlyMap<string, DefinitionRow>; checkRecorded: boolean },
+    known: { snapshots?: ReadonlyMap<string, DefinitionRow>; checkRecorded: boolean; attempt: number },
   ): Promise<StartedRuns> {
     const outcomes = new Map<string, RouteOutcome>();
     const settled: RouteSettlement[] = [];
     for (const route of routes) outcomes.set(route.activityId, route.outcome as RouteOutcome);
-    const failure = await deliverPending({
+    /** A route whose run cannot be started, settled a dead letter (docs/recovery.md, "Dead letters"). */
+    const deadLetter = (route: EventRouteRow, reason: DeadLetterRouteReason, detail: string): undefined => {
+      settled.push({ activityId: route.activityId, outcome: 'dead_letter', reason, detail });
+      outcomes.set(route.activityId, 'dead_letter');
+      logger.warn({ eventId: envelope.event_id, workflowId: route.workflowId, reason, detail }, 'route dead-lettered');
+      return undefined;
+    };
+    const failed: EventRouteRow[] = [];
+    let failure = await deliverPending({
       rows: routes.filter((route) => route.outcome === 'pending'),
       gate: ctx.gate,
       timeouts: ctx.timeouts,
@@ -230,7 +278,11 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
         if (snapshot?.version !== route.activityVersion) snapshot = undefined;
         snapshot ??= await deps.definitions.getVersion(route.activityId, route.activityVersion);
         if (snapshot === undefined)
-          throw new Error(`activity ${route.activityId} version ${route.activityVersion} is missing`);
+          return deadLetter(
+            route,
+            'definition_deleted',
+            `activity ${route.activityId} version ${route.activityVersion} is missing`,
+          );
         // A route that names a batch's run (the event that closed the batch) is settled by the batch: never `duplicate`.
         if (
           known.checkRecorded &&
@@ -242,6 +294,8 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
           logger.info({ eventId: envelope.event_id, workflowId: route.workflowId }, 'run already recorded (duplicate)');
           return undefined;
         }
+        if (known.checkRecorded && (await deps.isDeleted?.(route.activityId)) === true)
+          return deadLetter(route, 'definition_deleted', 'the activity was deleted before its run was started');
         const joined = await joinWindow(envelope, route, snapshot, outcomes);
         if (joined === 'done') return undefined;
         if (joined !== undefined && 'wake' in joined)
@@ -276,7 +330,7 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
         }
         return { route, snapshot, window: undefined, wake: undefined, notBefore: decision.notBefore };
       },
-      call: ({ route, snapshot, window, wake, notBefore }, deadline) =>
+      call: refusalsAsAnswers(failed, ({ route, snapshot, window, wake, notBefore }, deadline) =>
         withTimeout(
           wake !== undefined
             ? wakeBatches(wake, snapshot, deadline)
@@ -309,7 +363,12 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
           deadline.getTime() - Date.now() + 2_000,
           'starting the run workflow',
         ),
+      ),
       settle: async ({ route, window, wake }, outcome) => {
+        if (typeof outcome === 'object') {
+          deadLetter(route, 'start_refused', `Temporal refused the start: ${outcome.refused}`);
+          return;
+        }
         if (wake !== undefined) {
           // Its batch's workflow runs (or was woken to start the batch's run): the event waits in its batch.
           settled.push({ activityId: route.activityId, outcome: 'coalescing' });
@@ -346,6 +405,16 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
       },
       failure: undefined,
     });
+    // The routing retry budget: failed starts past it are dead letters, and the event no longer waits for them.
+    const spent = failed.map((route) => ({
+      route,
+      detail: budgetExhausted(deps.routingBudget, failure, known.attempt, route.updatedAt, new Date()),
+    }));
+    for (const { route, detail } of spent)
+      if (detail !== undefined) deadLetter(route, 'retry_budget_exhausted', detail);
+    // Nothing left for a retry to do (every route settled, dead letters included): the event is routed.
+    if (spent.some(({ detail }) => detail !== undefined) && ![...outcomes.values()].includes('pending'))
+      failure = undefined;
     return { outcomes, settled, failure };
   }
 
@@ -362,6 +431,7 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
       const started = await startRuns(envelope, accepted.routes, hops, {
         snapshots: accepted.snapshots,
         checkRecorded: false,
+        attempt: 1,
       });
       // Stored as routed already (no route needed Temporal): nothing to record.
       if (accepted.storedRouted) return started.outcomes;
@@ -385,7 +455,7 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
       attempt = 1,
       hops = 0,
     ): Promise<Map<string, RouteOutcome>> {
-      const started = await startRuns(envelope, routes, hops, { checkRecorded: true });
+      const started = await startRuns(envelope, routes, hops, { checkRecorded: true, attempt });
       await settle(envelope, started.settled, started.failure, {
         attempt,
         quick: false,

@@ -83,6 +83,11 @@ function fakeEvents(recordedRuns: ReadonlySet<string> = new Set()) {
         eventId: input.envelope.event_id,
         windowId: null,
         windowPosition: null,
+        reasonCode: null,
+        deadLetterCount: 0,
+        deadLetteredAt: null,
+        discardedAt: null,
+        discardedBy: null,
         // As the accept statement does: a pending route whose run is already recorded is a duplicate at once.
         outcome:
           (route.outcome ?? 'pending') === 'pending' && recordedRuns.has(route.workflowId)
@@ -100,9 +105,14 @@ function fakeEvents(recordedRuns: ReadonlySet<string> = new Set()) {
     },
     async settle(eventId, outcomes, failure) {
       const entry = stored.get(eventId);
-      for (const { activityId, outcome } of outcomes) {
-        const route = entry?.routes.find((r) => r.activityId === activityId && r.outcome === 'pending');
-        if (route !== undefined) route.outcome = outcome;
+      for (const settlement of outcomes) {
+        const route = entry?.routes.find((r) => r.activityId === settlement.activityId && r.outcome === 'pending');
+        if (route === undefined) continue;
+        route.outcome = settlement.outcome;
+        if (settlement.outcome === 'dead_letter') {
+          route.reasonCode = settlement.reason;
+          route.detail = settlement.detail;
+        }
       }
       if (failure !== undefined) {
         failures.push({ eventId, ...failure });
@@ -186,7 +196,11 @@ function envelope(overrides: Partial<EventEnvelope> = {}): EventEnvelope {
 
 function setup(
   rows: DefinitionRow[],
-  options: { answer?: (request: StartRunRequest) => StartAnswer; recordedRuns?: Set<string> } = {},
+  options: {
+    answer?: (request: StartRunRequest) => StartAnswer;
+    recordedRuns?: Set<string>;
+    deps?: Pick<EventIngestDeps, 'routingBudget' | 'isDeleted'>;
+  } = {},
 ) {
   const events = fakeEvents(options.recordedRuns);
   const { starter, requests } = fakeStarter(options.answer);
@@ -198,6 +212,7 @@ function setup(
     runs: fakeRuns(options.recordedRuns),
     logger: quietLogger,
     gate,
+    ...options.deps,
   });
   return { ingest, events, requests, gate };
 }
@@ -441,7 +456,7 @@ describe('when a start does not succeed', () => {
     expect(gate.healthy).toBe(true);
   });
 
-  test('a retry whose definition version cannot be read leaves that route pending and still starts the other routes', async () => {
+  test('a retry whose definition version is missing makes that route a dead letter (definition_deleted) and still starts the other routes', async () => {
     const gone = definitionRow('gone', [{ type: 'event', event_type: 'order.paid' }]);
     const paid = definitionRow('on-paid', [{ type: 'event', event_type: 'order.paid' }]);
     const events = fakeEvents();
@@ -467,14 +482,144 @@ describe('when a start does not succeed', () => {
     refuse = false;
     const outcomes = await ingest.dispatch(event, events.routes(event.event_id), 2);
 
-    expect(Object.fromEntries(outcomes)).toEqual({ [gone.id]: 'pending', [paid.id]: 'started' });
+    expect(Object.fromEntries(outcomes)).toEqual({ [gone.id]: 'dead_letter', [paid.id]: 'started' });
     expect(requests.map((request) => request.activity.name)).toEqual(['gone', 'on-paid', 'on-paid']);
-    expect(events.failures.at(-1)).toEqual({
-      eventId: event.event_id,
-      message: `activity ${gone.id} version 1 is missing`,
-      retryInMs: routingBackoffMs(2),
+    expect(events.routes(event.event_id).find((route) => route.activityId === gone.id)).toMatchObject({
+      outcome: 'dead_letter',
+      reasonCode: 'definition_deleted',
+      detail: `activity ${gone.id} version 1 is missing`,
     });
+    expect(events.event(event.event_id)?.routingState).toBe('routed');
+  });
+});
+
+/** gRPC INVALID_ARGUMENT, as Temporal answers a start it refuses for good (an input over its payload limit). */
+const invalidArgument = () =>
+  Object.assign(new Error('3 INVALID_ARGUMENT: Blob data size exceeds limit.'), {
+    code: 3,
+    details: 'Blob data size exceeds limit.',
+  });
+/** gRPC INTERNAL: Temporal answered, with a failure that may pass. */
+const internal = () => Object.assign(new Error('13 INTERNAL: persistence failure'), { code: 13 });
+
+describe('dead letters: routes whose run cannot be started', () => {
+  test('a start Temporal refuses for good is a dead letter (start_refused) at once, and the event is settled, not retried', async () => {
+    const paid = definitionRow('on-paid', [{ type: 'event', event_type: 'order.paid' }]);
+    const { ingest, events, gate, requests } = setup([paid], { answer: invalidArgument });
+    const event = envelope();
+
+    const answer = await ingest.ingest(event, 'body');
+
+    expect(answer.runs.map((run) => run.status)).toEqual(['dead_letter']);
+    // A redelivery is answered with what became of it, not `duplicate`.
+    expect((await ingest.ingest(event, 'body')).runs.map((run) => run.status)).toEqual(['dead_letter']);
+    expect(requests).toHaveLength(1);
+    expect(events.routes(event.event_id)[0]).toMatchObject({
+      outcome: 'dead_letter',
+      reasonCode: 'start_refused',
+      detail: 'Temporal refused the start: 3 INVALID_ARGUMENT: Blob data size exceeds limit.',
+    });
+    expect(events.failures).toEqual([]);
+    expect(events.event(event.event_id)?.routingState).toBe('routed');
+    expect(gate.healthy).toBe(true);
+  });
+
+  test('a start refused again and again stays pending until the attempt budget, then is a dead letter (retry_budget_exhausted)', async () => {
+    const paid = definitionRow('on-paid', [{ type: 'event', event_type: 'order.paid' }]);
+    const { ingest, events } = setup([paid], {
+      answer: internal,
+      deps: { routingBudget: { maxAttempts: 3, maxAgeMs: 86_400_000 } },
+    });
+    const event = envelope();
+    await ingest.ingest(event, 'body');
+    await ingest.dispatch(event, events.routes(event.event_id), 2);
+    expect(events.routes(event.event_id)[0]?.outcome).toBe('pending');
+
+    await ingest.dispatch(event, events.routes(event.event_id), 3);
+
+    expect(events.routes(event.event_id)[0]).toMatchObject({
+      outcome: 'dead_letter',
+      reasonCode: 'retry_budget_exhausted',
+    });
+    expect(events.routes(event.event_id)[0]?.detail).toBe(
+      'routing retry budget spent after 3 attempts (ROUTING_RETRY_MAX_ATTEMPTS=3); last failure: 13 INTERNAL: persistence failure',
+    );
+    expect(events.event(event.event_id)?.routingState).toBe('routed');
+  });
+
+  test('a route pending longer than the age budget is a dead letter at its next refused attempt', async () => {
+    const paid = definitionRow('on-paid', [{ type: 'event', event_type: 'order.paid' }]);
+    const { ingest, events } = setup([paid], {
+      answer: internal,
+      deps: { routingBudget: { maxAttempts: 100, maxAgeMs: 60_000 } },
+    });
+    const event = envelope();
+    await ingest.ingest(event, 'body');
+    const [route] = events.routes(event.event_id);
+    if (route === undefined) throw new Error('no route');
+    route.updatedAt = new Date(Date.now() - 61_000);
+
+    await ingest.dispatch(event, events.routes(event.event_id), 2);
+
+    expect(route).toMatchObject({ outcome: 'dead_letter', reasonCode: 'retry_budget_exhausted' });
+    expect(route.detail).toMatch(
+      /^routing retry budget spent after 6\d s pending \(ROUTING_RETRY_MAX_AGE_SECONDS=60\)/,
+    );
+  });
+
+  test('a route past the budget is a dead letter while another route Temporal did not answer keeps the event pending', async () => {
+    const refused = definitionRow('refused', [{ type: 'event', event_type: 'order.paid' }]);
+    const waiting = definitionRow('waiting', [{ type: 'event', event_type: 'order.paid' }]);
+    let attempt = 1;
+    const { ingest, events } = setup([refused, waiting], {
+      // Both refused at the first attempt; at the second, Temporal does not answer for `waiting` (after refusing `refused`).
+      answer: (request) => (request.activity.id === waiting.id && attempt === 2 ? unreachable() : internal()),
+      deps: { routingBudget: { maxAttempts: 2, maxAgeMs: 86_400_000 } },
+    });
+    const event = envelope();
+    await ingest.ingest(event, 'body');
+    expect(events.outcomes(event.event_id)).toEqual({ refused: 'pending', waiting: 'pending' });
+    attempt = 2;
+
+    await ingest.dispatch(event, events.routes(event.event_id), 2);
+
+    expect(events.outcomes(event.event_id)).toEqual({ refused: 'dead_letter', waiting: 'pending' });
     expect(events.event(event.event_id)?.routingState).toBe('pending');
+    expect(events.failures.at(-1)?.eventId).toBe(event.event_id);
+  });
+
+  test('an unreachable Temporal never spends the budget: an outage makes no dead letters', async () => {
+    const paid = definitionRow('on-paid', [{ type: 'event', event_type: 'order.paid' }]);
+    const { ingest, events } = setup([paid], {
+      answer: unreachable,
+      deps: { routingBudget: { maxAttempts: 1, maxAgeMs: 60_000 } },
+    });
+    const event = envelope();
+    await ingest.ingest(event, 'body');
+
+    await ingest.dispatch(event, events.routes(event.event_id), 50);
+
+    expect(events.routes(event.event_id)[0]?.outcome).toBe('pending');
+    expect(events.event(event.event_id)?.routingState).toBe('pending');
+  });
+
+  test("the dispatcher's retry of a deleted activity's route makes it a dead letter (definition_deleted) without a start", async () => {
+    const paid = definitionRow('on-paid', [{ type: 'event', event_type: 'order.paid' }]);
+    const { ingest, events, requests } = setup([paid], {
+      answer: unreachable,
+      deps: { isDeleted: async (activityId) => activityId === paid.id },
+    });
+    const event = envelope();
+    await ingest.ingest(event, 'body');
+
+    await ingest.dispatch(event, events.routes(event.event_id), 2);
+
+    expect(requests).toHaveLength(1);
+    expect(events.routes(event.event_id)[0]).toMatchObject({
+      outcome: 'dead_letter',
+      reasonCode: 'definition_deleted',
+    });
+    expect(events.event(event.event_id)?.routingState).toBe('routed');
   });
 });
 

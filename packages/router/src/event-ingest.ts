@@ -45,8 +45,11 @@ export function createEventIngest(deps: EventIngestDeps) {
     const accepted = await accept(envelope, idOrigin, origin);
     // A redelivery starts nothing: every run it matched is a duplicate (docs/idempotency.md, layer 1),
     // even one the first delivery has not got Temporal to start yet.
+    // A run whose start was refused for good is answered as what it is (docs/recovery.md, "Dead letters").
     if (accepted.kind === 'duplicate')
-      return ingestAnswer(envelope, idOrigin, 'duplicate', accepted.routes, () => 'duplicate');
+      return ingestAnswer(envelope, idOrigin, 'duplicate', accepted.routes, (route) =>
+        route.outcome === 'dead_letter' ? 'dead_letter' : 'duplicate',
+      );
     const outcomes = await dispatchAccepted(envelope, accepted, origin.hops ?? 0);
     // A route the rate limit dropped has no run to answer with (GET /v1/events/{id} records it).
     const routes = accepted.routes.filter((route) => outcomes.get(route.activityId) !== 'dropped');

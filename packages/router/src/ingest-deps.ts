@@ -18,6 +18,7 @@ import { createAvailabilityGate, type AvailabilityGate } from './availability-ga
 import type { CancelOn } from './cancel-on';
 import { createDefinitionCache, type DefinitionCache } from './definition-index';
 import type { EventWaits } from './event-waits';
+import type { RoutingBudget } from './ingest-plan';
 
 export interface EventIngestDeps {
   definitions: Pick<DefinitionsRepository, 'listRoutable' | 'getVersion' | 'currentVersion'>;
@@ -56,6 +57,19 @@ export interface EventIngestDeps {
   gate?: AvailabilityGate;
   /** Bounds on event `data` (EVENT_DATA_LIMIT_BYTES, EVENT_DATA_MAX_DEPTH). @default 256 KiB, 32 levels */
   eventDataLimits?: EventDataLimits;
+  /**
+   * The routing retry budget (ROUTING_RETRY_MAX_ATTEMPTS, _MAX_AGE_SECONDS):
+   * a route whose start keeps failing with an answer (not Temporal
+   * unreachable) becomes a dead letter past it (docs/recovery.md). Absent:
+   * retried for ever, as before dead letters.
+   */
+  routingBudget?: RoutingBudget;
+  /**
+   * Whether an activity is deleted (the dispatcher's retry asks before
+   * starting a run: a deleted activity's route becomes a dead letter).
+   * Absent: never asked.
+   */
+  isDeleted?: (activityId: string) => Promise<boolean>;
   /** Triggers' `cancel_on` (cancel-on.ts): events that cancel running runs. Without it, cancel_on entries are ignored. */
   cancelOn?: CancelOn;
   /** `wait_for_event` tasks (event-waits.ts): events that resume waiting tasks. Without it, waits are never resumed by events. */

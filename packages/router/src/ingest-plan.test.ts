@@ -120,6 +120,10 @@ describe('the answer to the caller', () => {
     expect(runStatusOf('pending')).toBe('pending');
     expect(runStatusOf(undefined)).toBe('pending');
   });
+
+  test('a run whose start was refused for good is answered dead_letter, not pending', () => {
+    expect(runStatusOf('dead_letter')).toBe('dead_letter');
+  });
 });
 
 describe('retrying an event whose routing is not finished', () => {

@@ -99,7 +99,8 @@ const isRunRoute = (route: EventRouteRow): boolean =>
   route.outcome === 'pending' ||
   route.outcome === 'started' ||
   route.outcome === 'duplicate' ||
-  route.outcome === 'coalescing';
+  route.outcome === 'coalescing' ||
+  route.outcome === 'dead_letter';
 
 function filteredResults(routes: readonly EventRouteRow[]): EventFilteredResult[] {
   return routes
@@ -137,7 +138,9 @@ export function ingestAnswer(
 
 /** A run's status in the answer to a new event: what Temporal said, or pending when it has not said yet. */
 export function runStatusOf(outcome: RouteOutcome | undefined): EventRunResult['status'] {
-  return outcome === 'started' || outcome === 'duplicate' || outcome === 'coalescing' ? outcome : 'pending';
+  return outcome === 'started' || outcome === 'duplicate' || outcome === 'coalescing' || outcome === 'dead_letter'
+    ? outcome
+    : 'pending';
 }
 
 /**
@@ -181,4 +184,35 @@ export function retryPlan(
     message: failure.message,
     retryInMs: failure.unreachable ? Math.max(MIN_DEFERRED_RETRY_MS, gateRetryInMs()) : routingBackoffMs(attempt),
   };
+}
+
+/** The routing retry budget: past either bound, a route whose start keeps failing with an answer is a dead letter. */
+export interface RoutingBudget {
+  maxAttempts: number;
+  maxAgeMs: number;
+}
+
+/**
+ * Whether a route whose start failed in this attempt has spent the routing
+ * retry budget: the failure was an answer (Temporal refused, our store
+ * failed), not Temporal's silence — an outage never makes dead letters — and
+ * this was at least the `maxAttempts`-th attempt or the route has been
+ * pending `maxAgeMs` since it was opened. Undefined when it has not: the
+ * route stays pending. Otherwise the dead letter's detail.
+ */
+export function budgetExhausted(
+  budget: RoutingBudget | undefined,
+  failure: PendingWorkFailure | undefined,
+  attempt: number,
+  pendingSince: Date,
+  now: Date,
+): string | undefined {
+  if (budget === undefined || failure === undefined || failure.unreachable) return undefined;
+  const ageMs = now.getTime() - pendingSince.getTime();
+  if (attempt < budget.maxAttempts && ageMs < budget.maxAgeMs) return undefined;
+  const spent =
+    attempt >= budget.maxAttempts
+      ? `${attempt} attempts (ROUTING_RETRY_MAX_ATTEMPTS=${budget.maxAttempts})`
+      : `${Math.round(ageMs / 1000)} s pending (ROUTING_RETRY_MAX_AGE_SECONDS=${budget.maxAgeMs / 1000})`;
+  return `routing retry budget spent after ${spent}; last failure: ${failure.message}`;
 }

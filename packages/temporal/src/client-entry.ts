@@ -31,7 +31,7 @@ export {
   type RunOutcomeRecoveryOptions,
 } from './client/run-outcome-recovery';
 export { checkSearchAttributes, MissingSearchAttributesError } from './client/search-attribute-check';
-export { isTemporalUnreachable, StartTimeoutError } from './client/errors';
+export { describeTemporalError, isPermanentRefusal, isTemporalUnreachable, StartTimeoutError } from './client/errors';
 export {
   diagnoseTemporalConnectFailure,
   temporalConnectionOptions,

@@ -10,6 +10,7 @@ import {
   KeyHeaders,
   OptionalNote,
   Problem,
+  ReconcileQuery,
   ReconcileResponse,
   ResumeResponse,
   Rfc3339DateTime,
@@ -147,10 +148,11 @@ export const scheduleRoutes =
         schema: {
           tags,
           summary:
-            'Make Temporal Schedules match Postgres now (also done at start-up and periodically by workers; idempotent)',
+            "Make Temporal Schedules match Postgres now, from Temporal's schedule listing (compare=describe: describing every schedule); also done at start-up and periodically by workers; idempotent",
+          querystring: ReconcileQuery,
           response: { 200: ReconcileResponse, 401: Problem, 503: Problem },
         },
       },
-      async () => await service.reconcile(),
+      async (request) => await service.reconcile(request.query.compare),
     );
   };

@@ -22,6 +22,7 @@ import {
   type FieldIssue,
   type Logger,
   type EventWaitSignalState,
+  type DeadLetterRouteReason,
   type RouteOutcome,
 } from '@activity-core/contracts';
 import {
@@ -528,6 +529,8 @@ export function createEventService(deps: {
           run_id: route.runId,
           outcome: route.outcome as RouteOutcome,
           detail: route.detail,
+          reason_code: route.reasonCode as DeadLetterRouteReason | null,
+          discarded_at: route.discardedAt?.toISOString() ?? null,
           not_before: route.notBefore?.toISOString() ?? null,
           decided_at: route.createdAt.toISOString(),
           updated_at: route.updatedAt.toISOString(),

@@ -100,13 +100,15 @@ export function createReplayService(deps: ReplayDeps) {
     const toOpen = runRoutes.filter((route) => {
       const had = previous.get(route.activityId);
       // Routes that never led to a run: stopped by a filter, dropped by a rate limit (paced again on today's
-      // definition), or held while the activity was disabled (a replay releases it, docs/recovery.md).
+      // definition), held while the activity was disabled (a replay releases it), or a dead letter (its start
+      // refused or given up on; docs/recovery.md).
       return (
         had === undefined ||
         had.outcome === 'filtered' ||
         had.outcome === 'filter_error' ||
         had.outcome === 'dropped' ||
-        had.outcome === 'held'
+        had.outcome === 'held' ||
+        had.outcome === 'dead_letter'
       );
     });
     const note = `replayed (if_no_runs) by ${requester.actor} at ${new Date().toISOString()}`;
@@ -119,7 +121,11 @@ export function createReplayService(deps: ReplayDeps) {
       const had = previous.get(route.activityId);
       const now = byActivity.get(route.activityId);
       const ran = had !== undefined && (RUN_OUTCOMES.has(had.outcome) || had.outcome === 'pending');
-      const outcome = (outcomes.get(route.activityId) as string | undefined) ?? now?.outcome ?? 'pending';
+      // Not dispatched by this replay: a run already `started` was started by another (a concurrent replay).
+      const outcome =
+        (outcomes.get(route.activityId) as string | undefined) ??
+        (now?.outcome === 'started' ? 'duplicate' : now?.outcome) ??
+        'pending';
       const status: ReplayRun['status'] =
         ran && had.outcome !== 'pending'
           ? 'already_ran'

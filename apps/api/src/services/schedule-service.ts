@@ -148,13 +148,21 @@ export function createScheduleService(deps: {
         `the backfill did not finish within ${BACKFILL_DEADLINE_MS / 1000} s; the runs it started are kept, ` +
           'and repeating it starts the rest (the times already started answer duplicate)',
       ),
-    reconcile: (): Promise<ReconcileResponse> =>
+    /**
+     * `listing` (default): in-step schedules are read from Temporal's listing, as the workers' sweep does
+     * (10,000 in seconds); `describe`: every schedule is described, exact, a few hundred per deadline.
+     */
+    reconcile: (compare: 'listing' | 'describe' = 'listing'): Promise<ReconcileResponse> =>
       temporal(
-        () => deps.manager.reconcile(),
+        () => deps.manager.reconcile({ compareWith: compare }),
         deadlineMs,
-        `the reconcile did not finish within ${deadlineMs / 1000} s: it describes every schedule, which takes ` +
-          'longer than that with many of them (a few hundred on a small, busy server); ' +
-          "every worker's schedule sweep reconciles them each minute from Temporal's listing",
+        compare === 'describe'
+          ? `the reconcile did not finish within ${deadlineMs / 1000} s: compare=describe describes every schedule, ` +
+              'which takes longer than that with many of them (a few hundred on a small, busy server); ' +
+              "the default compares with Temporal's schedule listing instead"
+          : `the reconcile did not finish within ${deadlineMs / 1000} s: many schedules differ from their ` +
+              'definitions and were written one by one; what it wrote is kept, and repeating it (or the next ' +
+              "worker's schedule sweep) finishes the rest",
       ),
 
     async fires(

@@ -54,6 +54,7 @@ const LISTS = [
   'GET /v1/activities/{id}/versions',
   'GET /v1/activities/{id}/held-events',
   'GET /v1/audit',
+  'GET /v1/dead-letters',
 ];
 const STORING = [
   ...ACTIVITY_WRITES,
@@ -156,6 +157,14 @@ export const UNSTATED_RULES: readonly UnstatedRule[] = [
     matches: ({ path, message }) =>
       (path === 'filter.to' && /must be after filter.from|must be at most \d+ days after/.test(message)) ||
       (path === 'filter' && /selects more than \d+ events/.test(message)),
+  },
+  {
+    rule: 'a dead-letter retry or discard names one dead letter by both event_id and activity_id, or gives a filter, not both',
+    why: 'a rule across three optional fields',
+    operations: ['POST /v1/dead-letters/retry', 'POST /v1/dead-letters/discard'],
+    matches: ({ path, message }) =>
+      ['filter', 'event_id', 'activity_id'].includes(path) &&
+      /not both|one dead letter is named by both|name one dead letter/.test(message),
   },
   {
     rule: 'the name in a PUT body, when given, is the name in the path',

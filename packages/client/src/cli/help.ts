@@ -1,5 +1,6 @@
 import {
   AUDIT_ACTIONS,
+  MAX_DEAD_LETTERS_PER_REQUEST,
   MAX_BULK_RERUN_RANGE_DAYS,
   MAX_BULK_RERUN_RUNS,
   RunStatus,
@@ -48,6 +49,8 @@ Commands:
   held list|release|discard <activity>
                         the events a disabled activity held: list them, release them (each
                         starts its run) or discard them (--event-id <id> for some)
+  dead-letters list|retry|discard
+                        the events whose runs could not be started, retried after a fix or discarded
   audit                 who changed what, and which operator actions were taken
   help [command]        help for a command
 
@@ -76,6 +79,21 @@ starts its run under its own id (activity-<activity id>:<event id>), in arrival 
 the dispatcher (concurrency and pacing apply); the activity must be enabled first. Without
 --event-id every held event is released: the command repeats the request until none is left.
 Releasing twice starts nothing new. discard records each as discarded, with who and when.
+`,
+  'dead-letters': `Usage: activity-core dead-letters list [--activity <name|id>] [--reason <r>] [--limit <n>] [-o table|json]
+       activity-core dead-letters retry <event_id> --activity <name|id> [-o text|json]
+       activity-core dead-letters retry --all [--activity <name|id>] [--reason <r>] [-o text|json]
+       activity-core dead-letters discard <event_id> --activity <name|id> | --all [--activity …] [--reason <r>]
+
+A dead letter is an accepted event's route whose run could not be started and is not
+retried on its own (docs/recovery.md, "Dead letters"), or a filter that failed on the event.
+--reason: definition_deleted, start_refused, retry_budget_exhausted, not_matched, filter_error.
+
+retry plans the event again against today's definition (fix it first): a run that can start
+now starts under the event's own id (activity-<activity id>:<event id>), so a retry never runs
+anything twice; one that fails again is a dead letter again, its attempts counted (exit 1).
+discard records who discarded it; it is no longer listed or counted. --all acts on the oldest
+${MAX_DEAD_LETTERS_PER_REQUEST} matching per call.
 `,
   replay: `Usage: activity-core replay <event_id> [--mode if_no_runs|force] [--idempotency-key <key>] [-o text|json]
        activity-core replay --from <time> --to <time> [--event-type <type|prefix.*>] [--source <s>]

@@ -40,6 +40,29 @@ describe('the command line before it talks to the API', () => {
     expect(await cli(['--version'])).toEqual({ code: EXIT.ok, stdout: '0.1.0\n', stderr: '' });
   });
 
+  test('dead-letters without an action, a half selection or a bad reason is a usage error (64)', async () => {
+    expect(await cli(['dead-letters'])).toMatchObject({
+      code: EXIT.usage,
+      stderr: expect.stringContaining('dead-letters takes list, retry or discard'),
+    });
+    expect(await cli(['dead-letters', 'retry'])).toMatchObject({
+      code: EXIT.usage,
+      stderr: expect.stringContaining('needs an event id and --activity, or --all'),
+    });
+    expect(await cli(['dead-letters', 'discard', 'evt_1'])).toMatchObject({
+      code: EXIT.usage,
+      stderr: expect.stringContaining('needs --activity'),
+    });
+    expect(await cli(['dead-letters', 'list', '--reason', 'broken'])).toMatchObject({
+      code: EXIT.usage,
+      stderr: expect.stringContaining('--reason must be one of definition_deleted, start_refused'),
+    });
+    expect(await cli(['dead-letters', 'list', '--mode', 'force'])).toMatchObject({
+      code: EXIT.usage,
+      stderr: expect.stringContaining('dead-letters does not take --mode'),
+    });
+  });
+
   test('unknown commands and options, options of another command and missing arguments are usage errors (64)', async () => {
     expect(await cli(['deploy'])).toMatchObject({
       code: EXIT.usage,

@@ -8,6 +8,7 @@ import { ActivityCoreClient, type ClientOptions } from '../client';
 import { apply } from './commands/apply';
 import { audit } from './commands/audit';
 import { held } from './commands/held';
+import { deadLetters } from './commands/dead-letters';
 import { explain, get, list, NotFoundLocally, runs } from './commands/inspect';
 import { replay } from './commands/replay';
 import { rerun } from './commands/rerun';
@@ -60,6 +61,8 @@ const OPTIONS = {
   source: { type: 'string' },
   outcome: { type: 'string' },
   action: { type: 'string' },
+  reason: { type: 'string' },
+  all: { type: 'boolean' },
 } as const;
 
 const GLOBAL = ['url', 'api-key', 'no-color', 'help', 'version'];
@@ -99,6 +102,7 @@ const COMMAND_OPTIONS: Readonly<Record<string, readonly string[]>> = {
     'output',
   ],
   held: ['event-id', 'limit', 'output'],
+  'dead-letters': ['activity', 'reason', 'all', 'limit', 'output'],
   help: [],
 };
 
@@ -252,6 +256,18 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
             activity: values.activity,
             from: values.from,
             to: values.to,
+            limit: values.limit,
+            output: values.output,
+          },
+          context,
+        );
+      case 'dead-letters':
+        return await deadLetters(
+          {
+            args: rest,
+            activity: values.activity,
+            reason: values.reason,
+            all: values.all === true,
             limit: values.limit,
             output: values.output,
           },

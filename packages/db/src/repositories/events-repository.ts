@@ -1,4 +1,9 @@
-import type { EventEnvelope, EventIdOrigin, FilteredRouteOutcome } from '@activity-core/contracts';
+import type {
+  DeadLetterRouteReason,
+  EventEnvelope,
+  EventIdOrigin,
+  FilteredRouteOutcome,
+} from '@activity-core/contracts';
 import { and, asc, eq, lte, sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { answeredWithError } from '../errors';
@@ -47,11 +52,23 @@ export type AcceptResult =
   | { kind: 'stale_webhook_sources' };
 
 /** Temporal's answer for one route, as `settle` records it. */
-export interface RouteSettlement {
-  activityId: string;
-  /** `coalescing`: the route opened a debounce window whose workflow Temporal has now (docs/coalescing.md). */
-  outcome: 'started' | 'duplicate' | 'coalescing';
-}
+export type RouteSettlement =
+  | {
+      activityId: string;
+      /** `coalescing`: the route opened a debounce window whose workflow Temporal has now (docs/coalescing.md). */
+      outcome: 'started' | 'duplicate' | 'coalescing';
+    }
+  | {
+      activityId: string;
+      /** The run cannot be started and is not retried on its own (docs/recovery.md, "Dead letters"). */
+      outcome: 'dead_letter';
+      reason: DeadLetterRouteReason;
+      /** What failed. */
+      detail: string;
+    };
+
+/** Longest `detail` stored on a route. */
+const MAX_ROUTE_DETAIL = 2000;
 
 /** A row of `events` as `to_jsonb` gives it: snake_case keys, timestamps as ISO strings. */
 type EventJson = {
@@ -87,6 +104,11 @@ type RouteJson = {
   window_id?: string | null;
   window_position?: number | null;
   expires_at?: string | null;
+  reason_code?: string | null;
+  dead_letter_count?: number;
+  dead_lettered_at?: string | null;
+  discarded_at?: string | null;
+  discarded_by?: string | null;
   created_at: string;
   updated_at: string;
 };
@@ -128,6 +150,11 @@ function routeFromJson(row: RouteJson): EventRouteRow {
     windowId: row.window_id ?? null,
     windowPosition: row.window_position ?? null,
     expiresAt: row.expires_at === undefined || row.expires_at === null ? null : new Date(row.expires_at),
+    reasonCode: row.reason_code ?? null,
+    deadLetterCount: row.dead_letter_count ?? 0,
+    deadLetteredAt: row.dead_lettered_at == null ? null : new Date(row.dead_lettered_at),
+    discardedAt: row.discarded_at == null ? null : new Date(row.discarded_at),
+    discardedBy: row.discarded_by ?? null,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
@@ -331,8 +358,13 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
       'events_settle',
       sql`
         WITH settled AS (
-          UPDATE ${eventRoutes} AS r SET outcome = v.outcome, updated_at = now()
-          FROM jsonb_to_recordset(${p('settlements')}::jsonb) AS v(activity_id uuid, outcome text)
+          UPDATE ${eventRoutes} AS r SET outcome = v.outcome, updated_at = now(),
+            reason_code = v.reason_code,
+            detail = CASE WHEN v.outcome = 'dead_letter'
+                          THEN left(v.detail || coalesce('; ' || r.detail, ''), ${MAX_ROUTE_DETAIL}) ELSE r.detail END,
+            dead_letter_count = r.dead_letter_count + (v.outcome = 'dead_letter')::int,
+            dead_lettered_at = CASE WHEN v.outcome = 'dead_letter' THEN now() ELSE r.dead_lettered_at END
+          FROM jsonb_to_recordset(${p('settlements')}::jsonb) AS v(activity_id uuid, outcome text, reason_code text, detail text)
           WHERE r.event_id = ${p('eventId')} AND r.activity_id = v.activity_id AND r.outcome = 'pending'
           RETURNING r.activity_id
         ), event AS (
@@ -502,7 +534,13 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
       outcomes: readonly RouteSettlement[],
       failure?: { message: string; retryInMs: number },
     ): Promise<boolean> {
-      const settlements = JSON.stringify(outcomes.map((o) => ({ activity_id: o.activityId, outcome: o.outcome })));
+      const settlements = JSON.stringify(
+        outcomes.map((o) =>
+          o.outcome === 'dead_letter'
+            ? { activity_id: o.activityId, outcome: o.outcome, reason_code: o.reason, detail: o.detail }
+            : { activity_id: o.activityId, outcome: o.outcome },
+        ),
+      );
       const result =
         failure === undefined
           ? await settles.routed({ eventId, settlements })
@@ -551,7 +589,8 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
      * their routing decisions: after that, their ids are free again (see
      * docs/ingress.md, "How long ids are remembered"). Pending events are
      * never removed — they are acknowledged and not yet routed — nor held
-     * ones (until released, discarded or expired: docs/recovery.md). Safe with any
+     * ones (until released, discarded or expired: docs/recovery.md), nor
+     * events with an open dead letter (until it is retried or discarded). Safe with any
      * number of concurrent callers: rows another sweeper holds are skipped.
      * Returns how many events were removed.
      */
@@ -561,6 +600,10 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
           SELECT ${events.eventId} AS event_id FROM ${events}
           WHERE ${events.receivedAt} < ${olderThan.toISOString()}::timestamptz AND ${events.routingState} = 'routed'
             AND NOT EXISTS (SELECT 1 FROM ${eventRoutes} h WHERE h.event_id = ${events.eventId} AND h.outcome = 'held')
+            -- An open dead letter is kept until it is retried or discarded (docs/recovery.md, "Dead letters").
+            AND NOT EXISTS (
+              SELECT 1 FROM ${eventRoutes} d
+              WHERE d.event_id = ${events.eventId} AND d.outcome = 'dead_letter' AND d.discarded_at IS NULL)
           ORDER BY ${events.receivedAt}
           LIMIT ${limit}
           FOR UPDATE SKIP LOCKED
@@ -587,7 +630,8 @@ export function createEventsRepository(db: Db, options: { statements?: Statement
             AND e.routing_state = 'routed'
             AND NOT EXISTS (
               SELECT 1 FROM ${eventRoutes} r
-              WHERE r.event_id = e.event_id AND r.outcome IN ('pending','coalescing','held','dead_letter')
+              WHERE r.event_id = e.event_id
+                AND (r.outcome IN ('pending','coalescing','held') OR (r.outcome = 'dead_letter' AND r.discarded_at IS NULL))
             )
           ORDER BY e.received_at
           LIMIT ${limit}

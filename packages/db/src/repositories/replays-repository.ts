@@ -83,8 +83,9 @@ export function createReplaysRepository(db: Db) {
      * Opens the routes a replay (`if_no_runs`) decided, in one statement: a
      * route the event never had is inserted `pending`; a route a filter
      * stopped (`filtered`, `filter_error`) or a rate limit dropped (`dropped`;
-     * its pacing decision is cleared, so today's limits decide again) or held while its activity was
-     * disabled (`held`: the replay releases it) becomes `pending` on today's version, its detail naming the replay and what it was; a route that
+     * its pacing decision is cleared, so today's limits decide again), held while its activity was
+     * disabled (`held`: the replay releases it), or that is a dead letter (`dead_letter`, its reason
+     * cleared; discarded or not) becomes `pending` on today's version, its detail naming the replay and what it was; a route that
      * already leads to a run is left alone. A route whose run is already
      * recorded is stored `duplicate` at once. When a route was opened the
      * event goes back to `pending` (leased for `leaseMs`, so the caller
@@ -124,8 +125,9 @@ export function createReplaysRepository(db: Db) {
               detail = left(excluded.detail || '; was ' || er.outcome || coalesce(': ' || er.detail, ''), ${MAX_DETAIL}),
               paced_at = NULL,
               not_before = NULL,
+              reason_code = NULL,
               updated_at = now()
-            WHERE er.outcome IN ('filtered', 'filter_error', 'dropped', 'held')
+            WHERE er.outcome IN ('filtered', 'filter_error', 'dropped', 'held', 'dead_letter')
             RETURNING er.outcome
           )
           UPDATE ${events} SET routing_state = 'pending', routed_at = NULL,

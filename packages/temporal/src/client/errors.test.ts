@@ -7,7 +7,7 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { isTemporalUnreachable, StartTimeoutError } from './errors';
+import { describeTemporalError, isPermanentRefusal, isTemporalUnreachable, StartTimeoutError } from './errors';
 
 /** A local port nothing listens on: every connect is refused at once. */
 async function closedPort(): Promise<number> {
@@ -155,5 +155,34 @@ describe('the other verdicts', () => {
     expect(isTemporalUnreachable(new Error('boom'))).toBe(false);
     expect(isTemporalUnreachable(undefined)).toBe(false);
     expect(isTemporalUnreachable('UNAVAILABLE')).toBe(false);
+  });
+});
+
+describe('a permanent refusal', () => {
+  test('an invalid argument (an input over the payload limit) is permanent, at any depth, and described with its cause', () => {
+    const blob = grpcError(3, 'INVALID_ARGUMENT', 'Blob data size exceeds limit.');
+    expect(isPermanentRefusal(blob)).toBe(true);
+    expect(isPermanentRefusal(wrapped(blob))).toBe(true);
+    expect(describeTemporalError(wrapped(blob))).toBe(
+      'Failed to start Workflow: 3 INVALID_ARGUMENT: Blob data size exceeds limit.',
+    );
+  });
+
+  test("the client's own message-size limit is permanent; the server shedding load is not", () => {
+    expect(
+      isPermanentRefusal(
+        wrapped(grpcError(8, 'RESOURCE_EXHAUSTED', 'Attempted to send message with a size larger than 4194304')),
+      ),
+    ).toBe(true);
+    expect(isPermanentRefusal(wrapped(grpcError(8, 'RESOURCE_EXHAUSTED', 'namespace rate limit exceeded')))).toBe(
+      false,
+    );
+  });
+
+  test('an unreachable Temporal, an internal error and our own timeout are not permanent', () => {
+    expect(isPermanentRefusal(wrapped(grpcError(14, 'UNAVAILABLE', 'No connection established')))).toBe(false);
+    expect(isPermanentRefusal(wrapped(grpcError(13, 'INTERNAL', 'persistence failure')))).toBe(false);
+    expect(isPermanentRefusal(new StartTimeoutError('timed out'))).toBe(false);
+    expect(isPermanentRefusal(new Error('plain'))).toBe(false);
   });
 });

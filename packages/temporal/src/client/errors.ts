@@ -14,6 +14,7 @@
  */
 
 /** gRPC status codes, as `@grpc/grpc-js` numbers them. */
+const INVALID_ARGUMENT = 3;
 const DEADLINE_EXCEEDED = 4;
 const RESOURCE_EXHAUSTED = 8;
 const UNAVAILABLE = 14;
@@ -62,4 +63,41 @@ export function isTemporalUnreachable(error: unknown): boolean {
     current = (current as { cause?: unknown }).cause;
   }
   return false;
+}
+
+/**
+ * True when Temporal (or the gRPC client, for a message over its size limit)
+ * refused a request for good: asking again unchanged gets the same answer,
+ * whatever the time. gRPC INVALID_ARGUMENT (3) — such as "Blob data size
+ * exceeds limit" for an input over the payload limit — and the client's own
+ * RESOURCE_EXHAUSTED "larger than" a message limit. "Already started" is not
+ * an error at all (the starter answers `duplicate`), and an unreachable
+ * Temporal never is one (`isTemporalUnreachable`). Searched like that, five
+ * levels of `cause`.
+ */
+export function isPermanentRefusal(error: unknown): boolean {
+  if (isTemporalUnreachable(error)) return false;
+  for (let current = error, depth = 0; current !== null && typeof current === 'object' && depth < 5; depth++) {
+    const { code, details } = current as { code?: unknown; details?: unknown };
+    if (code === INVALID_ARGUMENT) return true;
+    if (code === RESOURCE_EXHAUSTED && typeof details === 'string' && MESSAGE_TOO_LARGE.test(details)) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * A Temporal call's failure in words, with what its causes say (five levels):
+ * the client's "Failed to start Workflow" alone does not say why, its gRPC
+ * cause does ("3 INVALID_ARGUMENT: Blob data size exceeds limit.").
+ */
+export function describeTemporalError(error: unknown): string {
+  const parts: string[] = [];
+  for (let current = error, depth = 0; current !== null && typeof current === 'object' && depth < 5; depth++) {
+    const { message } = current as { message?: unknown };
+    if (typeof message === 'string' && message !== '' && !parts.some((part) => part.includes(message)))
+      parts.push(message);
+    current = (current as { cause?: unknown }).cause;
+  }
+  return parts.length === 0 ? String(error) : parts.join(': ');
 }

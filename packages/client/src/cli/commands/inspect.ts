@@ -436,6 +436,11 @@ async function explainEvent(
       case 'dropped':
         out.write(`  ${style.red('✗')} ${who}: did not run — ${route.detail ?? 'dropped by its rate limit'}\n`);
         break;
+      case 'dead_letter':
+        out.write(
+          `  ${style.red('✗')} ${who}: did not run — a dead letter (${route.reason_code ?? 'unknown'}${route.discarded_at === null ? '' : ', discarded'}): ${route.detail ?? ''}; see \`activity-core dead-letters list\`\n`,
+        );
+        break;
     }
   }
   if (focus !== undefined && !event.routes.some((route) => route.activity_id === focus.id)) {
