@@ -378,6 +378,21 @@ describe('every client method calls its operation, and the real answers parse wi
         call: () => client.audit.list({ limit: 5, action: 'activity.create' }),
       },
       {
+        method: 'deadLetters.list',
+        operation: 'listDeadLetters',
+        call: () => client.deadLetters.list({ limit: 5, activityId: doomed.id }),
+      },
+      {
+        method: 'deadLetters.retry',
+        operation: 'retryDeadLetters',
+        call: () => client.deadLetters.retry({ filter: { activity_id: doomed.id } }),
+      },
+      {
+        method: 'deadLetters.discard',
+        operation: 'discardDeadLetters',
+        call: () => client.deadLetters.discard({ filter: { activity_id: doomed.id, reason: 'start_refused' } }),
+      },
+      {
         method: 'audit.listAll',
         operation: 'listAudit',
         helper: true,
@@ -396,6 +411,7 @@ describe('every client method calls its operation, and the real answers parse wi
       'webhooks',
       'codec',
       'audit',
+      'deadLetters',
     ] as const;
     const methods = namespaces.flatMap((namespace) =>
       Object.keys(client[namespace]).map((method) => `${namespace}.${method}`),
