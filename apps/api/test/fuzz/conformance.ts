@@ -78,27 +78,30 @@ export const UNSTATED_RULES: readonly UnstatedRule[] = [
     matches: ({ path }) => /^triggers\[\d+\]\.timezone$/.test(path),
   },
   {
-    rule: 'the CEL expressions of a definition parse and type-check: trigger filters, cancel_on matches, debounce keys, wait_for_event matches, the concurrency, throttle and rate_limit keys, task conditions (if) and fan-outs (for_each)',
+    rule: 'the CEL expressions of a definition parse and type-check: trigger filters, cancel_on matches, debounce and batch keys, wait_for_event matches, the concurrency, throttle, rate_limit and fairness keys, task conditions (if) and fan-outs (for_each)',
     why: 'CEL is a grammar with types',
     operations: ACTIVITY_WRITES,
     matches: ({ path }) =>
       /^triggers\[\d+\]\.(?:filter|cancel_on\[\d+\]\.match)$/.test(path) ||
       /^tasks\[\d+\]\.(?:config\.match|if|for_each)$/.test(path) ||
-      /^triggers\[\d+\]\.debounce\.key$/.test(path) ||
-      ['concurrency.key', 'throttle.key', 'rate_limit.key'].includes(path),
+      /^triggers\[\d+\]\.(?:debounce|batch)\.key$/.test(path) ||
+      ['concurrency.key', 'throttle.key', 'rate_limit.key', 'fairness.key'].includes(path),
   },
   {
-    rule: 'the durations of pacing and debounce are within their bounds: throttle and rate_limit periods 1s to 7d, a debounce period 1s to 7d, its max_wait at least its period and at most 7d',
+    rule: 'the durations of pacing, debounce and batching are within their bounds: throttle and rate_limit periods 1s to 7d, a debounce period 1s to 7d, its max_wait at least its period and at most 7d, a batch timeout 1s to 7d',
     why: "a duration is text ('90s', '1h'); the bounds are on the time it names, and max_wait's on another field's value",
     operations: ACTIVITY_WRITES,
     matches: ({ path }) =>
-      /^(?:throttle|rate_limit)\.period$/.test(path) || /^triggers\[\d+\]\.debounce\.(?:period|max_wait)$/.test(path),
+      /^(?:throttle|rate_limit)\.period$/.test(path) ||
+      /^triggers\[\d+\]\.(?:debounce\.(?:period|max_wait)|batch\.timeout)$/.test(path),
   },
   {
-    rule: "a trigger's debounce is not combined with throttle or rate_limit on one activity",
+    rule: "a trigger's debounce or batch is not combined with throttle or rate_limit on one activity, and an activity coalesces one way: debounce or batch, not both",
     why: 'a rule across fields in different parts of the definition',
     operations: ACTIVITY_WRITES,
-    matches: ({ path, message }) => /^triggers\[\d+\]\.debounce$/.test(path) && /cannot be combined/.test(message),
+    matches: ({ path, message }) =>
+      /^triggers\[\d+\]\.(?:debounce|batch)$/.test(path) &&
+      /cannot be combined|debounce or batch, not both|cannot batch on another/.test(message),
   },
   {
     rule: "a definition's tasks form a graph: keys are unique, depends_on names other tasks' keys without a cycle, templates and expressions read only tasks the reading task depends on, and max_parallel is set on for_each tasks only, at most the definition's",
