@@ -1,4 +1,4 @@
-import { eventRunWorkflowId } from '@activity-core/contracts';
+import { batchRunWorkflowId, eventRunWorkflowId } from '@activity-core/contracts';
 import { runMigrations } from '@activity-core/db';
 import { freePort } from '@activity-core/dev-services';
 import type pg from 'pg';
@@ -62,14 +62,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * it (202), retrying a 503 or a dropped connection. Resolves once acknowledged.
  */
 let refusals = 0;
-async function deliver(eventId: string, contact: string, n: number): Promise<void> {
+async function deliver(eventId: string, contact: string, n: number, eventType = EVENT_TYPE): Promise<void> {
   for (const deadline = Date.now() + 120_000; ;) {
     const response = await fetch(`${base}/v1/events`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
         event_id: eventId,
-        event_type: EVENT_TYPE,
+        event_type: eventType,
         source: 'crm',
         occurred_at: '2026-03-01T09:00:00Z',
         data: { contact, n },
@@ -97,7 +97,18 @@ async function burst(acked: string[], from: number, to: number, contacts = CONTA
     }
 }
 
-describe('debounce across a Postgres restart', () => {
+/** Registers an activity over the API and answers its id. */
+async function register(definition: object): Promise<string> {
+  const registered = await fetch(`${base}/v1/activities`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(definition),
+  });
+  expect(registered.status, await registered.clone().text()).toBe(201);
+  return ((await registered.json()) as { id: string }).id;
+}
+
+describe('debounce and batching across a Postgres restart', () => {
   test('every acknowledged event ends merged or started once, one run per window with its last event, none twice', async () => {
     const registered = await fetch(`${base}/v1/activities`, {
       method: 'POST',
@@ -195,5 +206,91 @@ describe('debounce across a Postgres restart', () => {
     expect(windows.filter((window) => window.key === QUIET).map((window) => window.member_count)).toEqual([10]);
     // Every event is in a window (no route bypassed its key's burst), so the windows account for all of them.
     expect(windows.reduce((sum, window) => sum + window.member_count, 0)).toBe(acked.length);
+  });
+
+  test('a batch open when Postgres goes away closes once after it: every acknowledged event is a member of exactly one batch, each batch one run, none over max_size', async () => {
+    const eventType = 'order.pgrestart';
+    const activityId = await register({
+      name: 'batch-pg-restart',
+      triggers: [{ type: 'event', event_type: eventType, batch: { max_size: 25, timeout: '3s' } }],
+      tasks: [{ type: 'noop' }],
+    });
+    const acked: string[] = [];
+    const send = async (from: number, to: number) => {
+      for (let n = from; n <= to; n++) {
+        const eventId = `evt_batch_${String(n).padStart(2, '0')}`;
+        await deliver(eventId, 'all', n, eventType);
+        acked.push(eventId);
+        await sleep(50);
+      }
+    };
+    // A batch opens and fills part way; Postgres goes away while it is open and its timeout passes.
+    await send(1, 15);
+    await postgres.stop();
+    const during = send(16, 40);
+    await sleep(OUTAGE_MS);
+    await postgres.start();
+    await during;
+    await send(41, 60);
+    expect(api.exited()).toBeNull();
+    expect(worker.exited()).toBeNull();
+
+    await waitFor(
+      'every event batched, every batch closed, every run ended',
+      async () => {
+        const { rows } = await sql.query(
+          `SELECT
+             (SELECT count(*)::int FROM event_routes WHERE activity_id = $1 AND outcome = 'batched') AS batched,
+             (SELECT count(*)::int FROM coalesce_windows WHERE activity_id = $1 AND state = 'open') AS open,
+             (SELECT count(*)::int FROM coalesce_windows WHERE activity_id = $1) AS windows,
+             (SELECT count(*)::int FROM activity_runs WHERE activity_id = $1 AND status = 'succeeded') AS succeeded`,
+          [activityId],
+        );
+        const row = rows[0];
+        return row.batched === acked.length && row.open === 0 && row.succeeded >= row.windows ? true : undefined;
+      },
+      240_000,
+    );
+    const routes = (
+      await sql.query(
+        `SELECT event_id, outcome, workflow_id, window_id, window_position FROM event_routes WHERE activity_id = $1`,
+        [activityId],
+      )
+    ).rows as Array<{
+      event_id: string;
+      outcome: string;
+      workflow_id: string;
+      window_id: string;
+      window_position: number;
+    }>;
+    const windows = (
+      await sql.query(`SELECT id, kind, member_count, run_workflow_id FROM coalesce_windows WHERE activity_id = $1`, [
+        activityId,
+      ])
+    ).rows as Array<{ id: string; kind: string; member_count: number; run_workflow_id: string }>;
+    const runs = (await sql.query(`SELECT workflow_id, status FROM activity_runs WHERE activity_id = $1`, [activityId]))
+      .rows as Array<{ workflow_id: string; status: string }>;
+
+    // Every acknowledged event is one member of one batch: none lost, none twice.
+    expect(routes.map((route) => route.event_id).sort()).toEqual([...acked].sort());
+    expect(windows.reduce((sum, window) => sum + window.member_count, 0)).toBe(acked.length);
+    // One run per batch, under the batch's own id, each once and succeeded.
+    expect(runs).toHaveLength(windows.length);
+    expect(new Set(runs.map((run) => run.workflow_id))).toEqual(
+      new Set(windows.map((window) => batchRunWorkflowId(activityId, window.id))),
+    );
+    expect(runs.every((run) => run.status === 'succeeded')).toBe(true);
+    for (const window of windows) {
+      expect(window.kind).toBe('batch');
+      expect(window.member_count).toBeLessThanOrEqual(25);
+      const members = routes.filter((route) => route.window_id === window.id);
+      expect(members).toHaveLength(window.member_count);
+      expect(members.every((member) => member.workflow_id === window.run_workflow_id)).toBe(true);
+      // Each member has its own place in its batch, 1..N.
+      expect(members.map((member) => member.window_position).sort((a, b) => a - b)).toEqual(
+        Array.from({ length: members.length }, (_, i) => i + 1),
+      );
+    }
+    console.log(`[pg-restart] batches: ${windows.map((w) => w.member_count).join(', ')}`);
   });
 });
