@@ -1,5 +1,6 @@
 import type { Logger } from '@activity-core/contracts';
 import type { EventsRepository } from '@activity-core/db';
+import { createBatchedSweep } from './batched-sweep';
 
 export interface EventRetentionOptions {
   events: Pick<EventsRepository, 'purgeRoutedBefore' | 'expirePayloadsBefore'>;
@@ -25,73 +26,36 @@ export interface EventRetentionOptions {
  * (each batch is one statement).
  */
 export function createEventRetention(options: EventRetentionOptions) {
-  const intervalMs = options.intervalMs ?? 600_000;
   const batchSize = options.batchSize ?? 1_000;
   const now = options.now ?? (() => new Date());
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let stopped = true;
-  let closing = false;
-
-  /** Repeats one batch statement until a batch comes back short; returns the total. */
-  async function drain(batch: () => Promise<number>): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const done = await batch();
-      total += done;
-      if (done < batchSize || closing) return total;
-    }
-  }
+  const loop = createBatchedSweep({
+    run: () => purge(),
+    logger: options.logger,
+    intervalMs: options.intervalMs ?? 600_000,
+    failure: 'event retention purge failed; retrying next interval',
+  });
 
   /** One full purge: data past the payload retention cleared, events past the retention forgotten; returns how many events were forgotten. */
   async function purge(): Promise<number> {
     const at = now().getTime();
     if (options.payloadRetentionMs !== undefined) {
       const cutoff = new Date(at - options.payloadRetentionMs);
-      const cleared = await drain(() => options.events.expirePayloadsBefore(cutoff, batchSize));
+      const cleared = await loop.drain(batchSize, () => options.events.expirePayloadsBefore(cutoff, batchSize));
       if (cleared > 0)
         options.logger.info(
           { cleared, cutoff: cutoff.toISOString() },
           'cleared the data of events past their payload retention',
         );
     }
-    if (options.retentionMs === undefined || closing) return 0;
+    if (options.retentionMs === undefined || loop.closing()) return 0;
     const cutoff = new Date(at - options.retentionMs);
-    const total = await drain(() => options.events.purgeRoutedBefore(cutoff, batchSize));
+    const total = await loop.drain(batchSize, () => options.events.purgeRoutedBefore(cutoff, batchSize));
     if (total > 0)
       options.logger.info({ removed: total, cutoff: cutoff.toISOString() }, 'forgot events past their retention');
     return total;
   }
 
-  function schedule(delay: number): void {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      running = purge()
-        .then(() => undefined)
-        .catch((error: unknown) =>
-          options.logger.warn({ err: error }, 'event retention purge failed; retrying next interval'),
-        )
-        .finally(() => schedule(intervalMs));
-    }, delay);
-    timer.unref();
-  }
-
-  return {
-    purge,
-    start(): void {
-      if (!stopped) return;
-      stopped = false;
-      closing = false;
-      // Not at once: many processes starting together should not all purge together.
-      schedule(Math.floor(Math.random() * Math.min(intervalMs, 60_000)));
-    },
-    async stop(): Promise<void> {
-      stopped = true;
-      closing = true;
-      if (timer !== undefined) clearTimeout(timer);
-      await running;
-    },
-  };
+  return { purge, start: loop.start, stop: loop.stop };
 }
 
 export type EventRetention = ReturnType<typeof createEventRetention>;
