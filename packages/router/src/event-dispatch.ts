@@ -15,7 +15,9 @@ import {
   parseBatchRunWorkflowId,
   runIdFor,
   type ActivityDefinition,
+  type Batch,
   type DeadLetterRouteReason,
+  type Debounce,
   type EventEnvelope,
   type RouteOutcome,
 } from '@activity-core/contracts';
@@ -88,12 +90,34 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
   const coalescing = deps.coalescing;
 
   /**
-   * A debounced route's window (coalescing.ts): the window the event opened
-   * (its workflow is to be started), `'done'` when the event joined an open
-   * window (its route is `coalescing` now) or was settled before, undefined
-   * when the route is not debounced or runs alone (a key that fails, the
-   * open-window bound): its run is started as usual.
+   * The key a debounce or a batch groups the event under, with the coalescing
+   * store; undefined (logged) when the event runs alone instead: this ingest
+   * has no coalescing store, or the key expression failed on the event.
    */
+  function coalescingKeyOf(
+    what: 'debounce' | 'batch',
+    policy: Debounce | Batch,
+    envelope: EventEnvelope,
+    route: EventRouteRow,
+  ): { store: NonNullable<typeof coalescing>; key: string } | undefined {
+    if (coalescing === undefined) {
+      logger.warn(
+        { eventId: envelope.event_id, activityId: route.activityId },
+        'no coalescing here: the event runs alone',
+      );
+      return undefined;
+    }
+    const keyed = debounceKeyOf(policy, envelope);
+    if ('error' in keyed) {
+      logger.warn(
+        { eventId: envelope.event_id, activityId: route.activityId, reason: keyed.error },
+        `${what} key failed: the event runs alone`,
+      );
+      return undefined;
+    }
+    return { store: coalescing, key: keyed.key };
+  }
+
   /**
    * A batched route's batch (docs/coalescing.md, "Batching"): `{ wake }`, the
    * batches whose workflows are to be started or woken (the one the event
@@ -109,22 +133,9 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
   ): Promise<{ wake: CoalesceWindowRow[] } | 'done' | undefined> {
     const plan = batchFor(snapshot.definition as ActivityDefinition, envelope);
     if (plan === undefined) return undefined;
-    if (coalescing === undefined) {
-      logger.warn(
-        { eventId: envelope.event_id, activityId: route.activityId },
-        'no coalescing here: the event runs alone',
-      );
-      return undefined;
-    }
-    const keyed = debounceKeyOf(plan.batch, envelope);
-    if ('error' in keyed) {
-      logger.warn(
-        { eventId: envelope.event_id, activityId: route.activityId, reason: keyed.error },
-        'batch key failed: the event runs alone',
-      );
-      return undefined;
-    }
-    const joined = await coalescing.windows.joinBatch({
+    const keyed = coalescingKeyOf('batch', plan.batch, envelope, route);
+    if (keyed === undefined) return undefined;
+    const joined = await keyed.store.windows.joinBatch({
       eventId: envelope.event_id,
       activityId: route.activityId,
       activityVersion: route.activityVersion,
@@ -133,7 +144,7 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
       maxSize: plan.batch.max_size,
       maxBytes: plan.maxBytes,
       bytes: batchBytesOf(envelope),
-      maxOpen: coalescing.maxOpenWindows ?? COALESCE_MAX_OPEN_WINDOWS,
+      maxOpen: keyed.store.maxOpenWindows ?? COALESCE_MAX_OPEN_WINDOWS,
       workflowIdOf: (windowId) => coalesceWindowWorkflowId(route.activityId, keyed.key, windowId),
       runOf: (windowId) => {
         const workflowId = batchRunWorkflowId(route.activityId, windowId);
@@ -156,6 +167,14 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
     }
   }
 
+  /**
+   * A debounced route's window (coalescing.ts), or a batched route's batch
+   * (joinBatch, tried first): the window the event opened
+   * (its workflow is to be started), `'done'` when the event joined an open
+   * window (its route is `coalescing` now) or was settled before, undefined
+   * when the route is not debounced or runs alone (a key that fails, the
+   * open-window bound): its run is started as usual.
+   */
   async function joinWindow(
     envelope: EventEnvelope,
     route: EventRouteRow,
@@ -166,22 +185,9 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
     if (batched !== undefined) return batched;
     const plan = debounceFor(snapshot.definition as ActivityDefinition, envelope);
     if (plan === undefined) return undefined;
-    if (coalescing === undefined) {
-      logger.warn(
-        { eventId: envelope.event_id, activityId: route.activityId },
-        'no coalescing here: the event runs alone',
-      );
-      return undefined;
-    }
-    const keyed = debounceKeyOf(plan.debounce, envelope);
-    if ('error' in keyed) {
-      logger.warn(
-        { eventId: envelope.event_id, activityId: route.activityId, reason: keyed.error },
-        'debounce key failed: the event runs alone',
-      );
-      return undefined;
-    }
-    const joined = await coalescing.windows.join({
+    const keyed = coalescingKeyOf('debounce', plan.debounce, envelope, route);
+    if (keyed === undefined) return undefined;
+    const joined = await keyed.store.windows.join({
       eventId: envelope.event_id,
       activityId: route.activityId,
       activityVersion: route.activityVersion,
@@ -189,7 +195,7 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
       periodMs: plan.periodMs,
       maxWaitMs: plan.maxWaitMs,
       bytes: JSON.stringify(envelope).length,
-      maxOpen: coalescing.maxOpenWindows ?? COALESCE_MAX_OPEN_WINDOWS,
+      maxOpen: keyed.store.maxOpenWindows ?? COALESCE_MAX_OPEN_WINDOWS,
       workflowIdOf: (windowId) => coalesceWindowWorkflowId(route.activityId, keyed.key, windowId),
       runIdOf: runIdFor,
       ...(plan.debounce.mode === 'leading' ? { leading: { runWorkflowId: route.workflowId } } : {}),
