@@ -114,6 +114,7 @@ export function startBackgroundLoops(
     ingest: wiring.ingest,
     logger: server.log,
     pacing: wiring.pacing,
+    windows: wiring.windowRevival,
     ...(options.dispatcherIntervalMs === undefined ? {} : { intervalMs: options.dispatcherIntervalMs }),
     ...(options.dispatcherBatchSize === undefined ? {} : { batchSize: options.dispatcherBatchSize }),
   });

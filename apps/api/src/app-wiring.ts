@@ -25,7 +25,13 @@ import {
   type Database,
   createCoalesceWindowsRepository,
 } from '@activity-core/db';
-import { createCancelOn, createDependencyMonitor, createEventIngest, createEventWaits } from '@activity-core/router';
+import {
+  createCancelOn,
+  createDependencyMonitor,
+  createEventIngest,
+  createEventWaits,
+  createWindowRevival,
+} from '@activity-core/router';
 import { createScheduleManager, scheduleIssues } from '@activity-core/schedule-manager';
 import { createSecretBox } from '@activity-core/webhooks';
 import {
@@ -281,6 +287,8 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
   const cancellations = createCancellationsRepository(database.db);
   const eventWaitsRepository = createEventWaitsRepository(database.db);
   const pacing = createPacingRepository(database.db);
+  const coalesceWindows = createCoalesceWindowsRepository(database.db);
+  const coalesceStarter = createCoalesceStarter({ client, taskQueue: config.temporal.taskQueue });
   const ingest = metrics.countIngest(
     createEventIngest({
       definitions,
@@ -301,10 +309,7 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
         logger,
       }),
       // Debounced triggers: their events join windows here; each window's workflow starts the run.
-      coalescing: {
-        windows: createCoalesceWindowsRepository(database.db),
-        starter: createCoalesceStarter({ client, taskQueue: config.temporal.taskQueue }),
-      },
+      coalescing: { windows: coalesceWindows, starter: coalesceStarter },
     }),
   );
   const replaysRepository = createReplaysRepository(database.db);
@@ -395,6 +400,8 @@ export async function wireApi(config: Config, options: ApiAppOptions) {
     reruns,
     rerunsRepository,
     pacing,
+    // Coalescing windows whose workflow ended without closing them: started again by the dispatcher.
+    windowRevival: createWindowRevival({ windows: coalesceWindows, starter: coalesceStarter, logger }),
     replays,
     replaysRepository,
     heldEventsRepository,

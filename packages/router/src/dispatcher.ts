@@ -1,6 +1,7 @@
 import type { EventEnvelope, Logger } from '@activity-core/contracts';
 import { isConnectionError, type EventsRepository, type PacingRepository } from '@activity-core/db';
 import type { EventIngest } from './event-ingest';
+import type { WindowRevival } from './window-revival';
 
 export interface DispatcherOptions {
   events: Pick<EventsRepository, 'claimPending' | 'listRoutes'>;
@@ -22,6 +23,10 @@ export interface DispatcherOptions {
   pacing?: Pick<PacingRepository, 'sweepIdle'>;
   /** @default 60000 */
   pacingSweepMs?: number;
+  /** Coalescing windows whose workflow ended without closing them: started again every `windowSweepMs` (window-revival.ts). */
+  windows?: Pick<WindowRevival, 'reviveOverdue'>;
+  /** @default 60000 */
+  windowSweepMs?: number;
 }
 
 /**
@@ -54,12 +59,21 @@ export function createDispatcher(options: DispatcherOptions) {
 
   /** Claims and routes one batch; returns how many events it claimed. */
   let lastSweep = 0;
+  let lastWindowSweep = 0;
   async function runOnce(): Promise<number> {
     if (options.pacing !== undefined && Date.now() - lastSweep >= (options.pacingSweepMs ?? 60_000)) {
       lastSweep = Date.now();
       // Bounded per round; a table left with more idle rows is finished by the next rounds.
       const swept = await options.pacing.sweepIdle(10_000);
       if (swept > 0) options.logger.debug({ swept }, 'idle pacing buckets deleted');
+    }
+    if (
+      options.windows !== undefined &&
+      gate.healthy &&
+      Date.now() - lastWindowSweep >= (options.windowSweepMs ?? 60_000)
+    ) {
+      lastWindowSweep = Date.now();
+      await options.windows.reviveOverdue();
     }
     if (!gate.healthy && gate.retryInMs() > 0) return 0;
     const claimed = await options.events.claimPending(gate.healthy ? batchSize : 1, leaseMs);

@@ -49,3 +49,4 @@ export {
   type EventWaitsDeps,
   type EventWaitsFailure,
 } from './event-waits';
+export { createWindowRevival, WINDOW_REVIVAL_GRACE_MS, type WindowRevival } from './window-revival';

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client';
 import { decideBatchJoin } from '../batch-decision';
-import { coalesceWindows, eventRoutes, events } from '../schema';
+import { activityDefinitions, coalesceWindows, eventRoutes, events } from '../schema';
 
 export type CoalesceWindowRow = typeof coalesceWindows.$inferSelect;
 
@@ -503,6 +503,22 @@ export function createCoalesceWindowsRepository(db: Db) {
           updated_at = now()
         WHERE ${eventRoutes.windowId} = ${window.id} AND ${eventRoutes.eventId} = ${window.lastEventId}
           AND ${eventRoutes.outcome} = 'coalescing'`);
+    },
+
+    /**
+     * Open windows (debounce or batch) whose due time passed more than
+     * `graceMs` ago, oldest first, with their activity's name: a window's
+     * workflow closes it when it is due, so one still open long after is one
+     * whose workflow ended without closing it (terminated by an operator) or
+     * is not running (no worker).
+     */
+    async overdueOpen(graceMs: number, limit: number): Promise<Array<CoalesceWindowRow & { activityName: string }>> {
+      const found = await db.execute<WindowSql & { activity_name: string | null } & Record<string, unknown>>(sql`
+        SELECT w.*, d.name AS activity_name FROM ${coalesceWindows} w
+        LEFT JOIN ${activityDefinitions} d ON d.id = w.activity_id
+        WHERE w.state = 'open' AND w.due_at < now() - make_interval(secs => ${graceMs / 1000})
+        ORDER BY w.due_at LIMIT ${limit}`);
+      return found.rows.map((row) => ({ ...windowOf(row), activityName: row.activity_name ?? row.activity_id }));
     },
 
     /** Open windows per activity (the gauge of docs/coalescing.md). */

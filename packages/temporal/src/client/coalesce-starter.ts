@@ -55,6 +55,27 @@ export function createCoalesceStarter(deps: { client: Client; taskQueue: string 
     },
 
     /**
+     * Starts a window's workflow again when its last run ended without
+     * closing the window (terminated, timed out, failed): the same id, with
+     * `ALLOW_DUPLICATE_FAILED_ONLY`, so a run that completed — it closed the
+     * window — or one still running is answered `duplicate` and nothing
+     * changes. The new run finds the window in Postgres and closes it once.
+     */
+    async restart(
+      request: StartCoalesceWindowRequest,
+      options: { deadline?: Date } = {},
+    ): Promise<'started' | 'duplicate'> {
+      return await answered(
+        () =>
+          deps.client.workflow.start(COALESCE_WINDOW_WORKFLOW, {
+            ...optionsOf(request),
+            workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+          }),
+        options.deadline,
+      );
+    },
+
+    /**
      * Makes a batch's workflow look at its window now (signal-with-start: it
      * is started if it is not running yet), after a transaction closed the
      * batch (`max_size`, byte cap). `duplicate`: the workflow had ended
