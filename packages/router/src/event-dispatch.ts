@@ -91,15 +91,16 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
 
   /**
    * The key a debounce or a batch groups the event under, with the coalescing
-   * store; undefined (logged) when the event runs alone instead: this ingest
-   * has no coalescing store, or the key expression failed on the event.
+   * store and what every join of a window is told about the member; undefined
+   * (logged) when the event runs alone instead: this ingest has no coalescing
+   * store, or the key expression failed on the event.
    */
   function coalescingKeyOf(
     what: 'debounce' | 'batch',
     policy: Debounce | Batch,
     envelope: EventEnvelope,
     route: EventRouteRow,
-  ): { store: NonNullable<typeof coalescing>; key: string } | undefined {
+  ) {
     if (coalescing === undefined) {
       logger.warn(
         { eventId: envelope.event_id, activityId: route.activityId },
@@ -115,7 +116,19 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
       );
       return undefined;
     }
-    return { store: coalescing, key: keyed.key };
+    const key = keyed.key;
+    return {
+      store: coalescing,
+      member: {
+        eventId: envelope.event_id,
+        activityId: route.activityId,
+        activityVersion: route.activityVersion,
+        key,
+        bytes: batchBytesOf(envelope),
+        maxOpen: coalescing.maxOpenWindows ?? COALESCE_MAX_OPEN_WINDOWS,
+        workflowIdOf: (windowId: string) => coalesceWindowWorkflowId(route.activityId, key, windowId),
+      },
+    };
   }
 
   /**
@@ -136,16 +149,10 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
     const keyed = coalescingKeyOf('batch', plan.batch, envelope, route);
     if (keyed === undefined) return undefined;
     const joined = await keyed.store.windows.joinBatch({
-      eventId: envelope.event_id,
-      activityId: route.activityId,
-      activityVersion: route.activityVersion,
-      key: keyed.key,
+      ...keyed.member,
       timeoutMs: plan.timeoutMs,
       maxSize: plan.batch.max_size,
       maxBytes: plan.maxBytes,
-      bytes: batchBytesOf(envelope),
-      maxOpen: keyed.store.maxOpenWindows ?? COALESCE_MAX_OPEN_WINDOWS,
-      workflowIdOf: (windowId) => coalesceWindowWorkflowId(route.activityId, keyed.key, windowId),
       runOf: (windowId) => {
         const workflowId = batchRunWorkflowId(route.activityId, windowId);
         return { workflowId, runId: runIdFor(workflowId) };
@@ -188,15 +195,9 @@ export function createEventDispatch(ctx: IngestContext, settle: EventSettle) {
     const keyed = coalescingKeyOf('debounce', plan.debounce, envelope, route);
     if (keyed === undefined) return undefined;
     const joined = await keyed.store.windows.join({
-      eventId: envelope.event_id,
-      activityId: route.activityId,
-      activityVersion: route.activityVersion,
-      key: keyed.key,
+      ...keyed.member,
       periodMs: plan.periodMs,
       maxWaitMs: plan.maxWaitMs,
-      bytes: JSON.stringify(envelope).length,
-      maxOpen: keyed.store.maxOpenWindows ?? COALESCE_MAX_OPEN_WINDOWS,
-      workflowIdOf: (windowId) => coalesceWindowWorkflowId(route.activityId, keyed.key, windowId),
       runIdOf: runIdFor,
       ...(plan.debounce.mode === 'leading' ? { leading: { runWorkflowId: route.workflowId } } : {}),
     });
