@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { batchRunWorkflowId } from '@activity-core/contracts';
-import { startStack, waitFor, type TestStack } from './harness';
-import { createRestartableTemporal } from './restartable-temporal';
+import { waitFor, type TestStack } from './harness';
+import { startStackOnRestartableTemporal } from './restartable-temporal';
 import { freePort } from '@activity-core/dev-services';
-import { killHard, spawnApiProcess, spawnWorkerProcess, stopGracefully, type SpawnedProcess } from './worker-process';
+import { killHard, spawnApiProcess, type SpawnedProcess } from './worker-process';
 
 /**
  * Batching across faults (docs/coalescing.md "Batching", ADR 0070): a batch's
@@ -12,29 +12,22 @@ import { killHard, spawnApiProcess, spawnWorkerProcess, stopGracefully, type Spa
  * nothing: the same batches, the same runs, every member once. A batch closed
  * by the byte cap while Temporal is down still runs at once when it is back.
  */
-let temporal: Awaited<ReturnType<typeof createRestartableTemporal>>;
+let faults: Awaited<ReturnType<typeof startStackOnRestartableTemporal>>;
+let temporal: (typeof faults)['temporal'];
 let stack: TestStack;
-const workers: SpawnedProcess[] = [];
+let workers: SpawnedProcess[];
 
 beforeAll(async () => {
-  temporal = await createRestartableTemporal();
-  await temporal.start();
-  stack = await startStack({ worker: false, env: { TEMPORAL_ADDRESS: temporal.address } });
+  faults = await startStackOnRestartableTemporal();
+  ({ temporal, stack, processes: workers } = faults);
 }, 120_000);
 
 afterAll(async () => {
-  for (const worker of workers) if (worker.exited() === null) await stopGracefully(worker.child);
-  await stack?.close();
-  await temporal?.dispose();
+  await faults?.close();
 }, 60_000);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function startWorker(): SpawnedProcess {
-  const worker = spawnWorkerProcess(stack.config);
-  workers.push(worker);
-  return worker;
-}
+const startWorker = (): SpawnedProcess => faults.startWorker();
 
 async function post(from: number, to: number): Promise<void> {
   for (let n = from; n <= to; n++) {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eventRunWorkflowId } from '@activity-core/contracts';
-import { startStack, waitFor, type TestStack } from './harness';
-import { createRestartableTemporal } from './restartable-temporal';
+import { waitFor, type TestStack } from './harness';
+import { startStackOnRestartableTemporal } from './restartable-temporal';
 import { freePort } from '@activity-core/dev-services';
-import { killHard, spawnApiProcess, spawnWorkerProcess, stopGracefully, type SpawnedProcess } from './worker-process';
+import { killHard, spawnApiProcess, type SpawnedProcess } from './worker-process';
 
 /**
  * Debounce across faults (docs/coalescing.md, ADR 0066): a worker SIGKILLed
@@ -11,29 +11,22 @@ import { killHard, spawnApiProcess, spawnWorkerProcess, stopGracefully, type Spa
  * outcome — one run per burst with its last event, every other event merged
  * into it once, no event lost.
  */
-let temporal: Awaited<ReturnType<typeof createRestartableTemporal>>;
+let faults: Awaited<ReturnType<typeof startStackOnRestartableTemporal>>;
+let temporal: (typeof faults)['temporal'];
 let stack: TestStack;
-const workers: SpawnedProcess[] = [];
+let workers: SpawnedProcess[];
 
 beforeAll(async () => {
-  temporal = await createRestartableTemporal();
-  await temporal.start();
-  stack = await startStack({ worker: false, env: { TEMPORAL_ADDRESS: temporal.address } });
+  faults = await startStackOnRestartableTemporal();
+  ({ temporal, stack, processes: workers } = faults);
 }, 120_000);
 
 afterAll(async () => {
-  for (const worker of workers) if (worker.exited() === null) await stopGracefully(worker.child);
-  await stack?.close();
-  await temporal?.dispose();
+  await faults?.close();
 }, 60_000);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function startWorker(): SpawnedProcess {
-  const worker = spawnWorkerProcess(stack.config);
-  workers.push(worker);
-  return worker;
-}
+const startWorker = (): SpawnedProcess => faults.startWorker();
 
 async function register(name: string, eventType: string): Promise<string> {
   const response = await stack.api.server.inject({

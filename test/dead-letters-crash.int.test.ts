@@ -1,49 +1,24 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eventRunWorkflowId } from '@activity-core/contracts';
-import { Client, Connection } from '@temporalio/client';
-import type pg from 'pg';
-import { createApiApp, type ApiApp } from '../apps/api/src/app';
-import { createWorkerApp, type WorkerApp } from '../apps/worker/src/worker-app';
-import { createTestDatabase, silentLogger, testConfig, testPool, waitFor, workflowBundle } from './harness';
-import { killHard, spawnApiProcess, stopGracefully, type SpawnedProcess } from './worker-process';
+import { startCrashStack, type CrashStack } from './crash-stack';
+import { waitFor } from './harness';
+import { killHard, spawnApiProcess, stopGracefully } from './worker-process';
 
 const EVENTS = 40;
 const eventId = (n: number) => `evt_dl_crash_${String(n).padStart(2, '0')}`;
 
 describe('a dead-letter retry when the API carrying it out is SIGKILLed', () => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let worker: WorkerApp;
-  let api: ApiApp;
-  let client: Client;
-  let connection: Connection;
-  let sql: pg.Pool;
-  const spawned: SpawnedProcess[] = [];
-
+  let stack: CrashStack;
   beforeAll(async () => {
-    database = await createTestDatabase();
+    stack = await startCrashStack();
   });
   afterAll(async () => {
-    for (const process of spawned) await killHard(process.child);
-    await api?.close();
-    await worker?.close();
-    await connection?.close();
-    await sql?.end();
-    await database?.drop();
+    await stack?.close();
   });
 
   test('what it reopened is started by the dispatcher after its lease, the rest by a second retry: every event runs exactly once', async () => {
-    const config = testConfig(database.url);
-    worker = await createWorkerApp(config, { logger: silentLogger, workflowBundle: await workflowBundle() });
-    void worker.run();
-    connection = await Connection.connect({ address: config.temporal.address });
-    client = new Client({ connection, namespace: config.temporal.namespace });
-    sql = testPool(database.url, 2);
-    // This process's dispatcher is the one that finishes routes the killed process reopened.
-    api = await createApiApp(config, { logger: false, dispatcherIntervalMs: 200, bulkReruns: false });
-    const inject = async (method: 'GET' | 'POST' | 'PUT', url: string, payload?: object) => {
-      const response = await api.server.inject({ method, url, ...(payload === undefined ? {} : { payload }) });
-      return { status: response.statusCode, json: response.json() };
-    };
+    // The stack's own API process's dispatcher is the one that finishes what the killed process reopened.
+    const { config, client, sql, spawned, inject } = stack;
 
     // A filter that fails on every event's data: 40 filter_error dead letters; then the filter is fixed.
     const definition = (filter: string) => ({

@@ -1,49 +1,23 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { eventRunWorkflowId } from '@activity-core/contracts';
-import { Client, Connection } from '@temporalio/client';
-import type pg from 'pg';
-import { createApiApp, type ApiApp } from '../apps/api/src/app';
-import { createWorkerApp, type WorkerApp } from '../apps/worker/src/worker-app';
-import { createTestDatabase, silentLogger, testConfig, testPool, waitFor, workflowBundle } from './harness';
-import { killHard, spawnApiProcess, stopGracefully, type SpawnedProcess } from './worker-process';
+import { startCrashStack, type CrashStack } from './crash-stack';
+import { waitFor } from './harness';
+import { killHard, spawnApiProcess, stopGracefully } from './worker-process';
 
 const EVENTS = 40;
 
 describe('a bulk replay when the API that carries it out is SIGKILLed', () => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
-  let worker: WorkerApp;
-  let api: ApiApp;
-  let client: Client;
-  let connection: Connection;
-  let sql: pg.Pool;
-  const spawned: SpawnedProcess[] = [];
-
+  let stack: CrashStack;
   beforeAll(async () => {
-    database = await createTestDatabase();
+    stack = await startCrashStack();
   });
   afterAll(async () => {
-    for (const process of spawned) await killHard(process.child);
-    await api?.close();
-    await worker?.close();
-    await connection?.close();
-    await sql?.end();
-    await database?.drop();
+    await stack?.close();
   });
 
   test('the next API process resumes it from its record and every event runs exactly once', async () => {
-    const config = testConfig(database.url);
-    worker = await createWorkerApp(config, { logger: silentLogger, workflowBundle: await workflowBundle() });
-    void worker.run();
-    connection = await Connection.connect({ address: config.temporal.address });
-    client = new Client({ connection, namespace: config.temporal.namespace });
-    sql = testPool(database.url, 2);
-
+    const { config, client, sql, spawned, inject } = stack;
     // Events that matched nothing, then their activity: accepted through an API that runs no bulk replays itself.
-    api = await createApiApp(config, { logger: false, dispatcherIntervalMs: 200, bulkReruns: false });
-    const inject = async (method: 'GET' | 'POST', url: string, payload?: object) => {
-      const response = await api.server.inject({ method, url, ...(payload === undefined ? {} : { payload }) });
-      return { status: response.statusCode, json: response.json() };
-    };
     const since = new Date(Date.now() - 60_000).toISOString();
     for (let n = 0; n < EVENTS; n++) {
       const sent = await inject('POST', '/v1/events', {

@@ -1,6 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startStack } from './harness';
+import { spawnWorkerProcess, stopGracefully, type SpawnedProcess } from './worker-process';
 import {
   DEV_SERVER_DYNAMIC_CONFIG,
   freePort,
@@ -46,6 +48,35 @@ export async function createRestartableTemporal(options: { cliPath?: string } = 
     async dispose() {
       await server?.stop();
       await rm(scratch, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The stack of a coalescing fault test: the API in this process (no worker)
+ * on a Temporal of the test's own that it can stop and start, and the worker
+ * (and API) processes the test spawns into `processes`; `close()` stops every
+ * one still running, then the stack and Temporal.
+ */
+export async function startStackOnRestartableTemporal() {
+  const temporal = await createRestartableTemporal();
+  await temporal.start();
+  const stack = await startStack({ worker: false, env: { TEMPORAL_ADDRESS: temporal.address } });
+  const processes: SpawnedProcess[] = [];
+  return {
+    temporal,
+    stack,
+    processes,
+    /** A worker process (the real entry point) on the stack's task queue. */
+    startWorker(): SpawnedProcess {
+      const worker = spawnWorkerProcess(stack.config);
+      processes.push(worker);
+      return worker;
+    },
+    async close(): Promise<void> {
+      for (const proc of processes) if (proc.exited() === null) await stopGracefully(proc.child);
+      await stack.close();
+      await temporal.dispose();
     },
   };
 }
